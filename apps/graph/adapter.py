@@ -1,0 +1,221 @@
+"""The only module that speaks to Apache AGE.
+
+Every call takes the organization explicitly, checks it against the scope of the current
+transaction, resolves that organization's graph through RLS, and binds every value as an
+agtype parameter map. Graph names are generated on the server and validated before they are
+placed into SQL as literals (AGE refuses a bound graph name); Cypher text is always a
+constant of the calling module, never built from input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from django.db import connection, connections
+from psycopg import sql
+
+from apps.platform.errors import ApplicationError
+from apps.tenancy.scope import current_organization_id
+
+GRAPH_NAME_PATTERN = re.compile(r"^g_[0-9a-f]{32}$")
+VERTEX_LABELS = ("Anchor", "Frame")
+EDGE_LABELS = ("ARM",)
+_COLUMN_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+# (label, properties) for btree indexes on agtype_access_operator, per §17.
+PROPERTY_INDEXES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Anchor", ("subject_id",)),
+    ("Anchor", ("subject_id", "type")),
+    ("Frame", ("subject_id",)),
+    ("Frame", ("subject_id", "predicate")),
+)
+# Identity keys: unique expression indexes (AGE MERGE alone duplicates under concurrency).
+UNIQUE_INDEXES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Anchor", ("subject_id", "key")),
+    ("Frame", ("frame_id",)),
+)
+
+
+class CrossTenantGraphAccess(ApplicationError):
+    status_code = 404
+    code = "not_found"
+
+
+_AGE_SEARCH_PATH = 'SET LOCAL search_path = ag_catalog, "$user", public'
+
+
+def new_graph_name() -> str:
+    return f"g_{uuid.uuid4().hex}"
+
+
+def _checked_graph_name(graph_name: str) -> str:
+    if not GRAPH_NAME_PATTERN.match(graph_name):
+        raise ValueError(f"invalid graph name {graph_name!r}")
+    return graph_name
+
+
+def _property_expression(prop: str) -> sql.Composable:
+    return sql.SQL("ag_catalog.agtype_access_operator(VARIADIC ARRAY[properties, {}::ag_catalog.agtype])").format(
+        sql.Literal(json.dumps(prop))
+    )
+
+
+def graph_ddl(graph_name: str, app_role: str) -> list[sql.Composable]:
+    """Statements that create a graph with every label, index and grant, in order."""
+    graph = _checked_graph_name(graph_name)
+    statements: list[sql.Composable] = [sql.SQL("SELECT ag_catalog.create_graph({})").format(sql.Literal(graph))]
+    statements += [
+        sql.SQL("SELECT ag_catalog.create_vlabel({}, {})").format(sql.Literal(graph), sql.Literal(label))
+        for label in VERTEX_LABELS
+    ]
+    statements += [
+        sql.SQL("SELECT ag_catalog.create_elabel({}, {})").format(sql.Literal(graph), sql.Literal(label))
+        for label in EDGE_LABELS
+    ]
+    for label in VERTEX_LABELS:
+        statements.append(
+            sql.SQL("CREATE INDEX ON {}.{} USING gin (properties)").format(
+                sql.Identifier(graph), sql.Identifier(label)
+            )
+        )
+    for unique, indexes in ((False, PROPERTY_INDEXES), (True, UNIQUE_INDEXES)):
+        for label, props in indexes:
+            statements.append(
+                sql.SQL("CREATE {}INDEX ON {}.{} ({})").format(
+                    sql.SQL("UNIQUE " if unique else ""),
+                    sql.Identifier(graph),
+                    sql.Identifier(label),
+                    sql.SQL(", ").join(_property_expression(p) for p in props),
+                )
+            )
+    role = sql.Identifier(app_role)
+    statements += [
+        sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(graph), role),
+        sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {} TO {}").format(
+            sql.Identifier(graph), role
+        ),
+        sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {} TO {}").format(sql.Identifier(graph), role),
+    ]
+    return statements
+
+
+def _app_role() -> str:
+    return str(settings.DATABASES["default"]["USER"])
+
+
+def _raw(alias: str) -> psycopg.Connection[Any]:
+    wrapper = connections[alias]
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    assert raw is not None
+    return raw  # type: ignore[no-any-return]
+
+
+def graph_create(graph_name: str) -> None:
+    """Create the graph as the owner role; call inside ``transaction.atomic(using="owner")``."""
+    raw = _raw("owner")
+    with psycopg.Cursor(raw) as cursor:
+        cursor.execute(_AGE_SEARCH_PATH)
+        for statement in graph_ddl(graph_name, _app_role()):
+            cursor.execute(statement)
+
+
+def graph_drop(graph_name: str) -> None:
+    raw = _raw("owner")
+    with psycopg.Cursor(raw) as cursor:
+        cursor.execute(_AGE_SEARCH_PATH)
+        exists = cursor.execute(
+            "SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (_checked_graph_name(graph_name),)
+        ).fetchone()
+        if exists:
+            cursor.execute(sql.SQL("SELECT ag_catalog.drop_graph({}, true)").format(sql.Literal(graph_name)))
+
+
+def graph_exists(graph_name: str, *, using: str = "default") -> bool:
+    with psycopg.Cursor(_raw(using)) as cursor:
+        row = cursor.execute(
+            "SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (_checked_graph_name(graph_name),)
+        ).fetchone()
+    return row is not None
+
+
+def _graph_name_for(organization_id: uuid.UUID) -> str:
+    from apps.tenancy.selectors import organization_graph_name
+
+    if organization_id != current_organization_id():
+        raise CrossTenantGraphAccess("No such graph.")
+    graph_name = organization_graph_name(organization_id=organization_id)
+    if graph_name is None:
+        raise CrossTenantGraphAccess("No such graph.")
+    return _checked_graph_name(graph_name)
+
+
+def cypher(
+    *,
+    organization_id: uuid.UUID,
+    query: str,
+    params: Mapping[str, Any],
+    returns: Sequence[str],
+) -> list[tuple[Any, ...]]:
+    """Run one Cypher statement in the organization's graph; values only through ``params``.
+
+    Returned agtype values are decoded to Python (vertices and edges as dicts).
+    """
+    if "$$" in query:
+        raise ValueError("Cypher text must not contain $$")
+    if not returns or not all(_COLUMN_PATTERN.match(c) for c in returns):
+        raise ValueError("invalid return columns")
+    graph_name = _graph_name_for(organization_id)
+    if not connection.in_atomic_block:
+        raise RuntimeError("graph calls run inside the organization's transaction")
+    statement = sql.SQL("SELECT {cols} FROM ag_catalog.cypher({graph}, $$ {query} $$, %s) AS ({defs})").format(
+        cols=sql.SQL(", ").join(sql.Identifier(c) for c in returns),
+        graph=sql.Literal(graph_name),
+        query=sql.SQL(query),  # type: ignore[arg-type]  # constant text of the caller
+        defs=sql.SQL(", ").join(sql.SQL("{} ag_catalog.agtype").format(sql.Identifier(c)) for c in returns),
+    )
+    # A plain psycopg cursor binds on the server: AGE requires the map to be a real parameter.
+    # agtype has no client loader, so its values arrive as text and are decoded below.
+    with psycopg.Cursor(_raw("default")) as cursor:
+        cursor.execute(_AGE_SEARCH_PATH)
+        rows = cursor.execute(statement, (json.dumps(dict(params)),)).fetchall()
+        cursor.execute("RESET search_path")
+    return [tuple(decode_agtype(value) for value in row) for row in rows]
+
+
+def decode_agtype(text: str | None) -> Any:
+    """agtype text → Python. Vertices, edges and paths carry ``::vertex`` style suffixes
+    outside string literals; those are dropped, string contents are left untouched."""
+    if text is None:
+        return None
+    out: list[str] = []
+    in_string = escaped = False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if in_string:
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            i += 1
+            continue
+        if char == '"':
+            in_string = True
+        elif text.startswith("::", i):
+            i += 2
+            while i < len(text) and text[i].isalpha():
+                i += 1
+            continue
+        out.append(char)
+        i += 1
+    return json.loads("".join(out))

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class GraphConfig(AppConfig):
+    name = "apps.graph"
+    label = "graph"
+    verbose_name = "Provenance hypergraph"

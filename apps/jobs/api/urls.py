@@ -1,0 +1,5 @@
+from django.urls import path
+
+from apps.jobs.api import views
+
+urlpatterns = [path("jobs/<uuid:job_id>", views.JobDetailApi.as_view(), name="job-detail")]

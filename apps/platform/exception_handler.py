@@ -1,0 +1,101 @@
+"""One JSON error shape for every error: ``{"error": {"code", "message", "details", "request_id"}}``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import sentry_sdk
+from django.core.exceptions import PermissionDenied
+from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+from apps.platform.errors import ApplicationError
+from apps.platform.logging import request_id_var
+
+logger = logging.getLogger(__name__)
+
+_DRF_CODES: dict[type[drf.APIException], str] = {
+    drf.NotAuthenticated: "not_authenticated",
+    drf.AuthenticationFailed: "authentication_failed",
+    drf.PermissionDenied: "permission_denied",
+    drf.NotFound: "not_found",
+    drf.MethodNotAllowed: "method_not_allowed",
+    drf.NotAcceptable: "not_acceptable",
+    drf.UnsupportedMediaType: "unsupported_media_type",
+    drf.Throttled: "throttled",
+    drf.ParseError: "malformed_request",
+    drf.ValidationError: "validation_error",
+}
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": code,
+            "message": message,
+            "details": details if details is not None else {},
+            "request_id": request_id_var.get(),
+        }
+    }
+
+
+def _rollback_open_transactions() -> None:
+    for conn in connections.all(initialized_only=True):
+        if conn.in_atomic_block:
+            transaction.set_rollback(True, using=conn.alias)
+
+
+def _drf_error(exc: drf.APIException) -> tuple[str, str, Any]:
+    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "bad_request")
+    if isinstance(exc, drf.ValidationError):
+        return code, "The request is invalid; see details for each field.", exc.detail
+    if isinstance(exc, drf.Throttled):
+        return code, str(exc.detail), {"retry_after_seconds": exc.wait}
+    return code, str(exc.detail), {}
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    _rollback_open_transactions()
+    headers: dict[str, str] = {}
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = drf.PermissionDenied()
+
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, drf.APIException):
+        code, message, details = _drf_error(exc)
+        auth_header = getattr(exc, "auth_header", None)
+        if auth_header:
+            headers["WWW-Authenticate"] = auth_header
+        wait = getattr(exc, "wait", None)
+        if wait is not None:
+            headers["Retry-After"] = str(max(1, int(wait + 0.999)))
+        return Response(error_body(code, message, details), status=exc.status_code, headers=headers)
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        logger.warning("database unavailable", extra={"error_type": type(exc).__name__})
+        sentry_sdk.capture_exception(exc)
+        return Response(
+            error_body("service_unavailable", "The database is unavailable; retry shortly."),
+            status=503,
+            headers={"Retry-After": "5"},
+        )
+    # Never echo raw error text (database errors can carry other queries' text).
+    logger.exception("unhandled error", extra={"error_type": type(exc).__name__})
+    sentry_sdk.capture_exception(exc)
+    status = 500
+    if isinstance(exc, DatabaseError):
+        return Response(error_body("database_error", "The database rejected the operation."), status=status)
+    return Response(error_body("server_error", "An internal error occurred; it has been logged."), status=status)
+
+
+def json_not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    return JsonResponse(error_body("not_found", f"No route for {request.path}."), status=404)
+
+
+def json_server_error(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(error_body("server_error", "An internal error occurred; it has been logged."), status=500)

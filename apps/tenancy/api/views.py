@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.tenancy import selectors, services
+from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.cursors import decode_cursor, encode_cursor
+from apps.tenancy.api.serializers import (
+    ApiKeyInputSerializer,
+    ApiKeyOutputSerializer,
+    ApiKeyRotateInputSerializer,
+    IssuedApiKeyOutputSerializer,
+    SubjectInputSerializer,
+    SubjectListOutputSerializer,
+    SubjectListQuerySerializer,
+    SubjectOutputSerializer,
+)
+from apps.tenancy.models import ApiKey
+
+READ = {"memories:read"}
+WRITE = {"memories:write"}
+ADMIN = {"admin"}
+
+
+class SubjectListCreateApi(OrganizationApiView):
+    required_scopes = {"GET": READ, "POST": WRITE}
+
+    @extend_schema(
+        parameters=[SubjectListQuerySerializer],
+        responses=SubjectListOutputSerializer,
+        operation_id="subjects_list",
+    )
+    def get(self, request: Request) -> Response:
+        query = SubjectListQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params: dict[str, Any] = query.validated_data
+        after = decode_cursor(params["cursor"]) if params.get("cursor") else None
+        limit = params["limit"]
+        page = list(selectors.subject_list(kind=params.get("kind"), after=after)[: limit + 1])
+        next_cursor = encode_cursor(page[limit - 1].created_at, page[limit - 1].id) if len(page) > limit else None
+        return Response(
+            {"results": SubjectOutputSerializer(page[:limit], many=True).data, "next_cursor": next_cursor}
+        )
+
+    @extend_schema(request=SubjectInputSerializer, responses={201: SubjectOutputSerializer}, operation_id="subjects_create")
+    def post(self, request: Request) -> Response:
+        payload = SubjectInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        subject = services.subject_create(organization_id=self.organization_id, **payload.validated_data)
+        return Response(SubjectOutputSerializer(subject).data, status=201)
+
+
+class SubjectDetailApi(OrganizationApiView):
+    required_scopes = {"GET": READ}
+
+    @extend_schema(responses=SubjectOutputSerializer, operation_id="subjects_get")
+    def get(self, request: Request, external_id: str) -> Response:
+        return Response(SubjectOutputSerializer(selectors.subject_get(external_id=external_id)).data)
+
+
+class ApiKeyListCreateApi(OrganizationApiView):
+    required_scopes = {"GET": ADMIN, "POST": ADMIN}
+
+    @extend_schema(responses=ApiKeyOutputSerializer(many=True), operation_id="api_keys_list")
+    def get(self, request: Request) -> Response:
+        return Response(ApiKeyOutputSerializer(selectors.api_key_list(), many=True).data)
+
+    @extend_schema(request=ApiKeyInputSerializer, responses={201: IssuedApiKeyOutputSerializer}, operation_id="api_keys_create")
+    def post(self, request: Request) -> Response:
+        payload = ApiKeyInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        issued = services.api_key_create(organization_id=self.organization_id, **payload.validated_data)
+        return Response(IssuedApiKeyOutputSerializer(issued).data, status=201)
+
+
+class ApiKeyRevokeApi(OrganizationApiView):
+    required_scopes = {"POST": ADMIN}
+
+    @extend_schema(request=None, responses=ApiKeyOutputSerializer, operation_id="api_keys_revoke")
+    def post(self, request: Request, api_key_id: uuid.UUID) -> Response:
+        api_key: ApiKey = services.api_key_revoke(organization_id=self.organization_id, api_key_id=api_key_id)
+        return Response(ApiKeyOutputSerializer(api_key).data)
+
+
+class ApiKeyRotateApi(OrganizationApiView):
+    required_scopes = {"POST": ADMIN}
+
+    @extend_schema(
+        request=ApiKeyRotateInputSerializer,
+        responses={201: IssuedApiKeyOutputSerializer},
+        operation_id="api_keys_rotate",
+        parameters=[OpenApiParameter("api_key_id", str, OpenApiParameter.PATH)],
+    )
+    def post(self, request: Request, api_key_id: uuid.UUID) -> Response:
+        payload = ApiKeyRotateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        seconds = payload.validated_data["overlap_seconds"]
+        issued = services.api_key_rotate(
+            organization_id=self.organization_id,
+            api_key_id=api_key_id,
+            overlap=timedelta(seconds=seconds) if seconds is not None else None,
+        )
+        return Response(IssuedApiKeyOutputSerializer(issued).data, status=201)

@@ -1,0 +1,38 @@
+"""Create the demo organization, an API key and a console superuser — printed once."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from apps.tenancy import keys, services
+from apps.tenancy.models import Membership, Organization
+
+DEMO_SLUG = "demo"
+
+
+class Command(BaseCommand):
+    help = "Create the demo organization, a demo API key and a console superuser if missing."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        organization = Organization.objects.dangerously_across_organizations().filter(slug=DEMO_SLUG).first()
+        if organization is not None:
+            self.stdout.write(f"Demo organization exists ({organization.id}); its keys were shown when created.")
+            return
+        organization = services.organization_create(name="Demo organization", slug=DEMO_SLUG)
+        issued = services.api_key_create(organization_id=organization.id, name="demo", scopes=list(keys.SCOPES))
+        password = secrets.token_urlsafe(12)
+        user_model = get_user_model()
+        with transaction.atomic(using="owner"):
+            user = user_model.objects.db_manager("owner").create_superuser(
+                username="admin", email="admin@example.com", password=password
+            )
+        services.membership_create(organization_id=organization.id, user_id=user.pk, role=Membership.Role.OWNER)
+        self.stdout.write(self.style.SUCCESS("Demo organization created. Shown once — store them now:"))
+        self.stdout.write(f"  organization: {organization.slug} ({organization.id})")
+        self.stdout.write(f"  API key:      {issued.secret}")
+        self.stdout.write(f"  console:      http://127.0.0.1:8000/console/admin/  user 'admin'  password '{password}'")

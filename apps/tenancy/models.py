@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from apps.tenancy.managers import OrganizationManager, TenantScopedManager
+
+
+class Organization(models.Model):
+    """A tenant. Its AGE graph is named on the server (``g_<hex>``) and created with it."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        OFFBOARDING = "offboarding"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    graph_name = models.CharField(max_length=63, unique=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    monthly_request_quota = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects: OrganizationManager[Organization] = OrganizationManager()
+
+    class Meta:
+        db_table = "tenancy_organization"
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class TenantModel(models.Model):
+    """Base of every tenant-owned model: an organization column, RLS, a fail-closed manager."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+
+    objects: TenantScopedManager[TenantModel] = TenantScopedManager()
+
+    class Meta:
+        abstract = True
+
+
+class Subject(TenantModel):
+    """Whose memory it is: an end user or an agent, addressed by the customer's own id."""
+
+    class Kind(models.TextChoices):
+        USER = "user"
+        AGENT = "agent"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    external_id = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    display_name = models.CharField(max_length=200, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects: TenantScopedManager[Subject] = TenantScopedManager()
+
+    class Meta:
+        db_table = "tenancy_subject"
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "external_id"], name="subject_external_id_unique")
+        ]
+        indexes = [models.Index(fields=["organization", "created_at", "id"], name="subject_org_created")]
+
+
+class Membership(TenantModel):
+    """A console staff user's membership of an organization."""
+
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        ADMIN = "admin"
+        VIEWER = "viewer"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects: TenantScopedManager[Membership] = TenantScopedManager()
+
+    class Meta:
+        db_table = "tenancy_membership"
+        constraints = [models.UniqueConstraint(fields=["organization", "user"], name="membership_unique")]
+
+
+class ApiKey(TenantModel):
+    """An API key. Only its clear lookup id and an HMAC-SHA256 of the whole key are stored."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    lookup_id = models.CharField(max_length=32, unique=True)
+    key_hash = models.CharField(max_length=64)
+    scopes = ArrayField(models.CharField(max_length=40))
+    rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    rotated_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects: TenantScopedManager[ApiKey] = TenantScopedManager()
+
+    class Meta:
+        db_table = "tenancy_api_key"

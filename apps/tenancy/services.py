@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.graph import adapter as graph
+from apps.platform.errors import Conflict, NotFound, ValidationFailed
+from apps.tenancy import keys
+from apps.tenancy.models import ApiKey, Membership, Organization, Subject
+from apps.tenancy.scope import organization_scope
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,98}[a-z0-9]$")
+
+
+def organization_create(*, name: str, slug: str, monthly_request_quota: int | None = None) -> Organization:
+    """A platform operation (owner connection): the row and its graph commit together."""
+    if not _SLUG.match(slug):
+        raise ValidationFailed("slug must be 3-100 lowercase letters, digits or hyphens.")
+    organization = Organization(
+        name=name, slug=slug, graph_name=graph.new_graph_name(), monthly_request_quota=monthly_request_quota
+    )
+    try:
+        with transaction.atomic(using="owner"):
+            organization.save(using="owner")
+            graph.graph_create(organization.graph_name)
+    except IntegrityError as exc:
+        raise Conflict(f"An organization with slug {slug!r} already exists.") from exc
+    return organization
+
+
+def organization_offboard(*, organization_id: uuid.UUID) -> None:
+    """Drop the organization's graph and every row it owns (cascade), as one transaction."""
+    with transaction.atomic(using="owner"):
+        organization = (
+            Organization.objects.dangerously_across_organizations().select_for_update().filter(id=organization_id).first()
+        )
+        if organization is None:
+            raise NotFound("Organization not found.")
+        graph.graph_drop(organization.graph_name)
+        organization.delete(using="owner")
+
+
+def subject_create(
+    *, organization_id: uuid.UUID, external_id: str, kind: str, display_name: str = "", metadata: dict[str, Any] | None = None
+) -> Subject:
+    subject = Subject(
+        organization_id=organization_id,
+        external_id=external_id,
+        kind=kind,
+        display_name=display_name,
+        metadata=metadata or {},
+    )
+    try:
+        with transaction.atomic():
+            subject.save()
+    except IntegrityError as exc:
+        raise Conflict(f"A subject with external_id {external_id!r} already exists.") from exc
+    return subject
+
+
+def membership_create(*, organization_id: uuid.UUID, user_id: int, role: str) -> Membership:
+    with organization_scope(organization_id):
+        membership, _ = Membership.objects.update_or_create(
+            organization_id=organization_id, user_id=user_id, defaults={"role": role}
+        )
+    return membership
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    secret: str  # the full key: shown once, never stored
+
+
+def api_key_create(
+    *,
+    organization_id: uuid.UUID,
+    name: str,
+    scopes: list[str],
+    expires_at: datetime | None = None,
+    rate_limit_per_minute: int | None = None,
+    rotated_from: ApiKey | None = None,
+) -> IssuedKey:
+    unknown = keys.invalid_scopes(scopes)
+    if unknown or not scopes:
+        raise ValidationFailed(f"scopes must be a non-empty subset of {list(keys.SCOPES)}; unknown: {unknown}")
+    new_key = keys.generate_key(settings.API_KEY_PREFIX, settings.API_KEY_PEPPER)
+    with organization_scope(organization_id):
+        api_key = ApiKey.objects.create(
+            organization_id=organization_id,
+            name=name,
+            lookup_id=new_key.lookup_id,
+            key_hash=new_key.key_hash,
+            scopes=sorted(set(scopes)),
+            expires_at=expires_at,
+            rate_limit_per_minute=rate_limit_per_minute,
+            rotated_from=rotated_from,
+        )
+    return IssuedKey(api_key=api_key, secret=new_key.full_key)
+
+
+def api_key_revoke(*, organization_id: uuid.UUID, api_key_id: uuid.UUID) -> ApiKey:
+    with organization_scope(organization_id):
+        updated = ApiKey.objects.filter(id=api_key_id, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        api_key = ApiKey.objects.filter(id=api_key_id).first()
+    if api_key is None:
+        raise NotFound("API key not found.")
+    if not updated and api_key.revoked_at is None:
+        raise Conflict("API key could not be revoked.")
+    return api_key
+
+
+def api_key_rotate(*, organization_id: uuid.UUID, api_key_id: uuid.UUID, overlap: timedelta | None = None) -> IssuedKey:
+    """Issue a successor with the same scopes; the old key keeps working for ``overlap`` only."""
+    overlap = overlap if overlap is not None else timedelta(seconds=settings.API_KEY_ROTATION_OVERLAP_SECONDS)
+    with organization_scope(organization_id):
+        old = ApiKey.objects.select_for_update().filter(id=api_key_id, revoked_at__isnull=True).first()
+        if old is None:
+            raise NotFound("No active API key with that id.")
+        cutoff = timezone.now() + overlap
+        if old.expires_at is None or old.expires_at > cutoff:
+            old.expires_at = cutoff
+            old.save(update_fields=["expires_at"])
+        return api_key_create(
+            organization_id=organization_id,
+            name=old.name,
+            scopes=list(old.scopes),
+            expires_at=None,
+            rate_limit_per_minute=old.rate_limit_per_minute,
+            rotated_from=old,
+        )
+
+
+def api_key_touch(*, api_key_id: uuid.UUID) -> None:
+    """Record use at most once a minute per key: one cheap UPDATE, inside the request scope."""
+    now = timezone.now()
+    ApiKey.objects.filter(id=api_key_id).exclude(last_used_at__gt=now - timedelta(minutes=1)).update(last_used_at=now)

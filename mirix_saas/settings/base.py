@@ -1,0 +1,9 @@
+"""Settings shared by every environment, assembled from topic modules."""
+
+from mirix_saas.settings.components.api import *  # noqa: F403
+from mirix_saas.settings.components.cache import *  # noqa: F403
+from mirix_saas.settings.components.celery import *  # noqa: F403
+from mirix_saas.settings.components.database import *  # noqa: F403
+from mirix_saas.settings.components.django import *  # noqa: F403
+from mirix_saas.settings.components.logging import *  # noqa: F403
+from mirix_saas.settings.components.sentry import *  # noqa: F403

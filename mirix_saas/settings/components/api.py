@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from mirix_saas.settings.env import env_int, env_optional, env_str
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenancy.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.tenancy.permissions.HasRequiredScopes"],
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "apps.platform.exception_handler.api_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_PAGINATION_CLASS": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MIRIX SaaS API",
+    "DESCRIPTION": "Hosted memory for LLM agents: typed evidence stores, a provenance hypergraph, bounded cited retrieval.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Server pepper for API-key HMACs. Changing it invalidates every key.
+API_KEY_PEPPER = env_str("MIRIX_API_KEY_PEPPER")
+API_KEY_PREFIX = env_optional("MIRIX_API_KEY_PREFIX") or "mx_live_"
+# Per-key requests per minute and the default per-organization monthly request quota.
+API_KEY_RATE_PER_MINUTE = env_int("MIRIX_API_KEY_RATE_PER_MINUTE", 600)
+ORGANIZATION_DEFAULT_MONTHLY_QUOTA = env_int("MIRIX_ORGANIZATION_MONTHLY_QUOTA", 1_000_000)
+API_KEY_ROTATION_OVERLAP_SECONDS = env_int("MIRIX_API_KEY_ROTATION_OVERLAP_SECONDS", 24 * 3600)

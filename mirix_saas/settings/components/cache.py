@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from mirix_saas.settings.env import env_str
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env_str("CACHE_URL"),
+        "KEY_PREFIX": "mirix",
+    }
+}

@@ -1,0 +1,34 @@
+"""Celery: queues per §10 of the architecture, late acks with idempotent tasks."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from kombu import Queue
+
+from mirix_saas.settings.env import env_bool, env_str
+
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+CELERY_QUEUES = ["indexing", "repair", "dream", "admission", "webhooks", "maintenance"]
+CELERY_TASK_QUEUES = [Queue(name) for name in CELERY_QUEUES]
+CELERY_TASK_DEFAULT_QUEUE = "maintenance"
+
+CELERY_BEAT_SCHEDULE = {
+    "jobs-mark-stale": {
+        "task": "maintenance.jobs.mark_stale",
+        "schedule": timedelta(minutes=5),
+        "options": {"queue": "maintenance"},
+    },
+}

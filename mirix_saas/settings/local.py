@@ -1,0 +1,8 @@
+"""Local development: the embedded stack, development secrets, DEBUG on."""
+
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "local-development-only-secret-key-not-for-production")
+os.environ.setdefault("MIRIX_API_KEY_PEPPER", "local-development-only-pepper")
+
+from mirix_saas.settings.base import *  # noqa: E402, F403

@@ -1,0 +1,22 @@
+"""The test suite: always the embedded Postgres, a database of its own, a Redis db of its own."""
+
+import os
+
+from infra.embedded import redis as embedded_redis
+from infra.embedded.environment import configure_embedded_environment, redis_dir
+
+TEST_DATABASE = os.environ.get("MIRIX_TEST_DATABASE", "mirix_test")
+for _name in ("DATABASE_URL", "DATABASE_OWNER_URL", "DATABASE_ADMIN_URL", "CELERY_BROKER_URL", "CACHE_URL"):
+    if not os.environ.get("MIRIX_TEST_KEEP_ENV"):
+        os.environ.pop(_name, None)
+configure_embedded_environment(database=TEST_DATABASE)
+os.environ["CELERY_BROKER_URL"] = embedded_redis.broker_url(redis_dir(), db=2)
+os.environ["CACHE_URL"] = embedded_redis.cache_url(redis_dir(), db=3)
+# Child processes (workers, servers) started by tests inherit the same environment.
+os.environ["MIRIX_TEST_KEEP_ENV"] = "1"
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
+os.environ.setdefault("MIRIX_API_KEY_PEPPER", "test-pepper")
+
+from mirix_saas.settings.base import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,28 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+
+from apps.graph.api import GraphCheckApi
+from apps.platform import health
+
+v1 = [
+    path("", include("apps.tenancy.api.urls")),
+    path("", include("apps.jobs.api.urls")),
+    path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
+    path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
+    path(
+        "docs",
+        SpectacularRedocView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        name="docs",
+    ),
+]
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("v1/", include(v1)),
+    path("console/admin/", admin.site.urls),
+]
+
+handler404 = "apps.platform.exception_handler.json_not_found"
+handler500 = "apps.platform.exception_handler.json_server_error"

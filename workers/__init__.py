@@ -1,0 +1,1 @@
+"""Celery entry points only: ids in, organization scope set, one service called."""
