@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from django.core.cache import cache
+import redis
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connections
 from psycopg import sql
@@ -55,6 +56,14 @@ def _reset_database() -> None:
             )
 
 
+def _clear_cache() -> None:
+    client = redis.Redis.from_url(os.environ["CACHE_URL"])
+    prefix = settings.CACHES["default"]["KEY_PREFIX"]
+    keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)
+
+
 @pytest.fixture(autouse=True)
 def _database(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[None]:
     with django_db_blocker.unblock():  # type: ignore[attr-defined]
@@ -65,4 +74,4 @@ def _database(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -
                 if conn.in_atomic_block:
                     conn.close()
             _reset_database()
-            cache.clear()
+            _clear_cache()
