@@ -19,9 +19,20 @@ def init_sentry() -> bool:
         dsn=dsn,
         environment=settings.SENTRY_ENVIRONMENT,
         integrations=[DjangoIntegration(), CeleryIntegration()],
-        send_default_pii=False,
+        # No PII, bodies, cookies, query data, frame variables or source lines; before_send
+        # scrubs what integrations attach anyway.
+        data_collection={
+            "user_info": False,
+            "http_bodies": [],
+            "cookies": {"mode": "off"},
+            "url_query_params": {"mode": "off"},
+            "database_query_data": False,
+            "queues": False,
+            "gen_ai": {"inputs": False, "outputs": False},
+            "stack_frame_variables": False,
+            "frame_context_lines": 0,
+        },
         max_request_body_size="never",
-        include_local_variables=False,
         before_send=scrub_event,  # type: ignore[arg-type]
         traces_sample_rate=0.0,
     )

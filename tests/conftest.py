@@ -51,9 +51,7 @@ def _reset_database() -> None:
         )
         tables = [row[0] for row in cursor.fetchall()]
         if tables:
-            cursor.execute(
-                "TRUNCATE " + ", ".join(f'public."{t}"' for t in tables) + " RESTART IDENTITY CASCADE"
-            )
+            cursor.execute("TRUNCATE " + ", ".join(f'public."{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
 
 
 def _clear_cache() -> None:

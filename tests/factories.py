@@ -31,8 +31,11 @@ class Tenant:
 
     def issue_key(self, scopes: list[str], *, expires_at: datetime | None = None, rate_limit: int | None = None) -> str:
         return services.api_key_create(
-            organization_id=self.id, name=f"key-{next(_sequence)}", scopes=scopes,
-            expires_at=expires_at, rate_limit_per_minute=rate_limit,
+            organization_id=self.id,
+            name=f"key-{next(_sequence)}",
+            scopes=scopes,
+            expires_at=expires_at,
+            rate_limit_per_minute=rate_limit,
         ).secret
 
     def subject(self, external_id: str | None = None, kind: str = "user") -> Subject:
@@ -44,6 +47,8 @@ class Tenant:
 
 def make_tenant(slug: str | None = None, *, monthly_request_quota: int | None = None) -> Tenant:
     slug = slug or f"org-{next(_sequence)}"
-    organization = services.organization_create(name=slug.title(), slug=slug, monthly_request_quota=monthly_request_quota)
+    organization = services.organization_create(
+        name=slug.title(), slug=slug, monthly_request_quota=monthly_request_quota
+    )
     key = services.api_key_create(organization_id=organization.id, name="full", scopes=list(keys.SCOPES)).secret
     return Tenant(organization=organization, key=key)

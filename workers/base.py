@@ -8,7 +8,6 @@ error text reach the job record.
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
 from collections.abc import Callable
@@ -18,25 +17,21 @@ import sentry_sdk
 from celery import Task
 from django.db import InterfaceError, OperationalError
 
-
 from apps.jobs.services import job_fail, job_start, job_succeed
 from apps.tenancy.scope import organization_scope
 from mirix_saas.celery import app
 
 logger = logging.getLogger(__name__)
 
-RECOVERABLE_ERRORS: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+RECOVERABLE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 
 JobBody = Callable[..., dict[str, Any]]
 
 
-def job_task(
-    *, name: str, queue: str, time_limit: int = 600, max_retries: int = 5
-) -> Callable[[JobBody], Task]:
-    def decorate(body: JobBody) -> Task:
-        @app.task(  # type: ignore[untyped-decorator]
+def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Callable[[JobBody], Task[Any, Any]]:
+    def decorate(body: JobBody) -> Task[Any, Any]:
+        @app.task(
             name=name,
-            queue=queue,
             bind=True,
             acks_late=True,
             reject_on_worker_lost=True,
@@ -44,8 +39,7 @@ def job_task(
             time_limit=time_limit + 30,
             max_retries=max_retries,
         )
-        @functools.wraps(body)
-        def run(self: Task, *, organization_id: str, job_id: str, **kwargs: Any) -> None:
+        def run(self: Task[Any, Any], /, *, organization_id: str, job_id: str, **kwargs: Any) -> None:
             org_id, job_uuid = uuid.UUID(organization_id), uuid.UUID(job_id)
             log = {"task": name, "organization_id": organization_id, "job_id": job_id}
             try:
@@ -65,16 +59,13 @@ def job_task(
             except Exception as exc:  # terminal: record it, do not retry
                 _record_failure(org_id, job_uuid, exc, log)
 
-        return run  # type: ignore[no-any-return]
+        return run
 
     return decorate
 
 
-def _record_failure(organization_id: uuid.UUID, job_id: uuid.UUID, exc: BaseException, log: dict[str, str]) -> None:
-    logger.exception("job failed", extra={**log, "error_type": type(exc).__name__})
+def _record_failure(organization_id: uuid.UUID, job_id: uuid.UUID, exc: Exception, log: dict[str, str]) -> None:
+    logger.error("job failed", exc_info=exc, extra={**log, "error_type": type(exc).__name__})
     sentry_sdk.capture_exception(exc)
     with organization_scope(organization_id):
         job_fail(job_id=job_id, code=type(exc).__name__, message="The job failed; the error has been logged.")
-
-
-

@@ -11,12 +11,12 @@ from mirix_saas.celery import app
 from workers.base import job_task
 
 
-@job_task(name="maintenance.graph.check", queue="maintenance", time_limit=120)
+@job_task(name="maintenance.graph.check", time_limit=120)
 def graph_check_task(job: Job) -> dict[str, Any]:
     return graph_check(organization_id=job.organization_id)
 
 
-@app.task(name="maintenance.jobs.mark_stale", queue="maintenance", acks_late=True, time_limit=300)  # type: ignore[untyped-decorator]
+@app.task(name="maintenance.jobs.mark_stale", acks_late=True, time_limit=300)
 def mark_stale_jobs() -> int:
     """Beat sweep: jobs whose worker died past every retry are marked failed, per organization."""
     marked = 0

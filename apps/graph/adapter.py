@@ -66,10 +66,10 @@ def _property_expression(prop: str) -> sql.Composable:
     )
 
 
-def graph_ddl(graph_name: str, app_role: str) -> list[sql.Composable]:
+def graph_ddl(graph_name: str, app_role: str) -> list[sql.Composed]:
     """Statements that create a graph with every label, index and grant, in order."""
     graph = _checked_graph_name(graph_name)
-    statements: list[sql.Composable] = [sql.SQL("SELECT ag_catalog.create_graph({})").format(sql.Literal(graph))]
+    statements: list[sql.Composed] = [sql.SQL("SELECT ag_catalog.create_graph({})").format(sql.Literal(graph))]
     statements += [
         sql.SQL("SELECT ag_catalog.create_vlabel({}, {})").format(sql.Literal(graph), sql.Literal(label))
         for label in VERTEX_LABELS
@@ -80,9 +80,7 @@ def graph_ddl(graph_name: str, app_role: str) -> list[sql.Composable]:
     ]
     for label in VERTEX_LABELS:
         statements.append(
-            sql.SQL("CREATE INDEX ON {}.{} USING gin (properties)").format(
-                sql.Identifier(graph), sql.Identifier(label)
-            )
+            sql.SQL("CREATE INDEX ON {}.{} USING gin (properties)").format(sql.Identifier(graph), sql.Identifier(label))
         )
     for unique, indexes in ((False, PROPERTY_INDEXES), (True, UNIQUE_INDEXES)):
         for label, props in indexes:
@@ -177,7 +175,7 @@ def cypher(
     statement = sql.SQL("SELECT {cols} FROM ag_catalog.cypher({graph}, $$ {query} $$, %s) AS ({defs})").format(
         cols=sql.SQL(", ").join(sql.Identifier(c) for c in returns),
         graph=sql.Literal(graph_name),
-        query=sql.SQL(query),  # type: ignore[arg-type]  # constant text of the caller
+        query=sql.SQL(query),  # constant text of the calling module
         defs=sql.SQL(", ").join(sql.SQL("{} ag_catalog.agtype").format(sql.Identifier(c)) for c in returns),
     )
     # A plain psycopg cursor binds on the server: AGE requires the map to be a real parameter.

@@ -21,5 +21,5 @@ class GraphCheckApi(OrganizationApiView):
     @extend_schema(request=None, responses={202: JobAcceptedSerializer}, operation_id="graph_check")
     def post(self, request: Request) -> Response:
         job = job_create(organization_id=self.organization_id, kind="graph.check")
-        job_enqueue_on_commit(job=job, task_name="maintenance.graph.check", queue="maintenance")
+        job_enqueue_on_commit(job=job, task_name="maintenance.graph.check")
         return Response({"job_id": str(job.id)}, status=202)

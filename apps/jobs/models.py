@@ -4,7 +4,6 @@ import uuid
 
 from django.db import models
 
-from apps.tenancy.managers import TenantScopedManager
 from apps.tenancy.models import Subject, TenantModel
 
 
@@ -29,7 +28,6 @@ class Job(TenantModel):
     error_message = models.CharField(max_length=500, blank=True, default="")
     result = models.JSONField(default=dict, blank=True)
 
-    objects: TenantScopedManager[Job] = TenantScopedManager()
 
     class Meta:
         db_table = "jobs_job"

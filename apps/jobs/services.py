@@ -4,6 +4,7 @@ after commit, never from inside the transaction."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -16,11 +17,12 @@ def job_create(*, organization_id: uuid.UUID, kind: str, subject_id: uuid.UUID |
     return Job.objects.create(organization_id=organization_id, kind=kind, subject_id=subject_id)
 
 
-def job_enqueue_on_commit(*, job: Job, task_name: str, queue: str, kwargs: dict[str, Any] | None = None) -> None:
+def job_enqueue_on_commit(*, job: Job, task_name: str, kwargs: dict[str, Any] | None = None) -> None:
+    """Publish after commit; the task's name routes it to its queue."""
     from mirix_saas.celery import app
 
     task_kwargs = {"organization_id": str(job.organization_id), "job_id": str(job.id), **(kwargs or {})}
-    transaction.on_commit(lambda: app.send_task(task_name, kwargs=task_kwargs, queue=queue))
+    transaction.on_commit(lambda: app.send_task(task_name, kwargs=task_kwargs))
 
 
 def job_start(*, job_id: uuid.UUID) -> Job | None:
@@ -47,7 +49,10 @@ def job_fail(*, job_id: uuid.UUID, code: str, message: str) -> None:
 
 def jobs_mark_stale(*, older_than_seconds: int) -> int:
     """Jobs stuck in ``running`` past their time limit failed without reporting it."""
-    cutoff = timezone.now() - timezone.timedelta(seconds=older_than_seconds)
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     return Job.objects.filter(status=Job.Status.RUNNING, started_at__lt=cutoff).update(
-        status=Job.Status.FAILED, finished_at=timezone.now(), error_code="timed_out", error_message="The job exceeded its time limit."
+        status=Job.Status.FAILED,
+        finished_at=timezone.now(),
+        error_code="timed_out",
+        error_message="The job exceeded its time limit.",
     )

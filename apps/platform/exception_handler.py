@@ -53,7 +53,7 @@ def _drf_error(exc: drf.APIException) -> tuple[str, str, Any]:
     if isinstance(exc, drf.ValidationError):
         return code, "The request is invalid; see details for each field.", exc.detail
     if isinstance(exc, drf.Throttled):
-        return code, str(exc.detail), {"retry_after_seconds": exc.wait}
+        return code, str(exc.detail), {"retry_after_seconds": getattr(exc, "wait", None)}
     return code, str(exc.detail), {}
 
 
@@ -85,7 +85,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
             headers={"Retry-After": "5"},
         )
     # Never echo raw error text (database errors can carry other queries' text).
-    logger.exception("unhandled error", extra={"error_type": type(exc).__name__})
+    logger.error("unhandled error", exc_info=exc, extra={"error_type": type(exc).__name__})
     sentry_sdk.capture_exception(exc)
     status = 500
     if isinstance(exc, DatabaseError):

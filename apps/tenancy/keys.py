@@ -56,9 +56,7 @@ def generate_key(prefix: str, pepper: str) -> NewKey:
 
 def parse_key(candidate: str, prefix: str) -> ParsedKey | None:
     """The lookup id of a well-formed key, or None: malformed keys never reach the database."""
-    pattern = re.compile(
-        rf"^{re.escape(prefix)}([0-9A-Za-z]{{{LOOKUP_ID_LENGTH}}})[0-9A-Za-z]{{{SECRET_LENGTH}}}$"
-    )
+    pattern = re.compile(rf"^{re.escape(prefix)}([0-9A-Za-z]{{{LOOKUP_ID_LENGTH}}})[0-9A-Za-z]{{{SECRET_LENGTH}}}$")
     match = pattern.match(candidate)
     if not match:
         return None

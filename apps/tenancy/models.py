@@ -24,7 +24,7 @@ class Organization(models.Model):
     monthly_request_quota = models.PositiveBigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects: OrganizationManager[Organization] = OrganizationManager()
+    objects = OrganizationManager()
 
     class Meta:
         db_table = "tenancy_organization"
@@ -38,7 +38,7 @@ class TenantModel(models.Model):
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
 
-    objects: TenantScopedManager[TenantModel] = TenantScopedManager()
+    objects = TenantScopedManager()
 
     class Meta:
         abstract = True
@@ -58,7 +58,6 @@ class Subject(TenantModel):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects: TenantScopedManager[Subject] = TenantScopedManager()
 
     class Meta:
         db_table = "tenancy_subject"
@@ -66,6 +65,9 @@ class Subject(TenantModel):
             models.UniqueConstraint(fields=["organization", "external_id"], name="subject_external_id_unique")
         ]
         indexes = [models.Index(fields=["organization", "created_at", "id"], name="subject_org_created")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.external_id}"
 
 
 class Membership(TenantModel):
@@ -81,11 +83,13 @@ class Membership(TenantModel):
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects: TenantScopedManager[Membership] = TenantScopedManager()
 
     class Meta:
         db_table = "tenancy_membership"
         constraints = [models.UniqueConstraint(fields=["organization", "user"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.organization_id} ({self.role})"
 
 
 class ApiKey(TenantModel):
@@ -103,7 +107,9 @@ class ApiKey(TenantModel):
     rotated_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
-    objects: TenantScopedManager[ApiKey] = TenantScopedManager()
 
     class Meta:
         db_table = "tenancy_api_key"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.lookup_id})"

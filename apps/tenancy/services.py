@@ -39,7 +39,10 @@ def organization_offboard(*, organization_id: uuid.UUID) -> None:
     """Drop the organization's graph and every row it owns (cascade), as one transaction."""
     with transaction.atomic(using="owner"):
         organization = (
-            Organization.objects.dangerously_across_organizations().select_for_update().filter(id=organization_id).first()
+            Organization.objects.dangerously_across_organizations()
+            .select_for_update()
+            .filter(id=organization_id)
+            .first()
         )
         if organization is None:
             raise NotFound("Organization not found.")
@@ -48,7 +51,12 @@ def organization_offboard(*, organization_id: uuid.UUID) -> None:
 
 
 def subject_create(
-    *, organization_id: uuid.UUID, external_id: str, kind: str, display_name: str = "", metadata: dict[str, Any] | None = None
+    *,
+    organization_id: uuid.UUID,
+    external_id: str,
+    kind: str,
+    display_name: str = "",
+    metadata: dict[str, Any] | None = None,
 ) -> Subject:
     subject = Subject(
         organization_id=organization_id,

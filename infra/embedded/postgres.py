@@ -13,6 +13,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import psycopg
@@ -38,7 +39,7 @@ class EmbeddedPostgres:
         return self.url(role=SUPERUSER, database=database)
 
 
-def _import_pgserver():  # type: ignore[no-untyped-def]
+def _import_pgserver() -> Any:
     # platformdirs warns when XDG_RUNTIME_DIR is unset; that is expected on servers.
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
     with warnings.catch_warnings():
@@ -58,7 +59,7 @@ def ensure_postgres(data_dir: Path) -> EmbeddedPostgres:
 
 
 def is_running(data_dir: Path) -> bool:
-    pgserver = _import_pgserver()
+    _import_pgserver()
     from pgserver.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(data_dir.resolve())
@@ -101,16 +102,14 @@ def bootstrap_database(admin_url: str, database: str) -> None:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
         if not exists:
             conn.execute(
-                sql.SQL("CREATE DATABASE {} OWNER {}").format(
-                    sql.Identifier(database), sql.Identifier(OWNER_ROLE)
-                )
+                sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(database), sql.Identifier(OWNER_ROLE))
             )
     with psycopg.connect(make_conninfo(admin_url, dbname=database), autocommit=True) as conn:
         for statement in database_grants_sql(database):
             conn.execute(statement)
 
 
-def database_grants_sql(database: str) -> list[sql.Composable]:
+def database_grants_sql(database: str) -> list[sql.SQL | sql.Composed]:
     owner, app = sql.Identifier(OWNER_ROLE), sql.Identifier(APP_ROLE)
     return [
         sql.SQL("CREATE EXTENSION IF NOT EXISTS vector"),
@@ -126,15 +125,14 @@ def database_grants_sql(database: str) -> list[sql.Composable]:
         # Tables the owner creates later (migrations) are usable by the app role by default;
         # migrations revoke what a table must not allow (e.g. UPDATE/DELETE on the audit log).
         sql.SQL(
-            "ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public "
-            "GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {}"
+            "ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {}"
         ).format(owner, app),
-        sql.SQL(
-            "ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {}"
-        ).format(owner, app),
-        sql.SQL(
-            "ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO {}"
-        ).format(owner, app),
+        sql.SQL("ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {}").format(
+            owner, app
+        ),
+        sql.SQL("ALTER DEFAULT PRIVILEGES FOR ROLE {} IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO {}").format(
+            owner, app
+        ),
     ]
 
 

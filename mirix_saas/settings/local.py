@@ -5,4 +5,4 @@ import os
 os.environ.setdefault("DJANGO_SECRET_KEY", "local-development-only-secret-key-not-for-production")
 os.environ.setdefault("MIRIX_API_KEY_PEPPER", "local-development-only-pepper")
 
-from mirix_saas.settings.base import *  # noqa: E402, F403
+from mirix_saas.settings.base import *  # noqa: F403

@@ -17,8 +17,8 @@ os.environ["MIRIX_TEST_KEEP_ENV"] = "1"
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
 os.environ.setdefault("MIRIX_API_KEY_PEPPER", "test-pepper")
 
-from mirix_saas.settings.base import *  # noqa: E402, F403
+from mirix_saas.settings.base import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Concurrent test runs (one database each) must not see each other's cache keys.
-CACHES["default"]["KEY_PREFIX"] = f"test-{TEST_DATABASE}"  # noqa: F405
+CACHES["default"]["KEY_PREFIX"] = f"test-{TEST_DATABASE}"

@@ -15,7 +15,10 @@ def test_graph_is_created_with_labels_indexes_and_grants() -> None:
     tenant = make_tenant()
     graph = tenant.organization.graph_name
     with connections["owner"].cursor() as cursor:
-        cursor.execute("SELECT l.name, l.kind FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON g.graphid = l.graph WHERE g.name = %s", [graph])
+        cursor.execute(
+            "SELECT l.name, l.kind FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON g.graphid = l.graph WHERE g.name = %s",
+            [graph],
+        )
         labels = set(cursor.fetchall())
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = %s", [graph])
         indexes = [row[0] for row in cursor.fetchall()]
@@ -32,8 +35,12 @@ def test_injection_payload_is_stored_verbatim_and_never_executed() -> None:
     tenant = make_tenant()
     payload = "x'}) RETURN 1 $$) AS (a agtype); DROP TABLE tenancy_subject; -- \" $x \\ ::vertex"
     with organization_scope(tenant.id):
-        adapter.cypher(organization_id=tenant.id, query=CREATE_ANCHOR,
-                       params={"subject_id": "s1", "key": "k", "name": payload}, returns=["a"])
+        adapter.cypher(
+            organization_id=tenant.id,
+            query=CREATE_ANCHOR,
+            params={"subject_id": "s1", "key": "k", "name": payload},
+            returns=["a"],
+        )
         rows = adapter.cypher(organization_id=tenant.id, query=NAMES, params={"subject_id": "s1"}, returns=["name"])
     assert rows == [(payload,)]
     with connections["owner"].cursor() as cursor:
@@ -44,8 +51,12 @@ def test_injection_payload_is_stored_verbatim_and_never_executed() -> None:
 def test_organization_a_cannot_reach_bs_graph() -> None:
     a, b = make_tenant(), make_tenant()
     with organization_scope(b.id):
-        adapter.cypher(organization_id=b.id, query=CREATE_ANCHOR,
-                       params={"subject_id": "s", "key": "secret", "name": "B's secret"}, returns=["a"])
+        adapter.cypher(
+            organization_id=b.id,
+            query=CREATE_ANCHOR,
+            params={"subject_id": "s", "key": "secret", "name": "B's secret"},
+            returns=["a"],
+        )
     with organization_scope(a.id):
         with pytest.raises(adapter.CrossTenantGraphAccess):
             adapter.cypher(organization_id=b.id, query=NAMES, params={"subject_id": "s"}, returns=["name"])
@@ -88,8 +99,10 @@ def test_offboarding_drops_the_graph_and_rows() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('{"id": 1, "label": "Anchor", "properties": {"name": "a::vertex"}}::vertex',
-         {"id": 1, "label": "Anchor", "properties": {"name": "a::vertex"}}),
+        (
+            '{"id": 1, "label": "Anchor", "properties": {"name": "a::vertex"}}::vertex',
+            {"id": 1, "label": "Anchor", "properties": {"name": "a::vertex"}},
+        ),
         ('"quote \\" ::edge"', 'quote " ::edge'),
         ("3", 3),
         (None, None),

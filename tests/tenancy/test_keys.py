@@ -6,10 +6,10 @@ PREFIX = "mx_live_"
 def test_generated_key_is_prefixed_and_carries_32_random_bytes() -> None:
     new = keys.generate_key(PREFIX, "pepper")
     assert new.full_key.startswith(PREFIX)
-    body = new.full_key[len(PREFIX):]
+    body = new.full_key[len(PREFIX) :]
     assert len(body) == keys.LOOKUP_ID_LENGTH + keys.SECRET_LENGTH
     assert set(body) <= set(keys.ALPHABET)
-    assert 62 ** keys.SECRET_LENGTH >= 2 ** 256
+    assert 62**keys.SECRET_LENGTH >= 2**256
 
 
 def test_keys_are_unique_and_only_their_hmac_matches() -> None:
@@ -25,8 +25,15 @@ def test_parse_accepts_only_well_formed_keys() -> None:
     new = keys.generate_key(PREFIX, "pepper")
     parsed = keys.parse_key(new.full_key, PREFIX)
     assert parsed is not None and parsed.lookup_id == new.lookup_id
-    for bad in ["", PREFIX, new.full_key[:-1], new.full_key + "x", "mx_test_" + new.full_key[len(PREFIX):],
-                new.full_key[:-1] + "!", new.full_key.replace(PREFIX, PREFIX.upper())]:
+    for bad in [
+        "",
+        PREFIX,
+        new.full_key[:-1],
+        new.full_key + "x",
+        "mx_test_" + new.full_key[len(PREFIX) :],
+        new.full_key[:-1] + "!",
+        new.full_key.replace(PREFIX, PREFIX.upper()),
+    ]:
         assert keys.parse_key(bad, PREFIX) is None, bad
 
 

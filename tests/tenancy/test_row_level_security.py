@@ -7,17 +7,20 @@ import uuid
 
 import psycopg
 import pytest
-
 from django.contrib.auth import get_user_model
 
 from apps.jobs.services import job_create
-from apps.tenancy.services import membership_create
 from apps.tenancy.scope import organization_scope
+from apps.tenancy.services import membership_create
 from tests.factories import make_tenant
 
 
+# Tables the seed below fills for both organizations; every tenant table is checked for leaks.
+SEEDED = {"tenancy_organization", "tenancy_subject", "tenancy_membership", "tenancy_api_key", "jobs_job"}
+
+
 def _app_connection() -> psycopg.Connection:
-    return psycopg.connect(os.environ["DATABASE_URL"].replace("/mirix?", "/mirix_test?"), autocommit=False)
+    return psycopg.connect(os.environ["DATABASE_URL"], autocommit=False)
 
 
 def _tenant_tables(conn: psycopg.Connection) -> list[str]:
@@ -82,9 +85,13 @@ def test_with_organization_a_set_none_of_bs_rows_are_visible_or_writable() -> No
             foreign = conn.execute(f'SELECT count(*) FROM "{table}" WHERE "{column}" <> %s', (a.id,)).fetchone()
             own = conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()
             assert foreign == (0,), table
-            assert own is not None and own[0] >= 1, table
+            if table in SEEDED:
+                assert own is not None and own[0] >= 1, table
         # B's rows can be neither changed nor deleted, and nothing can be written into B.
-        assert conn.execute("UPDATE tenancy_subject SET display_name = 'x' WHERE organization_id = %s", (b.id,)).rowcount == 0
+        assert (
+            conn.execute("UPDATE tenancy_subject SET display_name = 'x' WHERE organization_id = %s", (b.id,)).rowcount
+            == 0
+        )
         assert conn.execute("DELETE FROM jobs_job WHERE organization_id = %s", (b.id,)).rowcount == 0
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute(

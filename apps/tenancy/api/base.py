@@ -11,14 +11,13 @@ import uuid
 from contextlib import ExitStack
 from typing import Any, ClassVar
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBase
 from rest_framework.request import Request
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.tenancy.authentication import ApiKeyPrincipal
-from apps.tenancy.services import api_key_touch
 from apps.tenancy.scope import organization_scope
+from apps.tenancy.services import api_key_touch
 from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle
 
 _SEALED = ("dispatch", "initial", "get_queryset", "get_object", "finalize_response")
@@ -46,10 +45,10 @@ class OrganizationApiView(APIView):
         assert isinstance(principal, ApiKeyPrincipal)
         return principal
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         with ExitStack() as scope_stack:
             self._scope_stack = scope_stack
-            return super().dispatch(request, *args, **kwargs)  # type: ignore[no-any-return]
+            return super().dispatch(request, *args, **kwargs)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, scopes, throttles

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from apps.tenancy import keys
@@ -18,7 +20,7 @@ class SubjectInputSerializer(serializers.Serializer[dict[str, object]]):
     metadata = serializers.DictField(required=False, default=dict)
 
 
-class SubjectOutputSerializer(serializers.Serializer[Subject]):
+class SubjectOutputSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     external_id = serializers.CharField()
     kind = serializers.CharField()
@@ -42,11 +44,15 @@ class ApiKeyInputSerializer(serializers.Serializer[dict[str, object]]):
     name = serializers.CharField(max_length=200)
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=keys.SCOPES), min_length=1)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    rate_limit_per_minute = serializers.IntegerField(min_value=1, max_value=100_000, required=False, allow_null=True, default=None)
+    rate_limit_per_minute = serializers.IntegerField(
+        min_value=1, max_value=100_000, required=False, allow_null=True, default=None
+    )
 
 
 class ApiKeyRotateInputSerializer(serializers.Serializer[dict[str, object]]):
-    overlap_seconds = serializers.IntegerField(min_value=0, max_value=30 * 24 * 3600, required=False, allow_null=True, default=None)
+    overlap_seconds = serializers.IntegerField(
+        min_value=0, max_value=30 * 24 * 3600, required=False, allow_null=True, default=None
+    )
 
 
 class ApiKeyOutputSerializer(serializers.Serializer[object]):

@@ -44,11 +44,11 @@ class SubjectListCreateApi(OrganizationApiView):
         limit = params["limit"]
         page = list(selectors.subject_list(kind=params.get("kind"), after=after)[: limit + 1])
         next_cursor = encode_cursor(page[limit - 1].created_at, page[limit - 1].id) if len(page) > limit else None
-        return Response(
-            {"results": SubjectOutputSerializer(page[:limit], many=True).data, "next_cursor": next_cursor}
-        )
+        return Response({"results": SubjectOutputSerializer(page[:limit], many=True).data, "next_cursor": next_cursor})
 
-    @extend_schema(request=SubjectInputSerializer, responses={201: SubjectOutputSerializer}, operation_id="subjects_create")
+    @extend_schema(
+        request=SubjectInputSerializer, responses={201: SubjectOutputSerializer}, operation_id="subjects_create"
+    )
     def post(self, request: Request) -> Response:
         payload = SubjectInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -71,7 +71,9 @@ class ApiKeyListCreateApi(OrganizationApiView):
     def get(self, request: Request) -> Response:
         return Response(ApiKeyOutputSerializer(selectors.api_key_list(), many=True).data)
 
-    @extend_schema(request=ApiKeyInputSerializer, responses={201: IssuedApiKeyOutputSerializer}, operation_id="api_keys_create")
+    @extend_schema(
+        request=ApiKeyInputSerializer, responses={201: IssuedApiKeyOutputSerializer}, operation_id="api_keys_create"
+    )
     def post(self, request: Request) -> Response:
         payload = ApiKeyInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

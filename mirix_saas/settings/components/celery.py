@@ -24,11 +24,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_QUEUES = ["indexing", "repair", "dream", "admission", "webhooks", "maintenance"]
 CELERY_TASK_QUEUES = [Queue(name) for name in CELERY_QUEUES]
 CELERY_TASK_DEFAULT_QUEUE = "maintenance"
+# A task's name starts with its queue: "indexing.memory.index" runs on "indexing".
+CELERY_TASK_ROUTES = {f"{queue}.*": {"queue": queue} for queue in CELERY_QUEUES}
 
 CELERY_BEAT_SCHEDULE = {
     "jobs-mark-stale": {
         "task": "maintenance.jobs.mark_stale",
         "schedule": timedelta(minutes=5),
-        "options": {"queue": "maintenance"},
     },
 }

@@ -1,0 +1,82 @@
+"""Real processes for tests: a Celery worker on the real (embedded Redis) broker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def purge_queues() -> None:
+    from mirix_saas.celery import app
+
+    with app.connection_for_write() as conn:
+        for queue in settings.CELERY_QUEUES:
+            conn.default_channel.queue_purge(queue)
+
+
+@contextmanager
+def celery_worker(
+    *, queues: list[str] | None = None, concurrency: int = 1, name: str = "w1"
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker process with the test settings; stopped (and reaped) on exit."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mirix_saas.settings.test", "MIRIX_TEST_KEEP_ENV": "1"}
+    log = open(ROOT / "var" / f"test-worker-{name}.log", "wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "mirix_saas",
+            "worker",
+            "-n",
+            f"{name}@%h",
+            "-Q",
+            ",".join(queues or settings.CELERY_QUEUES),
+            "-c",
+            str(concurrency),
+            "-P",
+            "prefork",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-l",
+            "INFO",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        log.close()
+
+
+def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError("condition not met in time")
