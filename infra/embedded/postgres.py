@@ -81,8 +81,9 @@ def _ensure_role(conn: psycopg.Connection, role: str, attributes: str) -> None:
     conn.execute(sql.SQL(f"{verb} ROLE {{}} {attributes}").format(sql.Identifier(role)))
 
 
-def bootstrap_cluster(superuser_url: str) -> None:
-    """Cluster-wide settings and roles (idempotent)."""
+def bootstrap_cluster(superuser_url: str, *, passwords: dict[str, str] | None = None) -> None:
+    """Cluster-wide settings and roles (idempotent). ``passwords`` maps role → password
+    for servers reached over TCP; the embedded server trusts its unix socket."""
     with psycopg.connect(superuser_url, autocommit=True) as conn:
         preload = conn.execute("SHOW session_preload_libraries").fetchone()
         if not preload or "age" not in str(preload[0]):
@@ -91,6 +92,8 @@ def bootstrap_cluster(superuser_url: str) -> None:
             conn.execute("SELECT pg_reload_conf()")
         _ensure_role(conn, OWNER_ROLE, "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE")
         _ensure_role(conn, APP_ROLE, "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE")
+        for role, password in (passwords or {}).items():
+            conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(role), sql.Literal(password)))
 
 
 def bootstrap_database(admin_url: str, database: str) -> None:
