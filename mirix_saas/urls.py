@@ -8,6 +8,8 @@ from apps.platform import health
 v1 = [
     path("", include("apps.tenancy.api.urls")),
     path("", include("apps.jobs.api.urls")),
+    path("", include("apps.memory.api.urls")),
+    path("", include("apps.webhooks.api.urls")),
     path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(

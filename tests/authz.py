@@ -10,8 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+
 from apps.jobs.services import job_create
+from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
+from apps.webhooks import services as webhook_services
 from tests.factories import Tenant
 
 
@@ -32,11 +38,28 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
     with organization_scope(tenant.id):
         job = job_create(organization_id=tenant.id, kind="graph.check")
     key_id = tenant.issue_key(["memories:read"])
-    from apps.tenancy.models import ApiKey
-
     with organization_scope(tenant.id):
         api_key = ApiKey.objects.get(lookup_id=key_id[len("mx_live_") :][:12])
-    return {"subject": subject.external_id, "job": str(job.id), "api_key": str(api_key.id)}
+    written = tenant.client().post(
+        f"/v1/subjects/{subject.external_id}/memories",
+        {"messages": [{"role": "user", "name": "Ana", "content": "Yesterday I hiked Mount Tam with Leo. My password is Tr0ub4dor&3x",
+                       "timestamp": "2024-03-02T10:00:00Z"}]},
+        format="json",
+    ).json()["records"]
+    document = tenant.client().post(
+        f"/v1/subjects/{subject.external_id}/memories",
+        {"file": SimpleUploadedFile("notes.txt", b"Repotting: water first, then move the plant.", "text/plain")},
+        format="multipart",
+    ).json()["records"]
+    by_type = {r["type"]: r["id"] for r in [*written, *document]}
+    return {
+        "subject": subject.external_id,
+        "job": str(job.id),
+        "api_key": str(api_key.id),
+        "episodic": by_type["episodic"],
+        "resource": by_type["resource"],
+        "vault": by_type["vault"],
+    }
 
 
 ENDPOINTS: list[Endpoint] = [
@@ -49,7 +72,49 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/v1/api-keys/{api_key}/rotate", "admin", {"overlap_seconds": 60}),
     Endpoint("GET", "/v1/jobs/{job}", "memories:read"),
     Endpoint("POST", "/v1/graph/check", "admin"),
+    Endpoint("GET", "/v1/subjects/{subject}/memories?type=episodic", "memories:read"),
+    Endpoint("POST", "/v1/subjects/{subject}/memories", "memories:write",
+             {"messages": [{"role": "user", "content": "I adopted a cat named Miso."}]}),
+    Endpoint("POST", "/v1/subjects/{subject}/memories/batch", "memories:write",
+             {"chunks": [{"text": "We moved to Lisbon in 2021."}]}),
+    Endpoint("GET", "/v1/subjects/{subject}/memories/episodic/{episodic}", "memories:read"),
+    Endpoint("PATCH", "/v1/subjects/{subject}/memories/episodic/{episodic}", "memories:write",
+             {"changes": {"summary": "Ana hiked Mount Tamalpais with Leo."}}),
+    Endpoint("GET", "/v1/subjects/{subject}/memories/episodic/{episodic}/history", "memories:read"),
+    Endpoint("POST", "/v1/subjects/{subject}/memories/resource/search", "memories:read", {"query": "repotting"}),
+    Endpoint("GET", "/v1/subjects/{subject}/core", "memories:read"),
+    Endpoint("GET", "/v1/subjects/{subject}/resources/{resource}/content", "memories:read"),
+    Endpoint("GET", "/v1/subjects/{subject}/vault", "vault:read"),
+    Endpoint("GET", "/v1/subjects/{subject}/vault/{vault}", "vault:read"),
+    Endpoint("GET", "/v1/webhook-event-types", "admin"),
+    Endpoint("GET", "/v1/webhook-endpoints", "admin"),
+    Endpoint("POST", "/v1/webhook-endpoints", "admin",
+             {"url": "https://hooks.example.com/new", "event_types": ["memory.created"]}),
+    Endpoint("GET", "/v1/webhook-endpoints/{webhook_endpoint}", "admin"),
+    Endpoint("PATCH", "/v1/webhook-endpoints/{webhook_endpoint}", "admin", {"description": "changed"}),
+    Endpoint("DELETE", "/v1/webhook-endpoints/{webhook_endpoint}", "admin"),
+    Endpoint("POST", "/v1/webhook-endpoints/{webhook_endpoint}/rotate-secret", "admin", {"overlap_seconds": 60}),
+    Endpoint("POST", "/v1/webhook-endpoints/{webhook_endpoint}/ping", "admin"),
+    Endpoint("GET", "/v1/webhook-endpoints/{webhook_endpoint}/deliveries", "admin"),
+    Endpoint("GET", "/v1/webhook-deliveries/{webhook_delivery}", "admin"),
+    Endpoint("POST", "/v1/webhook-deliveries/{webhook_delivery}/replay", "admin"),
 ]
 
 # Object factories later capabilities register to extend ``tenant_objects``.
 EXTRA_OBJECTS: list[Callable[[Tenant], dict[str, str]]] = []
+
+
+def _webhook_objects(tenant: Tenant) -> dict[str, str]:
+    """An endpoint and a finished delivery of it (a ping failed by disabling the endpoint,
+    which is then enabled again), so that replay is allowed."""
+    issued = webhook_services.webhook_endpoint_create(
+        organization_id=tenant.id, url="https://hooks.example.com/mirix", event_types=["*"]
+    )
+    endpoint_id = issued.endpoint.id
+    delivery = webhook_services.webhook_endpoint_ping(organization_id=tenant.id, endpoint_id=endpoint_id)
+    for enabled in (False, True):
+        webhook_services.webhook_endpoint_update(organization_id=tenant.id, endpoint_id=endpoint_id, enabled=enabled)
+    return {"webhook_endpoint": str(endpoint_id), "webhook_delivery": str(delivery.id)}
+
+
+EXTRA_OBJECTS.append(_webhook_objects)

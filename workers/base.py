@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import sentry_sdk
 from celery import Task
 from django.db import InterfaceError, OperationalError
 
-from apps.jobs.services import job_fail, job_start, job_succeed
+from apps.audit.services import acting_as, audit_record
+from apps.jobs.selectors import job_get
+from apps.jobs.services import job_fail, job_progress, job_start, job_succeed
+from apps.platform.errors import NotFound
 from apps.tenancy.scope import organization_scope
+from apps.webhooks.events import JOB_FAILED
+from apps.webhooks.services import webhook_event_emit
 from mirix_saas.celery import app
 
 logger = logging.getLogger(__name__)
@@ -26,6 +31,7 @@ logger = logging.getLogger(__name__)
 RECOVERABLE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 
 JobBody = Callable[..., dict[str, Any]]
+StepwiseBody = Callable[..., Generator[dict[str, Any], None, dict[str, Any]]]
 
 
 def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Callable[[JobBody], Task[Any, Any]]:
@@ -43,13 +49,62 @@ def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Calla
             org_id, job_uuid = uuid.UUID(organization_id), uuid.UUID(job_id)
             log = {"task": name, "organization_id": organization_id, "job_id": job_id}
             try:
-                with organization_scope(org_id):
+                with organization_scope(org_id), acting_as(f"task:{name}"):
                     job = job_start(job_id=job_uuid)
                     if job is None:
                         logger.info("job already finished", extra=log)
                         return
                     result = body(job, **kwargs)
                     job_succeed(job_id=job_uuid, result=result)
+                    audit_record(organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[job_id])
+                logger.info("job succeeded", extra=log)
+            except RECOVERABLE_ERRORS as exc:
+                if self.request.retries < max_retries:
+                    logger.warning("job retrying", extra={**log, "error_type": type(exc).__name__})
+                    raise self.retry(exc=exc, countdown=min(300, 2 ** (self.request.retries + 1))) from None
+                _record_failure(org_id, job_uuid, exc, log)
+            except Exception as exc:  # terminal: record it, do not retry
+                _record_failure(org_id, job_uuid, exc, log)
+
+        return run
+
+    return decorate
+
+
+def stepwise_job_task(*, name: str, time_limit: int = 3600, max_retries: int = 5) -> Callable[[StepwiseBody], Task[Any, Any]]:
+    """For long jobs that commit as they go: the body is a generator; each step (each
+    ``next``) runs in a transaction of its own and yields a progress summary that is saved
+    on the job; its return value is the result. A worker that dies resumes after the last
+    committed step, so every step must be idempotent with respect to its own commit."""
+
+    def decorate(body: StepwiseBody) -> Task[Any, Any]:
+        @app.task(
+            name=name,
+            bind=True,
+            acks_late=True,
+            reject_on_worker_lost=True,
+            soft_time_limit=time_limit,
+            time_limit=time_limit + 30,
+            max_retries=max_retries,
+        )
+        def run(self: Task[Any, Any], /, *, organization_id: str, job_id: str, **kwargs: Any) -> None:
+            org_id, job_uuid = uuid.UUID(organization_id), uuid.UUID(job_id)
+            log = {"task": name, "organization_id": organization_id, "job_id": job_id}
+            try:
+                with organization_scope(org_id), acting_as(f"task:{name}"):
+                    job = job_start(job_id=job_uuid)
+                    if job is None:
+                        logger.info("job already finished", extra=log)
+                        return
+                steps = body(job, **kwargs)
+                while True:
+                    with organization_scope(org_id), acting_as(f"task:{name}"):
+                        try:
+                            job_progress(job_id=job_uuid, result=next(steps))
+                        except StopIteration as finished:
+                            job_succeed(job_id=job_uuid, result=finished.value)
+                            audit_record(organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[job_id])
+                            break
                 logger.info("job succeeded", extra=log)
             except RECOVERABLE_ERRORS as exc:
                 if self.request.retries < max_retries:
@@ -67,5 +122,21 @@ def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Calla
 def _record_failure(organization_id: uuid.UUID, job_id: uuid.UUID, exc: Exception, log: dict[str, str]) -> None:
     logger.error("job failed", exc_info=exc, extra={**log, "error_type": type(exc).__name__})
     sentry_sdk.capture_exception(exc)
-    with organization_scope(organization_id):
+    with organization_scope(organization_id), acting_as(f"task:{log['task']}"):
         job_fail(job_id=job_id, code=type(exc).__name__, message="The job failed; the error has been logged.")
+        audit_record(organization_id=organization_id, action="job.failed", target_ids=[str(job_id)])
+        try:
+            job = job_get(job_id=job_id)
+        except NotFound:
+            return  # erased meanwhile: there is nothing left to report
+        webhook_event_emit(
+            organization_id=organization_id,
+            event_type=JOB_FAILED,
+            subject_id=job.subject_id,
+            payload={
+                "job_id": str(job.id),
+                "kind": job.kind,
+                "subject_id": str(job.subject_id) if job.subject_id else None,
+                "error_code": job.error_code,
+            },
+        )

@@ -37,6 +37,10 @@ def job_start(*, job_id: uuid.UUID) -> Job | None:
     return job
 
 
+def job_progress(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
+    Job.objects.filter(id=job_id).update(result=result)
+
+
 def job_succeed(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
     Job.objects.filter(id=job_id).update(status=Job.Status.SUCCEEDED, finished_at=timezone.now(), result=result)
 

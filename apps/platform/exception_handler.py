@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 import sentry_sdk
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf
@@ -65,6 +65,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     elif isinstance(exc, PermissionDenied):
         exc = drf.PermissionDenied()
 
+    if isinstance(exc, RequestDataTooBig):
+        return Response(error_body("payload_too_large", "The request body is larger than the server accepts."), status=413)
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
     if isinstance(exc, drf.APIException):

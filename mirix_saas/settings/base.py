@@ -6,4 +6,8 @@ from mirix_saas.settings.components.celery import *  # noqa: F403
 from mirix_saas.settings.components.database import *  # noqa: F403
 from mirix_saas.settings.components.django import *  # noqa: F403
 from mirix_saas.settings.components.logging import *  # noqa: F403
+from mirix_saas.settings.components.providers import *  # noqa: F403
 from mirix_saas.settings.components.sentry import *  # noqa: F403
+from mirix_saas.settings.components.storage import *  # noqa: F403
+from mirix_saas.settings.components.vault import *  # noqa: F403
+from mirix_saas.settings.components.webhooks import *  # noqa: F403

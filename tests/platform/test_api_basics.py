@@ -18,6 +18,7 @@ from tests.factories import make_tenant
 
 class ExplodingApi(OrganizationApiView):
     required_scopes = {"POST": {"memories:write"}}
+    audit_actions = {"POST": "test.explode"}
 
     def post(self, request: Request) -> Response:
         subject_create(organization_id=self.organization_id, external_id="half-written", kind="user")

@@ -35,6 +35,8 @@ def _snapshot(organization_id: Any) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def _call(client: APIClient, endpoint: Endpoint, objects: dict[str, str]) -> Any:
+    if endpoint.method == "GET":
+        return client.get(endpoint.url(objects))
     return getattr(client, endpoint.method.lower())(endpoint.url(objects), endpoint.body, format="json")
 
 
@@ -130,13 +132,15 @@ def _routes(resolver: URLResolver, prefix: str = "") -> list[tuple[str, Any]]:
 
 
 def test_every_endpoint_is_in_the_matrix() -> None:
-    covered = {(e.method, re.sub(r"\{[a-z_]+\}", "<>", e.route.lstrip("/"))) for e in ENDPOINTS}
+    # Each matrix entry as a concrete path: placeholders become a sample segment.
+    concrete = [(e.method, re.sub(r"\{[a-z_]+\}", "sample", e.route.lstrip("/").split("?")[0])) for e in ENDPOINTS]
     missing = []
     for route, callback in _routes(get_resolver()):
         if not route.startswith("v1/") or route in UNDOCUMENTED:
             continue
         view_class = getattr(callback, "view_class", None)
-        methods = [m.upper() for m in ("get", "post", "put", "patch", "delete") if hasattr(view_class, m)]
-        normalized = re.sub(r"<[^>]+>", "<>", route)
-        missing += [(m, route) for m in methods if (m, normalized) not in covered]
+        shape = re.compile("^" + re.sub(r"<[^>]+>", "[^/]+", route) + "$")
+        for method in (m.upper() for m in ("get", "post", "put", "patch", "delete") if hasattr(view_class, m)):
+            if not any(m == method and shape.match(path) for m, path in concrete):
+                missing.append((method, route))
     assert missing == []

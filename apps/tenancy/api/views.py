@@ -30,6 +30,7 @@ ADMIN = {"admin"}
 
 class SubjectListCreateApi(OrganizationApiView):
     required_scopes = {"GET": READ, "POST": WRITE}
+    audit_actions = {"POST": "subject.create"}
 
     @extend_schema(
         parameters=[SubjectListQuerySerializer],
@@ -53,6 +54,7 @@ class SubjectListCreateApi(OrganizationApiView):
         payload = SubjectInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         subject = services.subject_create(organization_id=self.organization_id, **payload.validated_data)
+        self.audit_subject_id = subject.id
         return Response(SubjectOutputSerializer(subject).data, status=201)
 
 
@@ -66,6 +68,7 @@ class SubjectDetailApi(OrganizationApiView):
 
 class ApiKeyListCreateApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "POST": ADMIN}
+    audit_actions = {"POST": "api_key.create"}
 
     @extend_schema(responses=ApiKeyOutputSerializer(many=True), operation_id="api_keys_list")
     def get(self, request: Request) -> Response:
@@ -78,20 +81,24 @@ class ApiKeyListCreateApi(OrganizationApiView):
         payload = ApiKeyInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         issued = services.api_key_create(organization_id=self.organization_id, **payload.validated_data)
+        self.audit_targets = [str(issued.api_key.id)]
         return Response(IssuedApiKeyOutputSerializer(issued).data, status=201)
 
 
 class ApiKeyRevokeApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
+    audit_actions = {"POST": "api_key.revoke"}
 
     @extend_schema(request=None, responses=ApiKeyOutputSerializer, operation_id="api_keys_revoke")
     def post(self, request: Request, api_key_id: uuid.UUID) -> Response:
         api_key: ApiKey = services.api_key_revoke(organization_id=self.organization_id, api_key_id=api_key_id)
+        self.audit_targets = [str(api_key.id)]
         return Response(ApiKeyOutputSerializer(api_key).data)
 
 
 class ApiKeyRotateApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
+    audit_actions = {"POST": "api_key.rotate"}
 
     @extend_schema(
         request=ApiKeyRotateInputSerializer,
@@ -108,4 +115,5 @@ class ApiKeyRotateApi(OrganizationApiView):
             api_key_id=api_key_id,
             overlap=timedelta(seconds=seconds) if seconds is not None else None,
         )
+        self.audit_targets = [str(api_key_id), str(issued.api_key.id)]
         return Response(IssuedApiKeyOutputSerializer(issued).data, status=201)

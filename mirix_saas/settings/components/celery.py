@@ -32,4 +32,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "maintenance.jobs.mark_stale",
         "schedule": timedelta(minutes=5),
     },
+    "webhooks-drain": {
+        "task": "webhooks.outbox.drain",
+        "schedule": timedelta(seconds=2),
+    },
+    "webhooks-prune": {
+        "task": "webhooks.events.prune",
+        "schedule": timedelta(hours=1),
+    },
 }

@@ -23,6 +23,13 @@ INSTALLED_APPS = [
     "apps.tenancy",
     "apps.graph",
     "apps.jobs",
+    "apps.audit",
+    "apps.evaluation",
+    "apps.memory",
+    "apps.providers",
+    "apps.vault",
+    "apps.resources",
+    "apps.webhooks",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,40 @@
+"""The audit log's hash chain. Framework-free.
+
+Each entry's hash covers its own fields and the previous entry's hash, so changing,
+removing or reordering any entry breaks every later link.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+GENESIS = "0" * 64
+
+
+@dataclass(frozen=True)
+class ChainEntry:
+    sequence: int
+    fields: dict[str, Any]  # ids, action, times: never memory text
+    previous_hash: str
+    entry_hash: str
+
+
+def entry_hash(*, sequence: int, fields: dict[str, Any], previous_hash: str) -> str:
+    canonical = json.dumps({"seq": sequence, "prev": previous_hash, **fields}, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def first_broken_link(entries: Iterable[ChainEntry]) -> int | None:
+    """The sequence number of the first entry that does not verify, or None."""
+    expected_previous, expected_sequence = GENESIS, 1
+    for entry in entries:
+        if entry.sequence != expected_sequence or entry.previous_hash != expected_previous:
+            return entry.sequence
+        if entry.entry_hash != entry_hash(sequence=entry.sequence, fields=entry.fields, previous_hash=entry.previous_hash):
+            return entry.sequence
+        expected_previous, expected_sequence = entry.entry_hash, entry.sequence + 1
+    return None

@@ -1,0 +1,49 @@
+"""Appending to the audit log, inside the transaction of the change it records."""
+
+from __future__ import annotations
+
+import contextvars
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from django.db import connection
+from django.utils import timezone
+
+from apps.audit.chain import GENESIS, entry_hash
+from apps.audit.models import AuditEntry
+from apps.platform.logging import request_id_var
+
+_actor: contextvars.ContextVar[str | None] = contextvars.ContextVar("audit_actor", default=None)
+
+
+@contextmanager
+def acting_as(actor: str) -> Iterator[None]:
+    token = _actor.set(actor)
+    try:
+        yield
+    finally:
+        _actor.reset(token)
+
+
+def audit_record(
+    *, organization_id: uuid.UUID, action: str, subject_id: uuid.UUID | None = None, target_ids: Sequence[str] = ()
+) -> AuditEntry:
+    """Append one entry to the organization's chain (serialized per organization)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"audit:{organization_id}"])
+    last = AuditEntry.objects.for_organization(organization_id).order_by("-sequence").only("sequence", "entry_hash").first()
+    entry = AuditEntry(
+        organization_id=organization_id,
+        sequence=(last.sequence + 1) if last else 1,
+        actor=_actor.get() or "system",
+        action=action,
+        subject_id=subject_id,
+        target_ids=[str(t) for t in target_ids],
+        request_id=request_id_var.get() or "",
+        created_at=timezone.now(),
+        previous_hash=last.entry_hash if last else GENESIS,
+    )
+    entry.entry_hash = entry_hash(sequence=entry.sequence, fields=entry.chain_fields(), previous_hash=entry.previous_hash)
+    entry.save(force_insert=True)
+    return entry

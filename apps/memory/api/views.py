@@ -1,0 +1,221 @@
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.memory import selectors, services
+from apps.memory.api.serializers import (
+    BatchAcceptedSerializer,
+    BatchSerializer,
+    ChunkSerializer,
+    DocumentSerializer,
+    MemoryListQuerySerializer,
+    MemoryPageSerializer,
+    MemoryRecordSerializer,
+    MemoryUpdateSerializer,
+    SearchHitSerializer,
+    SearchInputSerializer,
+    VaultEntrySerializer,
+    VaultValueSerializer,
+    WriteResultSerializer,
+)
+from apps.memory.selectors import MemoryFilter
+from apps.providers.registry import embedder
+from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.cursors import decode_cursor, encode_cursor
+from apps.tenancy.models import Subject
+from apps.tenancy.selectors import subject_get
+
+READ = {"memories:read"}
+WRITE = {"memories:write"}
+VAULT = {"vault:read"}
+TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
+
+
+class SubjectMemoryApi(OrganizationApiView):
+    """Views under ``/v1/subjects/{external_id}/``: the subject is looked up in the scope."""
+
+    def subject(self, external_id: str) -> Subject:
+        subject = subject_get(external_id=external_id)
+        self.audit_subject_id = subject.id
+        return subject
+
+
+class MemoryCollectionApi(SubjectMemoryApi):
+    """POST writes one chunk (messages, text or a document); GET lists one store's rows."""
+
+    required_scopes = {"GET": READ, "POST": WRITE}
+    audit_actions = {"GET": "memory.list", "POST": "memory.write"}
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
+                   responses={201: WriteResultSerializer}, operation_id="memories_write")
+    def post(self, request: Request, external_id: str) -> Response:
+        subject = self.subject(external_id)
+        if request.content_type.startswith("multipart/"):
+            document = DocumentSerializer(data=request.data)
+            document.is_valid(raise_exception=True)
+            upload = document.validated_data["file"]
+            result = services.memory_write_document(
+                subject=subject,
+                filename=upload.name or "document",
+                content_type=(upload.content_type or "").split(";")[0].strip(),
+                data=upload.read(),
+                title=document.validated_data["title"],
+                session_id=document.validated_data["session_id"],
+            )
+        else:
+            chunk = ChunkSerializer(data=request.data)
+            chunk.is_valid(raise_exception=True)
+            result = services.memory_write_messages(
+                subject=subject,
+                messages=services.incoming_messages(chunk.validated_data["messages"]),
+                source_kind=chunk.validated_data["source_kind"],
+                session_id=chunk.validated_data["session_id"],
+            )
+        self.audit_targets = [str(r.id) for r in result.records]
+        return Response(WriteResultSerializer(result).data, status=201)
+
+    @extend_schema(parameters=[MemoryListQuerySerializer], responses=MemoryPageSerializer, operation_id="memories_list")
+    def get(self, request: Request, external_id: str) -> Response:
+        subject = self.subject(external_id)
+        query = MemoryListQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params: dict[str, Any] = query.validated_data
+        limit = params.pop("limit")
+        cursor = params.pop("cursor", None)
+        filters = MemoryFilter(memory_type=params.pop("type"), **params)
+        rows = selectors.memory_list(
+            subject=subject, filters=filters, after=decode_cursor(cursor) if cursor else None, limit=limit + 1
+        )
+        next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+        self.audit_targets = [str(r.id) for r in rows[:limit]]
+        return Response({"results": MemoryRecordSerializer(rows[:limit], many=True).data, "next_cursor": next_cursor})
+
+
+class MemoryBatchApi(SubjectMemoryApi):
+    required_scopes = {"POST": WRITE}
+    audit_actions = {"POST": "memory.batch"}
+
+    @extend_schema(request=BatchSerializer, responses={202: BatchAcceptedSerializer}, operation_id="memories_batch")
+    def post(self, request: Request, external_id: str) -> Response:
+        subject = self.subject(external_id)
+        payload = BatchSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        chunks = [
+            {
+                "messages": [{**m, "timestamp": m["timestamp"].isoformat()} for m in chunk["messages"]],
+                "source_kind": chunk["source_kind"],
+                "session_id": chunk["session_id"],
+            }
+            for chunk in payload.validated_data["chunks"]
+        ]
+        batch = services.memory_batch_create(subject=subject, chunks=chunks, session_id=payload.validated_data["session_id"])
+        self.audit_targets = [str(batch.id), str(batch.job_id)]
+        return Response(BatchAcceptedSerializer(batch).data, status=202)
+
+
+class MemoryDetailApi(SubjectMemoryApi):
+    required_scopes = {"GET": READ, "PATCH": WRITE}
+    audit_actions = {"GET": "memory.read", "PATCH": "memory.update"}
+
+    @extend_schema(parameters=[TYPE_PARAMETER], responses=MemoryRecordSerializer, operation_id="memories_get")
+    def get(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
+        row = selectors.memory_get(subject=self.subject(external_id), memory_type=memory_type, record_id=record_id)
+        self.audit_targets = [str(row.id)]
+        return Response(MemoryRecordSerializer(row).data)
+
+    @extend_schema(parameters=[TYPE_PARAMETER], request=MemoryUpdateSerializer, responses={201: MemoryRecordSerializer},
+                   operation_id="memories_update")
+    def patch(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
+        payload = MemoryUpdateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        new = services.memory_supersede(
+            subject=self.subject(external_id), memory_type=memory_type, record_id=record_id,
+            changes=payload.validated_data["changes"],
+        )
+        self.audit_targets = [str(record_id), str(new.id)]
+        return Response(MemoryRecordSerializer(new).data, status=201)
+
+
+class MemoryHistoryApi(SubjectMemoryApi):
+    required_scopes = {"GET": READ}
+    audit_actions = {"GET": "memory.read"}
+
+    @extend_schema(parameters=[TYPE_PARAMETER], responses=MemoryRecordSerializer(many=True), operation_id="memories_history")
+    def get(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
+        rows = selectors.memory_history(subject=self.subject(external_id), memory_type=memory_type, record_id=record_id)
+        self.audit_targets = [str(r.id) for r in rows]
+        return Response(MemoryRecordSerializer(rows, many=True).data)
+
+
+class CoreBlocksApi(SubjectMemoryApi):
+    required_scopes = {"GET": READ}
+    audit_actions = {"GET": "memory.read"}
+
+    @extend_schema(responses=MemoryRecordSerializer(many=True), operation_id="core_blocks")
+    def get(self, request: Request, external_id: str) -> Response:
+        rows = selectors.core_blocks(subject=self.subject(external_id))
+        self.audit_targets = [str(r.id) for r in rows]
+        return Response(MemoryRecordSerializer(rows, many=True).data)
+
+
+class MemoryTypeSearchApi(SubjectMemoryApi):
+    required_scopes = {"POST": READ}
+    audit_actions = {"POST": "memory.search"}
+
+    @extend_schema(parameters=[OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.SEARCHABLE_TYPES))],
+                   request=SearchInputSerializer, responses=SearchHitSerializer(many=True), operation_id="memories_type_search")
+    def post(self, request: Request, external_id: str, memory_type: str) -> Response:
+        payload = SearchInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        hits = selectors.memory_search(
+            subject=self.subject(external_id), memory_type=memory_type, embedder=embedder(), **payload.validated_data
+        )
+        self.audit_targets = [str(hit.row.id) for hit in hits]
+        return Response(SearchHitSerializer(hits, many=True).data)
+
+
+class ResourceContentApi(SubjectMemoryApi):
+    required_scopes = {"GET": READ}
+    audit_actions = {"GET": "resource.read"}
+
+    @extend_schema(responses={(200, "application/octet-stream"): bytes}, operation_id="resources_content")
+    def get(self, request: Request, external_id: str, record_id: uuid.UUID) -> HttpResponse:
+        from apps.resources.storage import storage
+
+        resource = selectors.resource_get(subject=self.subject(external_id), resource_id=record_id)
+        self.audit_targets = [str(resource.id)]
+        response = HttpResponse(storage().get(resource.object_key), content_type=resource.content_type)
+        response["Content-Disposition"] = "attachment"
+        return response
+
+
+class VaultListApi(SubjectMemoryApi):
+    required_scopes = {"GET": VAULT}
+    audit_actions = {"GET": "vault.list"}
+
+    @extend_schema(responses=VaultEntrySerializer(many=True), operation_id="vault_list")
+    def get(self, request: Request, external_id: str) -> Response:
+        entries = selectors.vault_entries(subject=self.subject(external_id))
+        self.audit_targets = [str(e.id) for e in entries]
+        return Response(VaultEntrySerializer(entries, many=True).data)
+
+
+class VaultEntryApi(SubjectMemoryApi):
+    required_scopes = {"GET": VAULT}
+    audit_actions = {"GET": "vault.read"}
+
+    @extend_schema(responses=VaultValueSerializer, operation_id="vault_read")
+    def get(self, request: Request, external_id: str, entry_id: uuid.UUID) -> Response:
+        entry, value = selectors.vault_value(subject=self.subject(external_id), entry_id=entry_id)
+        self.audit_targets = [str(entry.id)]
+        data = dict(VaultEntrySerializer(entry).data)
+        data["value"] = value
+        return Response(data)

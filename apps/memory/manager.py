@@ -1,0 +1,87 @@
+"""The Meta Memory Manager (paper §2.2, A.1). Framework-free.
+
+One routing decision per input selects a subset of the memory types; each selected writer
+produces that type's drafts. Sensitive values never get this far: ``redact_messages`` runs
+first and swaps each for a vault placeholder, so no writer, prompt or other store sees them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from apps.memory.timing import Stopwatch
+from apps.providers.interfaces import MemoryLLM, MeteringContext
+from apps.providers.schemas import (
+    CoreDraft,
+    EpisodicDraft,
+    InputMessage,
+    ProceduralDraft,
+    RouteDecision,
+    SemanticDraft,
+    WriterInput,
+)
+from apps.vault.detect import Detection, redact_sensitive
+
+
+@dataclass(frozen=True)
+class IncomingMessage:
+    """One message as the client sent it (validated, not yet redacted)."""
+
+    message_id: str
+    role: str
+    content: str
+    timestamp: datetime
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class VaultFinding:
+    message_id: str
+    detection: Detection
+
+
+@dataclass
+class MemoryPlan:
+    route: RouteDecision
+    core: list[CoreDraft] = field(default_factory=list)
+    episodic: list[EpisodicDraft] = field(default_factory=list)
+    semantic: list[SemanticDraft] = field(default_factory=list)
+    procedural: list[ProceduralDraft] = field(default_factory=list)
+
+
+def redact_messages(messages: list[IncomingMessage]) -> tuple[list[InputMessage], list[VaultFinding]]:
+    redacted: list[InputMessage] = []
+    findings: list[VaultFinding] = []
+    for message in messages:
+        redaction = redact_sensitive(message.content)
+        findings += [VaultFinding(message.message_id, detection) for detection in redaction.detections]
+        redacted.append(
+            InputMessage(
+                message_id=message.message_id,
+                role=message.role,  # type: ignore[arg-type]  # validated by the API layer
+                name=message.name,
+                content=redaction.text,
+                timestamp=message.timestamp,
+            )
+        )
+    return redacted, findings
+
+
+def plan_memories(
+    *, memory_input: WriterInput, llm: MemoryLLM, metering: MeteringContext, stopwatch: Stopwatch
+) -> MemoryPlan:
+    """Route once, then run each selected writer."""
+    with stopwatch.phase("routing"):
+        route = llm.route(memory_input, metering=metering)
+    plan = MemoryPlan(route=route)
+    with stopwatch.phase("writing"):
+        if "core" in route.memory_types:
+            plan.core = llm.write_core(memory_input, metering=metering)
+        if "episodic" in route.memory_types:
+            plan.episodic = llm.write_episodic(memory_input, metering=metering)
+        if "semantic" in route.memory_types:
+            plan.semantic = llm.write_semantic(memory_input, metering=metering)
+        if "procedural" in route.memory_types:
+            plan.procedural = llm.write_procedural(memory_input, metering=metering)
+    return plan

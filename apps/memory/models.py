@@ -1,0 +1,225 @@
+"""The six typed memory stores: the system of record.
+
+Rows are never changed in place. A writer's update appends a new row whose ``supersedes``
+points at the row it replaces; the old row stays readable and citable. Only erasure deletes.
+The one mutable column is the graph ``index_status`` of episodic and semantic rows, which
+describes the index, not the evidence.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from pgvector.django import VectorField
+
+from apps.tenancy.models import Subject, TenantModel
+
+
+class EvidenceRecord(TenantModel):
+    """Columns common to every store: identity, owner, provenance, creation time."""
+
+    class SourceKind(models.TextChoices):
+        CHAT = "chat"
+        TEXT = "text"
+        DOCUMENT = "document"
+        API = "api"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    source_kind = models.CharField(max_length=16, choices=SourceKind.choices)
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    chunk_id = models.UUIDField()
+    source_message_ids = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    # Only erasure deletes evidence, and it takes a row together with its whole chain.
+    supersedes = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class EmbeddedRecord(EvidenceRecord):
+    """Rows searchable by meaning: an embedding of any dimension, tagged with its model, and
+    a full-text vector for keyword search."""
+
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+
+class IndexedRecord(EmbeddedRecord):
+    """Episodic and semantic rows, which the provenance hypergraph indexes."""
+
+    class IndexStatus(models.TextChoices):
+        PENDING = "pending"
+        INDEXED = "indexed"
+        NOT_INDEXED = "not_indexed"
+        FAILED = "failed"
+
+    index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)
+    index_error = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+
+def _search_vector(*fields: str) -> models.GeneratedField:
+    """Full-text search over the row's text, kept by Postgres itself (a generated column)."""
+    return models.GeneratedField(
+        expression=SearchVector(*fields, config="english"), output_field=SearchVectorField(), db_persist=True
+    )
+
+
+def _supersedes_once(prefix: str) -> models.UniqueConstraint:
+    """A row is superseded at most once: concurrent updates of one row cannot fork history."""
+    return models.UniqueConstraint(fields=["supersedes"], name=f"{prefix}_supersedes_once")
+
+
+def _evidence_indexes(prefix: str, *, searchable: bool) -> list[models.Index]:
+    indexes: list[models.Index] = [
+        models.Index(fields=["organization", "subject", "created_at"], name=f"{prefix}_subject_created"),
+        models.Index(fields=["organization", "chunk_id"], name=f"{prefix}_chunk"),
+    ]
+    if searchable:
+        indexes.append(GinIndex(fields=["search_vector"], name=f"{prefix}_search"))
+    return indexes
+
+
+class CoreBlock(EvidenceRecord):
+    """A labelled block of always-in-context memory (persona, human, …) with a size limit."""
+
+    label = models.CharField(max_length=64)
+    value = models.TextField()
+    char_limit = models.PositiveIntegerField(default=5000)
+
+    class Meta:
+        db_table = "memory_core_block"
+        constraints = [_supersedes_once("mcore")]
+        indexes = [*_evidence_indexes("mcore", searchable=False), models.Index(fields=["subject", "label"], name="mcore_label")]
+
+
+class EpisodicEvent(IndexedRecord):
+    class Status(models.TextChoices):
+        PLANNED = "planned"
+        DONE = "done"
+
+    actor = models.CharField(max_length=200)
+    event_type = models.CharField(max_length=100)
+    summary = models.TextField()
+    details = models.TextField()
+    event_time = models.DateTimeField(null=True, blank=True)  # when it happened / is planned
+    event_time_precision = models.CharField(max_length=8, blank=True, default="")
+    mention_time = models.DateTimeField()  # when it was said or written
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.DONE)
+    search_vector = _search_vector("actor", "summary", "details")
+
+    class Meta:
+        db_table = "memory_episodic_event"
+        constraints = [_supersedes_once("mepi")]
+        indexes = [
+            *_evidence_indexes("mepi", searchable=True),
+            models.Index(fields=["organization", "subject", "event_time"], name="mepi_event_time"),
+        ]
+
+
+class SemanticItem(IndexedRecord):
+    name = models.CharField(max_length=300)
+    summary = models.TextField()
+    details = models.TextField()
+    source = models.CharField(max_length=300)
+    search_vector = _search_vector("name", "summary", "details")
+
+    class Meta:
+        db_table = "memory_semantic_item"
+        constraints = [_supersedes_once("msem")]
+        indexes = [
+            *_evidence_indexes("msem", searchable=True),
+            models.Index(fields=["organization", "subject", "name"], name="msem_name"),
+        ]
+
+
+class ProceduralItem(EmbeddedRecord):
+    title = models.CharField(max_length=300)
+    summary = models.TextField()
+    steps = models.JSONField(default=list)
+    domain = models.CharField(max_length=100)
+    search_vector = _search_vector("title", "summary", "domain")
+
+    class Meta:
+        db_table = "memory_procedural_item"
+        constraints = [_supersedes_once("mproc")]
+        indexes = _evidence_indexes("mproc", searchable=True)
+
+
+class ResourceItem(EmbeddedRecord):
+    title = models.CharField(max_length=300)
+    summary = models.TextField()
+    resource_type = models.CharField(max_length=32)
+    content_type = models.CharField(max_length=100)
+    object_key = models.CharField(max_length=500)
+    size_bytes = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    extracted_text = models.TextField()
+    search_vector = _search_vector("title", "summary", "extracted_text")
+
+    class Meta:
+        db_table = "memory_resource_item"
+        constraints = [_supersedes_once("mres")]
+        indexes = _evidence_indexes("mres", searchable=True)
+
+
+class VaultEntry(EvidenceRecord):
+    """A sensitive value: encrypted at rest, never embedded, indexed or sent to a model."""
+
+    class Sensitivity(models.TextChoices):
+        HIGH = "high"
+        MEDIUM = "medium"
+
+    entry_type = models.CharField(max_length=32)
+    source = models.CharField(max_length=300)
+    sensitivity = models.CharField(max_length=8, choices=Sensitivity.choices)
+    caption = models.CharField(max_length=300)
+    ciphertext = models.BinaryField()
+    nonce = models.BinaryField()
+    data_key_version = models.PositiveIntegerField()
+
+    class Meta:
+        db_table = "memory_vault_entry"
+        constraints = [_supersedes_once("mvault")]
+        indexes = _evidence_indexes("mvault", searchable=False)
+
+
+STORES: dict[str, type[EvidenceRecord]] = {
+    "core": CoreBlock,
+    "episodic": EpisodicEvent,
+    "semantic": SemanticItem,
+    "procedural": ProceduralItem,
+    "resource": ResourceItem,
+    "vault": VaultEntry,
+}
+
+
+class IngestionBatch(TenantModel):
+    """Ordered chunks for one subject, written one by one by a job; holds content until done."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, related_name="+")
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    chunks = models.JSONField()
+    chunks_total = models.PositiveIntegerField()
+    chunks_done = models.PositiveIntegerField(default=0)
+    records_written = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_ingestion_batch"
+
+    def __str__(self) -> str:
+        return f"batch {self.id} ({self.chunks_done}/{self.chunks_total})"

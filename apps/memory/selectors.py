@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+
+from apps.memory.models import STORES, CoreBlock, EpisodicEvent, EvidenceRecord, ResourceItem, VaultEntry
+from apps.memory.search import SearchHit, fuse, keyword_lane, vector_lane
+from apps.memory.services import current_rows
+from apps.platform.errors import NotFound, ValidationFailed
+from apps.providers.interfaces import Embedder
+from apps.tenancy.models import Subject
+from apps.vault.services import EncryptedValue, vault_decrypt
+
+READABLE_TYPES = ("core", "episodic", "semantic", "procedural", "resource")
+SEARCHABLE_TYPES = ("procedural", "resource")
+
+
+def _without_vectors(rows: QuerySet[Any]) -> QuerySet[Any]:
+    """Embeddings are large and never returned: leave them in the database."""
+    return rows.defer("embedding") if any(f.name == "embedding" for f in rows.model._meta.fields) else rows
+
+
+def _store(memory_type: str) -> type[EvidenceRecord]:
+    if memory_type not in READABLE_TYPES:
+        raise ValidationFailed(f"type must be one of {list(READABLE_TYPES)}.")
+    return STORES[memory_type]
+
+
+@dataclass(frozen=True)
+class MemoryFilter:
+    memory_type: str
+    session_id: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    event_after: datetime | None = None
+    event_before: datetime | None = None
+    include_superseded: bool = False
+
+
+def memory_list(*, subject: Subject, filters: MemoryFilter, after: tuple[datetime, uuid.UUID] | None, limit: int) -> list[Any]:
+    model = _store(filters.memory_type)
+    rows: QuerySet[Any] = (
+        model.objects.filter(subject=subject) if filters.include_superseded else current_rows(model, subject=subject)
+    )
+    if filters.session_id is not None:
+        rows = rows.filter(session_id=filters.session_id)
+    if filters.created_after:
+        rows = rows.filter(created_at__gte=filters.created_after)
+    if filters.created_before:
+        rows = rows.filter(created_at__lt=filters.created_before)
+    if filters.event_after or filters.event_before:
+        if model is not EpisodicEvent:
+            raise ValidationFailed("event_after / event_before apply to episodic memories only.")
+        if filters.event_after:
+            rows = rows.filter(event_time__gte=filters.event_after)
+        if filters.event_before:
+            rows = rows.filter(event_time__lt=filters.event_before)
+    if after is not None:
+        created_at, row_id = after
+        rows = rows.filter(created_at__gt=created_at) | rows.filter(created_at=created_at, id__gt=row_id)
+    return list(_without_vectors(rows).order_by("created_at", "id")[:limit])
+
+
+def memory_get(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> Any:
+    row = _without_vectors(_store(memory_type).objects.filter(subject=subject, id=record_id)).first()
+    if row is None:
+        raise NotFound(f"No {memory_type} memory {record_id} for this subject.")
+    return row
+
+
+def memory_history(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> list[Any]:
+    """The supersession chain through ``record_id``, newest first."""
+    model = _store(memory_type)
+    row = memory_get(subject=subject, memory_type=memory_type, record_id=record_id)
+    newer: list[Any] = []
+    cursor = row
+    while (successor := _without_vectors(model.objects.filter(subject=subject, supersedes=cursor)).first()) is not None:
+        newer.append(successor)
+        cursor = successor
+    older: list[Any] = []
+    cursor = row
+    while cursor.supersedes_id is not None:
+        cursor = _without_vectors(model.objects.filter(id=cursor.supersedes_id)).get()
+        older.append(cursor)
+    return [*reversed(newer), row, *older]
+
+
+def core_blocks(*, subject: Subject) -> list[CoreBlock]:
+    return list(current_rows(CoreBlock, subject=subject).order_by("label"))
+
+
+def memory_search(*, subject: Subject, memory_type: str, query: str, limit: int, embedder: Embedder) -> list[SearchHit]:
+    if memory_type not in SEARCHABLE_TYPES:
+        raise ValidationFailed(f"search covers {list(SEARCHABLE_TYPES)}; episodic and semantic go through /search.")
+    rows = _without_vectors(current_rows(STORES[memory_type], subject=subject))
+    vector = embedder.embed([query])[0]
+    return fuse(vector_lane(rows, vector=vector, model=embedder.model_name), keyword_lane(rows, query=query), limit=limit)
+
+
+def resource_get(*, subject: Subject, resource_id: uuid.UUID) -> ResourceItem:
+    row: ResourceItem = memory_get(subject=subject, memory_type="resource", record_id=resource_id)
+    return row
+
+
+def vault_entries(*, subject: Subject) -> list[VaultEntry]:
+    return list(VaultEntry.objects.filter(subject=subject).defer("ciphertext", "nonce").order_by("created_at", "id"))
+
+
+def vault_value(*, subject: Subject, entry_id: uuid.UUID) -> tuple[VaultEntry, str]:
+    entry = VaultEntry.objects.filter(subject=subject, id=entry_id).first()
+    if entry is None:
+        raise NotFound(f"No vault entry {entry_id} for this subject.")
+    value = vault_decrypt(
+        organization_id=entry.organization_id,
+        entry_id=entry.id,
+        value=EncryptedValue(
+            ciphertext=bytes(entry.ciphertext), nonce=bytes(entry.nonce), data_key_version=entry.data_key_version
+        ),
+    )
+    return entry, value

@@ -1,0 +1,541 @@
+"""The write path of the evidence plane.
+
+Every write runs inside the caller's organization scope (one transaction): evidence rows
+commit first, together; graph indexing is published after commit. A failure anywhere
+rolls the whole write back, so nothing is ever half-stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+
+from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.memory.manager import IncomingMessage, MemoryPlan, VaultFinding, plan_memories, redact_messages
+from apps.memory.models import (
+    STORES,
+    CoreBlock,
+    EmbeddedRecord,
+    EpisodicEvent,
+    EvidenceRecord,
+    IngestionBatch,
+    ProceduralItem,
+    ResourceItem,
+    SemanticItem,
+    VaultEntry,
+)
+from apps.memory.timing import Stopwatch
+from apps.platform.errors import Conflict, ValidationFailed
+from apps.providers.dates import parse_event_time
+from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
+from apps.providers.registry import embedder as default_embedder
+from apps.providers.registry import llm_for
+from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
+from apps.providers.services import DatabaseUsageMeter
+from apps.resources.storage import object_key, storage
+from apps.tenancy.models import Subject
+from apps.vault.detect import redact_sensitive
+from apps.vault.services import vault_encrypt
+from apps.webhooks.events import MEMORY_CREATED
+from apps.webhooks.services import webhook_event_emit
+
+logger = logging.getLogger(__name__)
+
+INDEX_TASK = "indexing.memory.index"
+DEFAULT_CORE_CHAR_LIMIT = 5000
+RESOURCE_EMBED_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class WrittenRecord:
+    memory_type: str
+    id: uuid.UUID
+
+
+@dataclass
+class WriteResult:
+    chunk_id: uuid.UUID
+    routed_types: list[str]
+    records: list[WrittenRecord] = field(default_factory=list)
+    job_id: uuid.UUID | None = None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    source_kind: str
+    session_id: str
+    chunk_id: uuid.UUID
+
+
+def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
+    """Rows of ``model`` for ``subject`` that no later row supersedes."""
+    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
+    return model.objects.filter(subject=subject).exclude(id__in=superseded)
+
+
+def _metering(organization_id: uuid.UUID) -> MeteringContext:
+    return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter())
+
+
+def _mention_time(cited: Sequence[str], messages: Sequence[InputMessage]) -> datetime:
+    by_id = {m.message_id: m.timestamp for m in messages}
+    times = [by_id[i] for i in cited if i in by_id]
+    return min(times) if times else messages[0].timestamp
+
+
+def _event_time(draft: EpisodicDraft) -> tuple[datetime | None, str]:
+    if draft.event_time is None:
+        return None, ""
+    parsed = parse_event_time(draft.event_time)
+    start = parsed.start if parsed.start.tzinfo else parsed.start.replace(tzinfo=UTC)
+    return start, parsed.precision.value
+
+
+def _embed_rows(rows: Sequence[EmbeddedRecord], texts: Sequence[str], embedder: Embedder, stopwatch: Stopwatch) -> None:
+    if not rows:
+        return
+    with stopwatch.phase("embedding"):
+        vectors = embedder.embed(list(texts))
+    for row, vector in zip(rows, vectors, strict=True):
+        row.embedding = vector
+        row.embedding_model = embedder.model_name
+
+
+def _core_rows(plan: MemoryPlan, *, subject: Subject, provenance: Provenance) -> list[CoreBlock]:
+    rows: list[CoreBlock] = []
+    current = {block.label: block for block in current_rows(CoreBlock, subject=subject)}
+    for draft in plan.core:
+        previous = current.get(draft.label)
+        limit = previous.char_limit if previous else DEFAULT_CORE_CHAR_LIMIT
+        lines = [*(previous.value.splitlines() if previous else []), *draft.text.splitlines()]
+        # A full block keeps its newest lines: the oldest fall out, as in a rolling context.
+        while len("\n".join(lines)) > limit and len(lines) > 1:
+            lines.pop(0)
+        block = CoreBlock(
+            organization_id=subject.organization_id,
+            subject=subject,
+            **_provenance_fields(provenance, draft.source_message_ids),
+            label=draft.label,
+            value="\n".join(lines)[-limit:],
+            char_limit=limit,
+            supersedes=previous,
+        )
+        current[draft.label] = block
+        rows.append(block)
+    return rows
+
+
+def _provenance_fields(provenance: Provenance, message_ids: Sequence[str]) -> dict[str, Any]:
+    return {
+        "source_kind": provenance.source_kind,
+        "session_id": provenance.session_id,
+        "chunk_id": provenance.chunk_id,
+        "source_message_ids": list(message_ids),
+    }
+
+
+def _evidence_rows(
+    plan: MemoryPlan, *, subject: Subject, provenance: Provenance, messages: Sequence[InputMessage]
+) -> tuple[list[EpisodicEvent], list[SemanticItem], list[ProceduralItem]]:
+    episodic = []
+    for draft in plan.episodic:
+        event_time, precision = _event_time(draft)
+        episodic.append(
+            EpisodicEvent(
+                organization_id=subject.organization_id,
+                subject=subject,
+                **_provenance_fields(provenance, draft.source_message_ids),
+                actor=draft.actor,
+                event_type=draft.event_type,
+                summary=draft.summary,
+                details=draft.details,
+                event_time=event_time,
+                event_time_precision=precision,
+                mention_time=_mention_time(draft.source_message_ids, messages),
+                status=draft.status,
+            )
+        )
+    current_semantic = {row.name.casefold(): row for row in current_rows(SemanticItem, subject=subject)}
+    semantic = []
+    for draft in plan.semantic:
+        row = SemanticItem(
+            organization_id=subject.organization_id,
+            subject=subject,
+            **_provenance_fields(provenance, draft.source_message_ids),
+            name=draft.name,
+            summary=draft.summary,
+            details=draft.details,
+            source=draft.source,
+            supersedes=current_semantic.get(draft.name.casefold()),
+        )
+        current_semantic[draft.name.casefold()] = row
+        semantic.append(row)
+    procedural = [
+        ProceduralItem(
+            organization_id=subject.organization_id,
+            subject=subject,
+            **_provenance_fields(provenance, draft.source_message_ids),
+            title=draft.title,
+            summary=draft.summary,
+            steps=list(draft.steps),
+            domain=draft.domain,
+        )
+        for draft in plan.procedural
+    ]
+    return episodic, semantic, procedural
+
+
+def _vault_rows(findings: Sequence[VaultFinding], *, subject: Subject, provenance: Provenance) -> list[VaultEntry]:
+    rows = []
+    for finding in findings:
+        entry_id = uuid.uuid4()
+        encrypted = vault_encrypt(
+            organization_id=subject.organization_id, entry_id=entry_id, plaintext=finding.detection.value
+        )
+        rows.append(
+            VaultEntry(
+                id=entry_id,
+                organization_id=subject.organization_id,
+                subject=subject,
+                **_provenance_fields(provenance, [finding.message_id]),
+                entry_type=finding.detection.entry_type.value,
+                source=f"{provenance.source_kind} message {finding.message_id}",
+                sensitivity=finding.detection.sensitivity.value,
+                caption=finding.detection.caption,
+                ciphertext=encrypted.ciphertext,
+                nonce=encrypted.nonce,
+                data_key_version=encrypted.data_key_version,
+            )
+        )
+    return rows
+
+
+def _save_all(groups: Sequence[Sequence[EvidenceRecord]]) -> None:
+    try:
+        with transaction.atomic():
+            for rows in groups:
+                if rows:
+                    type(rows[0]).objects.bulk_create(rows)
+    except IntegrityError as exc:
+        # The only unique constraint a write can meet: two writers superseding the same row.
+        raise Conflict("A concurrent write updated the same memory; retry the request.") from exc
+
+
+def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteResult) -> None:
+    if not any(r.memory_type in ("episodic", "semantic") for r in result.records):
+        return
+    job = job_create(organization_id=subject.organization_id, kind="memory.index", subject_id=subject.id)
+    job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+    result.job_id = job.id
+
+
+def _related_memories(subject: Subject) -> list[str]:
+    return [f"[{block.label}] {block.value}" for block in current_rows(CoreBlock, subject=subject)]
+
+
+def memory_write_messages(
+    *,
+    subject: Subject,
+    messages: list[IncomingMessage],
+    source_kind: str,
+    session_id: str = "",
+    stopwatch: Stopwatch | None = None,
+    llm: MemoryLLM | None = None,
+    embedder: Embedder | None = None,
+) -> WriteResult:
+    """Route and write one chunk of messages; sensitive values go only to the vault."""
+    stopwatch = stopwatch or Stopwatch()
+    organization_id = subject.organization_id
+    llm = llm or llm_for(organization_id)
+    embedder = embedder or default_embedder()
+    metering = _metering(organization_id)
+    provenance = Provenance(source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4())
+
+    redacted, findings = redact_messages(messages)
+    memory_input = WriterInput(messages=redacted, related_memories=_related_memories(subject))
+    plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
+
+    with stopwatch.phase("database"):
+        core = _core_rows(plan, subject=subject, provenance=provenance)
+    episodic, semantic, procedural = _evidence_rows(plan, subject=subject, provenance=provenance, messages=redacted)
+    for rows in (episodic, semantic, procedural):
+        _embed_rows(rows, [_embedding_text(r) for r in rows], embedder, stopwatch)
+    with stopwatch.phase("database"):
+        vault = _vault_rows(findings, subject=subject, provenance=provenance)
+        _save_all([core, episodic, semantic, procedural, vault])
+        result = WriteResult(chunk_id=provenance.chunk_id, routed_types=list(plan.route.memory_types))
+        for memory_type, rows in (
+            ("core", core), ("episodic", episodic), ("semantic", semantic),
+            ("procedural", procedural), ("vault", vault),
+        ):
+            result.records += [WrittenRecord(memory_type, row.id) for row in rows]
+        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result)
+        _emit_memory_created(subject=subject, result=result, source_kind=source_kind, rows=[*core, *episodic, *semantic, *procedural])
+    logger.info(
+        "memory written",
+        extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
+    )
+    return result
+
+
+# --- documents → Resource -------------------------------------------------------------------
+
+TEXT_CONTENT_TYPES = {
+    "text/plain": "text",
+    "text/markdown": "markdown",
+    "text/csv": "csv",
+    "application/json": "json",
+}
+MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
+
+
+def _extract_text(data: bytes, content_type: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed(f"The {content_type} document is not valid UTF-8 text.") from exc
+
+
+def memory_write_document(
+    *,
+    subject: Subject,
+    filename: str,
+    content_type: str,
+    data: bytes,
+    title: str = "",
+    session_id: str = "",
+    embedder: Embedder | None = None,
+    stopwatch: Stopwatch | None = None,
+) -> WriteResult:
+    """Store the document in object storage and a Resource row with its (redacted) text."""
+    if content_type not in TEXT_CONTENT_TYPES:
+        raise ValidationFailed(
+            f"Unsupported document type {content_type!r}; supported: {sorted(TEXT_CONTENT_TYPES)}."
+        )
+    if not data:
+        raise ValidationFailed("The document is empty.")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ValidationFailed(f"The document is larger than {MAX_DOCUMENT_BYTES} bytes.")
+    stopwatch = stopwatch or Stopwatch()
+    embedder = embedder or default_embedder()
+    text = _extract_text(data, content_type)
+    redaction = redact_sensitive(text)
+    provenance = Provenance(source_kind=EvidenceRecord.SourceKind.DOCUMENT, session_id=session_id, chunk_id=uuid.uuid4())
+    resource_id = uuid.uuid4()
+    key = object_key(organization_id=subject.organization_id, subject_id=subject.id, object_id=resource_id)
+    summary = " ".join(redaction.text.split())[:300]
+    resource = ResourceItem(
+        id=resource_id,
+        organization_id=subject.organization_id,
+        subject=subject,
+        **_provenance_fields(provenance, []),
+        title=(title or filename)[:300],
+        summary=summary,
+        resource_type=TEXT_CONTENT_TYPES[content_type],
+        content_type=content_type,
+        object_key=key,
+        size_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        extracted_text=redaction.text,
+    )
+    _embed_rows([resource], [_embedding_text(resource)], embedder, stopwatch)
+    findings = [VaultFinding(f"document:{resource_id}", d) for d in redaction.detections]
+    storage().put(key, data, content_type)
+    try:
+        with stopwatch.phase("database"):
+            vault = _vault_rows(findings, subject=subject, provenance=provenance)
+            _save_all([[resource], vault])
+            result = WriteResult(chunk_id=provenance.chunk_id, routed_types=["resource"])
+            result.records = [WrittenRecord("resource", resource.id), *(WrittenRecord("vault", v.id) for v in vault)]
+            _emit_memory_created(subject=subject, result=result, source_kind=provenance.source_kind, rows=[resource])
+    except Exception:
+        storage().delete(key)  # nothing half-written: no object without its row
+        raise
+    return result
+
+
+# --- webhooks ---------------------------------------------------------------------------------
+
+_STORE_NAMES = {model: name for name, model in STORES.items()}
+
+
+def _webhook_text(row: EvidenceRecord) -> str:
+    if isinstance(row, CoreBlock):
+        return f"[{row.label}] {row.value}"
+    if isinstance(row, ResourceItem):
+        return f"{row.title}\n{row.summary}"
+    assert isinstance(row, EmbeddedRecord)
+    return _embedding_text(row)
+
+
+def _emit_memory_created(*, subject: Subject, result: WriteResult, source_kind: str, rows: Sequence[EvidenceRecord]) -> None:
+    """One ``memory.created`` webhook event per write, in the write's transaction. Record text
+    reaches only endpoints that opted in to content; vault values are never sent."""
+    webhook_event_emit(
+        organization_id=subject.organization_id,
+        event_type=MEMORY_CREATED,
+        subject_id=subject.id,
+        payload={
+            "subject_id": str(subject.id),
+            "subject_external_id": subject.external_id,
+            "chunk_id": str(result.chunk_id),
+            "source_kind": source_kind,
+            "records": [{"type": r.memory_type, "id": str(r.id)} for r in result.records],
+        },
+        content={
+            "records": [{"type": _STORE_NAMES[type(row)], "id": str(row.id), "text": _webhook_text(row)} for row in rows]
+        },
+    )
+
+
+# --- updates: append a superseding row --------------------------------------------------------
+
+UPDATABLE_FIELDS: dict[str, set[str]] = {
+    "core": {"value"},
+    "episodic": {"actor", "event_type", "summary", "details", "status"},
+    "semantic": {"name", "summary", "details", "source"},
+    "procedural": {"title", "summary", "steps", "domain"},
+}
+
+
+def memory_supersede(
+    *, subject: Subject, memory_type: str, record_id: uuid.UUID, changes: dict[str, Any], embedder: Embedder | None = None
+) -> EvidenceRecord:
+    """Append a row that replaces ``record_id`` with ``changes`` applied; the old row stays."""
+    allowed = UPDATABLE_FIELDS.get(memory_type)
+    if allowed is None:
+        raise ValidationFailed(f"Memories of type {memory_type!r} cannot be updated; write a new one instead.")
+    unknown = sorted(set(changes) - allowed)
+    if unknown or not changes:
+        raise ValidationFailed(f"Updatable fields of {memory_type} memories: {sorted(allowed)}; got {unknown or 'none'}.")
+    model = STORES[memory_type]
+    old = model.objects.select_for_update().filter(subject=subject, id=record_id).first()
+    if old is None:
+        from apps.platform.errors import NotFound
+
+        raise NotFound(f"No {memory_type} memory {record_id} for this subject.")
+    if model.objects.filter(supersedes=old).exists():
+        raise Conflict("This memory was already superseded; update the current version.")
+    new = model.objects.get(pk=old.pk)
+    new.pk = uuid.uuid4()
+    new.id = new.pk
+    new._state.adding = True
+    for name, value in changes.items():
+        setattr(new, name, value)
+    new.supersedes = old
+    new.chunk_id = uuid.uuid4()
+    new.source_kind = EvidenceRecord.SourceKind.API
+    if isinstance(new, (EpisodicEvent, SemanticItem)):
+        new.index_status = EpisodicEvent.IndexStatus.PENDING
+        new.index_error = ""
+    if isinstance(new, EmbeddedRecord):
+        embedder = embedder or default_embedder()
+        _embed_rows([new], [_embedding_text(new)], embedder, Stopwatch())
+    _save_all([[new]])
+    if isinstance(new, (EpisodicEvent, SemanticItem)):
+        result = WriteResult(chunk_id=new.chunk_id, routed_types=[memory_type], records=[WrittenRecord(memory_type, new.id)])
+        _enqueue_indexing(subject=subject, chunk_id=new.chunk_id, result=result)
+    return new
+
+
+def _embedding_text(row: EmbeddedRecord) -> str:
+    """What a row's vector stands for. Episodic and semantic rows embed their summary only:
+    the details repeat it with metadata, and the encoder's cost grows with length; words in
+    the details stay reachable through the keyword lane and the graph."""
+    if isinstance(row, EpisodicEvent):
+        return row.summary
+    if isinstance(row, SemanticItem):
+        return f"{row.name}: {row.summary}"
+    if isinstance(row, ProceduralItem):
+        return f"{row.title}: {row.summary}\n" + "\n".join(row.steps)
+    assert isinstance(row, ResourceItem)
+    return f"{row.title}\n{row.extracted_text[:RESOURCE_EMBED_CHARS]}"
+
+
+def memory_mark_chunk_not_indexed(*, chunk_id: uuid.UUID) -> dict[str, Any]:
+    """The indexing job until the hypergraph lands: record that nothing was indexed."""
+    counts = {}
+    for model in (EpisodicEvent, SemanticItem):
+        counts[model._meta.db_table] = model.objects.filter(
+            chunk_id=chunk_id, index_status=EpisodicEvent.IndexStatus.PENDING
+        ).update(index_status=EpisodicEvent.IndexStatus.NOT_INDEXED)
+    return {"indexed": 0, "not_indexed": sum(counts.values()), "reason": "graph indexing is not enabled"}
+
+
+# --- batch ingestion ----------------------------------------------------------------------------
+
+BATCH_TASK = "indexing.memory.batch_ingest"
+
+
+def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
+    """Messages as validated by the API (or stored in a batch); ids default to their position."""
+    return [
+        IncomingMessage(
+            message_id=str(item.get("id") or f"msg-{position}"),
+            role=item["role"],
+            content=item["content"],
+            timestamp=item["timestamp"] if isinstance(item["timestamp"], datetime) else datetime.fromisoformat(item["timestamp"]),
+            name=item.get("name") or None,
+        )
+        for position, item in enumerate(raw, start=1)
+    ]
+
+
+def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], session_id: str) -> IngestionBatch:
+    job = job_create(organization_id=subject.organization_id, kind="memory.batch_ingest", subject_id=subject.id)
+    job.result = {"chunks_total": len(chunks), "chunks_done": 0, "records_written": 0}
+    job.save(update_fields=["result"])
+    batch = IngestionBatch.objects.create(
+        organization_id=subject.organization_id,
+        subject=subject,
+        job=job,
+        session_id=session_id,
+        chunks=chunks,
+        chunks_total=len(chunks),
+    )
+    job_enqueue_on_commit(job=job, task_name=BATCH_TASK, kwargs={"batch_id": str(batch.id)})
+    return batch
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    chunks_total: int
+    chunks_done: int
+    records_written: int
+
+    @property
+    def finished(self) -> bool:
+        return self.chunks_done >= self.chunks_total
+
+    def as_dict(self) -> dict[str, int]:
+        return {"chunks_total": self.chunks_total, "chunks_done": self.chunks_done, "records_written": self.records_written}
+
+
+def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
+    """Write the next chunk of the batch; the chunk and the progress commit together, so a
+    worker that dies mid-batch resumes exactly where the last commit left it."""
+    batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
+    if batch.chunks_done < batch.chunks_total:
+        chunk = batch.chunks[batch.chunks_done]
+        result = memory_write_messages(
+            subject=batch.subject,
+            messages=incoming_messages(chunk["messages"]),
+            source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
+            session_id=chunk.get("session_id") or batch.session_id,
+        )
+        batch.chunks_done += 1
+        batch.records_written += len(result.records)
+        if batch.chunks_done == batch.chunks_total:
+            batch.chunks = []  # content is not kept past its use
+        batch.save(update_fields=["chunks_done", "records_written", "chunks"])
+    return BatchProgress(
+        chunks_total=batch.chunks_total, chunks_done=batch.chunks_done, records_written=batch.records_written
+    )

@@ -1,0 +1,119 @@
+"""The ports of the provider layer: one method per write-path decision, embeddings, metering."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from apps.graph.frames import ExtractedFrame, Extraction
+from apps.providers.extraction_schemas import ExtractionInput, SameEntityDecision, SameEntityQuestion
+from apps.providers.schemas import (
+    CoreDraft,
+    EpisodicDraft,
+    ProceduralDraft,
+    RouteDecision,
+    SemanticDraft,
+    WriterInput,
+)
+
+
+class Purpose(StrEnum):
+    """What a provider call was for; usage is metered per organization and per purpose."""
+
+    ROUTE = "route"
+    WRITE_CORE = "write.core"
+    WRITE_EPISODIC = "write.episodic"
+    WRITE_SEMANTIC = "write.semantic"
+    WRITE_PROCEDURAL = "write.procedural"
+    EMBED = "embed"
+    EXTRACT = "extract"
+    CANONICALIZE = "canonicalize"
+    REPAIR = "repair"
+
+
+class UsageMeter(Protocol):
+    def record(
+        self, *, organization_id: uuid.UUID, purpose: str, model: str, prompt_tokens: int, completion_tokens: int
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class MeteringContext:
+    """Whose usage a call is; the provider adds the purpose of each call it makes."""
+
+    organization_id: uuid.UUID
+    meter: UsageMeter
+
+    def record(self, *, purpose: Purpose, model: str, prompt_tokens: int, completion_tokens: int) -> None:
+        self.meter.record(
+            organization_id=self.organization_id,
+            purpose=purpose.value,
+            model=model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
+
+
+class MemoryLLM(Protocol):
+    """The Meta Memory Manager's router and the writers of the four LLM-written memory types."""
+
+    def route(self, memory_input: WriterInput, *, metering: MeteringContext) -> RouteDecision: ...
+
+    def write_core(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[CoreDraft]: ...
+
+    def write_episodic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[EpisodicDraft]: ...
+
+    def write_semantic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[SemanticDraft]: ...
+
+    def write_procedural(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[ProceduralDraft]: ...
+
+
+class Embedder(Protocol):
+    """Unit-length vectors of ``dimension`` floats, one per text, in input order."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], *, metering: MeteringContext | None = None) -> list[list[float]]: ...
+
+
+class GraphLLM(Protocol):
+    """The learned steps of graph indexing (paper §2.3, A.2): extract, canonicalize, repair.
+
+    Everything they return is a proposal that deterministic code checks: admission, identity
+    and the two-anchor rule run after them, and a rename must name a retrieved candidate.
+    """
+
+    def extract_frames(self, record: ExtractionInput, *, metering: MeteringContext) -> Extraction:
+        """The record's entities and n-ary frames; literals on the frames, never as entities."""
+        ...
+
+    def decide_same_entity(
+        self, record: ExtractionInput, questions: Sequence[SameEntityQuestion], *, metering: MeteringContext
+    ) -> list[SameEntityDecision]:
+        """One decision per question, in order, for all of a record's entities at once.
+
+        ``same_as`` is one of that question's own candidates or None (a new anchor); an answer
+        naming anything else is None. Names differing in a number, date or code never match.
+        """
+        ...
+
+    def repair_frames(
+        self,
+        record: ExtractionInput,
+        *,
+        frames: Sequence[ExtractedFrame],
+        missing: Sequence[str],
+        metering: MeteringContext,
+    ) -> Extraction:
+        """Frames to add for the audit's missing items (at most 12), with any new entities.
+
+        Only additions: ``frames`` (the primary extraction) are context, never returned changed.
+        """
+        ...

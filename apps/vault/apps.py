@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class VaultConfig(AppConfig):
+    name = "apps.vault"
+    label = "vault"
+    verbose_name = "Knowledge Vault"

@@ -1,0 +1,221 @@
+"""The deterministic local provider on a small two-session conversation."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.providers.interfaces import MeteringContext
+from apps.providers.local_provider import LocalMemoryLLM
+from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
+from tests.providers.conftest import RecordingMeter
+from tests.providers.conversation import MESSAGES, SESSION_1, SESSION_2, conversation
+
+llm = LocalMemoryLLM()
+
+
+def _episodes(metering: MeteringContext, *message_ids: str) -> list[EpisodicDraft]:
+    return llm.write_episodic(conversation(*message_ids), metering=metering)
+
+
+@pytest.mark.parametrize(
+    ("message_id", "memory_types"),
+    [
+        ("s1-1", []),  # small talk
+        ("s1-2", ["episodic"]),  # a done and a planned event
+        ("s1-3", ["core", "episodic", "semantic"]),  # identity and preference, then an event
+        ("s1-4", ["episodic", "semantic"]),  # knowledge about a named entity, told in the conversation
+        ("s1-5", []),
+        ("s2-2", ["episodic", "procedural"]),  # a numbered how-to
+        ("s2-3", ["episodic", "procedural"]),  # first ... then ... finally
+        ("s2-4", ["episodic"]),  # first ... then ... as a story, not a procedure
+        ("s2-5", ["core", "episodic", "semantic"]),
+        ("s2-6", ["episodic", "resource"]),  # a link to a file
+        ("s2-7", ["core", "episodic", "semantic"]),  # the agent's own persona
+    ],
+)
+def test_routing(message_id: str, memory_types: list[str], metering: MeteringContext) -> None:
+    decision = llm.route(conversation(message_id), metering=metering)
+    assert decision.memory_types == memory_types
+    assert decision.reason
+
+
+def test_routing_reasons_tell_events_from_what_was_said(metering: MeteringContext) -> None:
+    assert llm.route(conversation("s1-2"), metering=metering).reason == "events with a date, a plan or an action"
+    assert llm.route(conversation("s1-4"), metering=metering).reason == (
+        "what was said in the conversation; statements about named entities"
+    )
+    assert llm.route(conversation("s1-1", "s1-5"), metering=metering).reason == "nothing worth remembering"
+
+
+def test_system_prompts_are_not_memories(metering: MeteringContext) -> None:
+    prompt = InputMessage(
+        message_id="sys-1",
+        role="system",
+        content="You are a friendly running coach. I prefer answers under 50 words.",
+        timestamp=SESSION_2,
+    )
+    only_prompt = WriterInput(messages=[prompt])
+    assert llm.route(only_prompt, metering=metering).memory_types == []
+    assert llm.write_episodic(only_prompt, metering=metering) == []
+    assert llm.write_core(only_prompt, metering=metering) == []
+
+
+def test_routing_a_whole_input_is_the_union(metering: MeteringContext) -> None:
+    decision = llm.route(conversation(), metering=metering)
+    assert decision.memory_types == ["core", "episodic", "semantic", "procedural", "resource"]
+
+
+def test_episodic_keeps_event_time_apart_from_mention_time(metering: MeteringContext) -> None:
+    museum, paris = _episodes(metering, "s1-2")
+
+    # Said on 2023-05-08: the museum was the day before; the flight is planned for next month.
+    assert MESSAGES["s1-2"].timestamp == SESSION_1
+    assert (museum.event_time, museum.status) == ("2023-05-07", "done")
+    assert (paris.event_time, paris.status) == ("2023-06", "planned")
+    assert museum.actor == paris.actor == "Nadia"
+    assert museum.source_message_ids == paris.source_message_ids == ["s1-2"]
+    assert museum.summary == (
+        "Nadia: I went to the Louvre museum yesterday with my 2 kids and we spent $45 on tickets."
+    )
+    assert paris.summary == "Nadia: We will fly to Paris next month to see my sister Amelie."
+    assert "Said by Nadia on 2023-05-08 (message s1-2)." in museum.details
+
+
+def test_episodic_details_keep_every_name_number_and_date(metering: MeteringContext) -> None:
+    museum, paris = _episodes(metering, "s1-2")
+    for kept in ("Louvre", "yesterday", "2 kids", "$45", "yesterday = 2023-05-07"):
+        assert kept in museum.details
+    for kept in ("Paris", "Amelie", "next month = 2023-06"):
+        assert kept in paris.details
+
+    [puppy] = _episodes(metering, "s2-1")
+    assert (puppy.event_time, puppy.status) == ("2023-05-14", "done")  # "last Sunday", said on Saturday 20 May
+    for kept in ("Biscuit", "9 weeks old", "$1,200", "last Sunday = 2023-05-14"):
+        assert kept in puppy.details
+
+
+def test_episodic_resolves_each_session_against_its_own_mention_time(metering: MeteringContext) -> None:
+    [marathon] = _episodes(metering, "s1-3")
+    [cinema] = _episodes(metering, "s2-4")
+    [book_club] = _episodes(metering, "s2-5")
+
+    assert (marathon.event_time, marathon.status) == ("2023-05-06", "done")  # last Saturday before 8 May
+    assert (cinema.event_time, cinema.status) == ("2023-05-18", "done")  # the Thursday before 20 May
+    assert (book_club.event_time, book_club.status) == ("2023-05-23", "planned")  # next Tuesday after 20 May
+    # The turn's other sentence stays in the details (nothing of the turn is lost).
+    assert "I'm a nurse at St. Mary's Hospital" in marathon.details and "10 km" in marathon.details
+    assert '"The Overstory" by Richard Powers' in book_club.details
+
+
+def test_a_future_date_alone_makes_a_planned_event(metering: MeteringContext) -> None:
+    message = InputMessage(
+        message_id="x-1",
+        role="user",
+        name="Tomas",
+        content="Next Friday my band plays at the Blue Note.",
+        timestamp=SESSION_2,
+    )
+    [gig] = llm.write_episodic(WriterInput(messages=[message]), metering=metering)
+    assert (gig.event_time, gig.status) == ("2023-05-26", "planned")
+
+
+def test_episodic_skips_small_talk_and_writes_one_draft_per_turn(metering: MeteringContext) -> None:
+    drafts = _episodes(metering)
+    cited = [draft.source_message_ids[0] for draft in drafts]
+    assert "s1-1" not in cited and "s1-5" not in cited
+    assert cited.count("s1-2") == 2  # split only between its done and its planned event
+    assert all(cited.count(message_id) == 1 for message_id in set(cited) - {"s1-2"})
+    undated = next(draft for draft in drafts if draft.source_message_ids == ["s1-4"])
+    assert (undated.event_time, undated.status) == (None, "done")
+
+
+def test_semantic_drafts_for_named_entities_and_people(metering: MeteringContext) -> None:
+    drafts = llm.write_semantic(conversation(), metering=metering)
+    by_name = {draft.name: draft for draft in drafts}
+
+    lake = by_name["Lake Tahoe"]
+    assert lake.summary == (
+        "Lake Tahoe is a freshwater lake in the Sierra Nevada, on the border of California and Nevada."
+    )
+    assert "Places: Lake Tahoe; the Sierra Nevada; California; Nevada" in lake.details
+    assert (lake.source, lake.source_message_ids) == ("Tomas", ["s1-4"])
+    assert by_name["Tomas"].summary == "Tomas: I'm a nurse at St. Mary's Hospital and I love hiking."
+    assert "Richard Powers" in by_name["Nadia"].details
+    assert "Paris" not in by_name  # an event's place is not a description of the place
+
+
+def test_core_drafts_per_block_without_repeating_stored_memory(metering: MeteringContext) -> None:
+    human, persona = llm.write_core(conversation(), metering=metering)
+
+    assert human.label == "human"
+    assert human.text.splitlines() == [
+        "Tomas: I'm a nurse at St. Mary's Hospital and I love hiking.",
+        'Nadia: My favorite book is "The Overstory" by Richard Powers.',
+    ]
+    assert human.source_message_ids == ["s1-3", "s2-5"]
+    assert persona.label == "persona"
+    assert persona.text == "Coach: I'm a running coach assistant and I prefer short, direct answers."
+
+    stored = ["Tomas: I'm a nurse at St. Mary's Hospital and I love hiking."]
+    [only_new] = llm.write_core(conversation("s1-3", "s2-5", related_memories=stored), metering=metering)
+    assert only_new.text == 'Nadia: My favorite book is "The Overstory" by Richard Powers.'
+    assert llm.write_core(conversation("s1-3", related_memories=stored), metering=metering) == []
+
+
+def test_procedural_drafts_keep_every_step(metering: MeteringContext) -> None:
+    cactus, cold_brew = llm.write_procedural(conversation(), metering=metering)
+
+    assert cactus.title == "How to repot a cactus"
+    assert cactus.steps == [
+        "Water the cactus a day before.",
+        "Wear thick gloves.",
+        "Loosen the soil and lift the plant out.",
+        "Place it in a pot with 2 inches of gravel.",
+    ]
+    assert (cactus.domain, cactus.source_message_ids) == ("gardening", ["s2-2"])
+    assert cold_brew.title == "How to make cold brew"
+    assert cold_brew.steps == ["grind 100 g of coffee coarsely", "add 1 liter of water", "let it steep for 12 hours."]
+    assert cold_brew.domain == "cooking"
+
+
+def test_a_document_goes_to_the_resource_store_not_to_the_conversation_writers(metering: MeteringContext) -> None:
+    chapter = "Yesterday I went to the Louvre and I love painting. " * 800  # 41,600 characters
+    document = WriterInput(
+        messages=[InputMessage(message_id="doc-1", role="user", name="Nadia", content=chapter, timestamp=SESSION_2)]
+    )
+    assert llm.route(document, metering=metering).memory_types == ["resource"]
+    assert llm.write_episodic(document, metering=metering) == []
+    assert llm.write_core(document, metering=metering) == []
+    assert llm.write_semantic(document, metering=metering) == []
+
+
+def test_a_sequence_introduced_by_a_colon(metering: MeteringContext) -> None:
+    message = InputMessage(
+        message_id="x-2",
+        role="user",
+        name="Nadia",
+        content="How we bake sourdough: first feed the starter 50 g of flour, then mix 500 g of flour with "
+        "350 ml of water, then bake it at 250 C for 40 minutes.",
+        timestamp=SESSION_2,
+    )
+    [sourdough] = llm.write_procedural(WriterInput(messages=[message]), metering=metering)
+    assert sourdough.title == "How to bake sourdough"
+    assert sourdough.steps == [
+        "feed the starter 50 g of flour",
+        "mix 500 g of flour with 350 ml of water",
+        "bake it at 250 C for 40 minutes.",
+    ]
+    assert sourdough.domain == "cooking"
+
+
+def test_the_local_provider_is_deterministic_and_meters_nothing(
+    meter: RecordingMeter, metering: MeteringContext
+) -> None:
+    whole = conversation()
+    first = [llm.route(whole, metering=metering), llm.write_episodic(whole, metering=metering)]
+    again = [
+        LocalMemoryLLM().route(whole, metering=metering),
+        LocalMemoryLLM().write_episodic(whole, metering=metering),
+    ]
+    assert first == again
+    assert meter.records == []

@@ -1,0 +1,48 @@
+"""Fixtures: the local receiver, the in-process pipeline, fast retries, a queue of one's own."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from apps.webhooks import delivery
+from mirix_saas.celery import app
+from tests.webhooks.support import Pipeline, Receiver
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    server = Receiver()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pipeline(monkeypatch: pytest.MonkeyPatch) -> Pipeline:
+    captured = Pipeline()
+    monkeypatch.setattr(delivery, "_publish", lambda name, kwargs: captured.published.append((name, kwargs)))
+    return captured
+
+
+@pytest.fixture
+def fast_retries(settings: Any) -> list[float]:
+    settings.WEBHOOKS_RETRY_SCHEDULE = [0, 0.2, 0.2, 0.2, 0.2]
+    return list(settings.WEBHOOKS_RETRY_SCHEDULE)
+
+
+@pytest.fixture
+def webhook_queue(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A queue of this test's own: the broker is shared with other test runs, whose workers
+    must not take (and run against another database) what this test publishes."""
+    name = f"webhooks-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    settings.WEBHOOKS_QUEUE = name
+    monkeypatch.setenv("MIRIX_WEBHOOKS_QUEUE", name)
+    yield name
+    with app.connection_for_write() as conn:
+        conn.default_channel.queue_delete(name)
