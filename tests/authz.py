@@ -12,8 +12,6 @@ from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from django.core.files.uploadedfile import SimpleUploadedFile
-
 from apps.jobs.services import job_create
 from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
@@ -40,17 +38,33 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
     key_id = tenant.issue_key(["memories:read"])
     with organization_scope(tenant.id):
         api_key = ApiKey.objects.get(lookup_id=key_id[len("mx_live_") :][:12])
-    written = tenant.client().post(
-        f"/v1/subjects/{subject.external_id}/memories",
-        {"messages": [{"role": "user", "name": "Ana", "content": "Yesterday I hiked Mount Tam with Leo. My password is Tr0ub4dor&3x",
-                       "timestamp": "2024-03-02T10:00:00Z"}]},
-        format="json",
-    ).json()["records"]
-    document = tenant.client().post(
-        f"/v1/subjects/{subject.external_id}/memories",
-        {"file": SimpleUploadedFile("notes.txt", b"Repotting: water first, then move the plant.", "text/plain")},
-        format="multipart",
-    ).json()["records"]
+    written = (
+        tenant.client()
+        .post(
+            f"/v1/subjects/{subject.external_id}/memories",
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "name": "Ana",
+                        "content": "Yesterday I hiked Mount Tam with Leo. My password is Tr0ub4dor&3x",
+                        "timestamp": "2024-03-02T10:00:00Z",
+                    }
+                ]
+            },
+            format="json",
+        )
+        .json()["records"]
+    )
+    document = (
+        tenant.client()
+        .post(
+            f"/v1/subjects/{subject.external_id}/memories",
+            {"file": SimpleUploadedFile("notes.txt", b"Repotting: water first, then move the plant.", "text/plain")},
+            format="multipart",
+        )
+        .json()["records"]
+    )
     by_type = {r["type"]: r["id"] for r in [*written, *document]}
     return {
         "subject": subject.external_id,
@@ -73,13 +87,25 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/v1/jobs/{job}", "memories:read"),
     Endpoint("POST", "/v1/graph/check", "admin"),
     Endpoint("GET", "/v1/subjects/{subject}/memories?type=episodic", "memories:read"),
-    Endpoint("POST", "/v1/subjects/{subject}/memories", "memories:write",
-             {"messages": [{"role": "user", "content": "I adopted a cat named Miso."}]}),
-    Endpoint("POST", "/v1/subjects/{subject}/memories/batch", "memories:write",
-             {"chunks": [{"text": "We moved to Lisbon in 2021."}]}),
+    Endpoint(
+        "POST",
+        "/v1/subjects/{subject}/memories",
+        "memories:write",
+        {"messages": [{"role": "user", "content": "I adopted a cat named Miso."}]},
+    ),
+    Endpoint(
+        "POST",
+        "/v1/subjects/{subject}/memories/batch",
+        "memories:write",
+        {"chunks": [{"text": "We moved to Lisbon in 2021."}]},
+    ),
     Endpoint("GET", "/v1/subjects/{subject}/memories/episodic/{episodic}", "memories:read"),
-    Endpoint("PATCH", "/v1/subjects/{subject}/memories/episodic/{episodic}", "memories:write",
-             {"changes": {"summary": "Ana hiked Mount Tamalpais with Leo."}}),
+    Endpoint(
+        "PATCH",
+        "/v1/subjects/{subject}/memories/episodic/{episodic}",
+        "memories:write",
+        {"changes": {"summary": "Ana hiked Mount Tamalpais with Leo."}},
+    ),
     Endpoint("GET", "/v1/subjects/{subject}/memories/episodic/{episodic}/history", "memories:read"),
     Endpoint("POST", "/v1/subjects/{subject}/memories/resource/search", "memories:read", {"query": "repotting"}),
     Endpoint("GET", "/v1/subjects/{subject}/core", "memories:read"),
@@ -88,8 +114,12 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/v1/subjects/{subject}/vault/{vault}", "vault:read"),
     Endpoint("GET", "/v1/webhook-event-types", "admin"),
     Endpoint("GET", "/v1/webhook-endpoints", "admin"),
-    Endpoint("POST", "/v1/webhook-endpoints", "admin",
-             {"url": "https://hooks.example.com/new", "event_types": ["memory.created"]}),
+    Endpoint(
+        "POST",
+        "/v1/webhook-endpoints",
+        "admin",
+        {"url": "https://hooks.example.com/new", "event_types": ["memory.created"]},
+    ),
     Endpoint("GET", "/v1/webhook-endpoints/{webhook_endpoint}", "admin"),
     Endpoint("PATCH", "/v1/webhook-endpoints/{webhook_endpoint}", "admin", {"description": "changed"}),
     Endpoint("DELETE", "/v1/webhook-endpoints/{webhook_endpoint}", "admin"),

@@ -56,7 +56,9 @@ def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Calla
                         return
                     result = body(job, **kwargs)
                     job_succeed(job_id=job_uuid, result=result)
-                    audit_record(organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[job_id])
+                    audit_record(
+                        organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[job_id]
+                    )
                 logger.info("job succeeded", extra=log)
             except RECOVERABLE_ERRORS as exc:
                 if self.request.retries < max_retries:
@@ -71,7 +73,9 @@ def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Calla
     return decorate
 
 
-def stepwise_job_task(*, name: str, time_limit: int = 3600, max_retries: int = 5) -> Callable[[StepwiseBody], Task[Any, Any]]:
+def stepwise_job_task(
+    *, name: str, time_limit: int = 3600, max_retries: int = 5
+) -> Callable[[StepwiseBody], Task[Any, Any]]:
     """For long jobs that commit as they go: the body is a generator; each step (each
     ``next``) runs in a transaction of its own and yields a progress summary that is saved
     on the job; its return value is the result. A worker that dies resumes after the last
@@ -103,7 +107,12 @@ def stepwise_job_task(*, name: str, time_limit: int = 3600, max_retries: int = 5
                             job_progress(job_id=job_uuid, result=next(steps))
                         except StopIteration as finished:
                             job_succeed(job_id=job_uuid, result=finished.value)
-                            audit_record(organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[job_id])
+                            audit_record(
+                                organization_id=org_id,
+                                action="job.succeeded",
+                                subject_id=job.subject_id,
+                                target_ids=[job_id],
+                            )
                             break
                 logger.info("job succeeded", extra=log)
             except RECOVERABLE_ERRORS as exc:

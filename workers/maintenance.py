@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from apps.graph.services import graph_check
 from apps.jobs.models import Job
 from apps.jobs.services import jobs_mark_stale
+from apps.memory.services import memory_reembed_step
+from apps.providers.registry import embedder
 from apps.tenancy.models import Organization
 from apps.tenancy.scope import organization_scope
 from mirix_saas.celery import app
-from workers.base import job_task
+from workers.base import job_task, stepwise_job_task
 
 
 @job_task(name="maintenance.graph.check", time_limit=120)
@@ -25,3 +28,14 @@ def mark_stale_jobs() -> int:
         with organization_scope(organization_id):
             marked += jobs_mark_stale(older_than_seconds=3600)
     return marked
+
+
+@stepwise_job_task(name="maintenance.embeddings.reembed", time_limit=6 * 3600)
+def reembed_organization(job: Job) -> Generator[dict[str, Any], None, dict[str, Any]]:
+    """After a change of embedding model: re-embed every row, a batch per transaction."""
+    vectors = embedder()
+    done = 0
+    while batch := memory_reembed_step(embedder=vectors):
+        done += batch
+        yield {"reembedded": done, "model": vectors.model_name}
+    return {"reembedded": done, "model": vectors.model_name}

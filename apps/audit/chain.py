@@ -24,7 +24,9 @@ class ChainEntry:
 
 
 def entry_hash(*, sequence: int, fields: dict[str, Any], previous_hash: str) -> str:
-    canonical = json.dumps({"seq": sequence, "prev": previous_hash, **fields}, sort_keys=True, separators=(",", ":"), default=str)
+    canonical = json.dumps(
+        {"seq": sequence, "prev": previous_hash, **fields}, sort_keys=True, separators=(",", ":"), default=str
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -34,7 +36,9 @@ def first_broken_link(entries: Iterable[ChainEntry]) -> int | None:
     for entry in entries:
         if entry.sequence != expected_sequence or entry.previous_hash != expected_previous:
             return entry.sequence
-        if entry.entry_hash != entry_hash(sequence=entry.sequence, fields=entry.fields, previous_hash=entry.previous_hash):
+        if entry.entry_hash != entry_hash(
+            sequence=entry.sequence, fields=entry.fields, previous_hash=entry.previous_hash
+        ):
             return entry.sequence
         expected_previous, expected_sequence = entry.entry_hash, entry.sequence + 1
     return None

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
@@ -45,5 +44,3 @@ class AuditEntry(models.Model):
             "request_id": self.request_id,
             "created_at": self.created_at.isoformat(),
         }
-
-

@@ -32,7 +32,12 @@ def audit_record(
     """Append one entry to the organization's chain (serialized per organization)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"audit:{organization_id}"])
-    last = AuditEntry.objects.for_organization(organization_id).order_by("-sequence").only("sequence", "entry_hash").first()
+    last = (
+        AuditEntry.objects.for_organization(organization_id)
+        .order_by("-sequence")
+        .only("sequence", "entry_hash")
+        .first()
+    )
     entry = AuditEntry(
         organization_id=organization_id,
         sequence=(last.sequence + 1) if last else 1,
@@ -44,6 +49,8 @@ def audit_record(
         created_at=timezone.now(),
         previous_hash=last.entry_hash if last else GENESIS,
     )
-    entry.entry_hash = entry_hash(sequence=entry.sequence, fields=entry.chain_fields(), previous_hash=entry.previous_hash)
+    entry.entry_hash = entry_hash(
+        sequence=entry.sequence, fields=entry.chain_fields(), previous_hash=entry.previous_hash
+    )
     entry.save(force_insert=True)
     return entry

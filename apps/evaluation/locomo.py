@@ -93,7 +93,11 @@ def load_conversations(directory: Path | None = None) -> list[Conversation]:
     directory = directory or data_dir()
     samples = json.loads((directory / DATA_FILE).read_text())
     fixes_path = directory / FIXES_FILE
-    fixes = {(f["sample_id"], f["qa_index"]): f["evidence"] for f in json.loads(fixes_path.read_text())} if fixes_path.exists() else {}
+    fixes = (
+        {(f["sample_id"], f["qa_index"]): f["evidence"] for f in json.loads(fixes_path.read_text())}
+        if fixes_path.exists()
+        else {}
+    )
     conversations = []
     for sample in samples:
         conv = sample["conversation"]
@@ -102,7 +106,9 @@ def load_conversations(directory: Path | None = None) -> list[Conversation]:
             Session(
                 number=n,
                 date_time=parse_session_time(conv[f"session_{n}_date_time"]),
-                turns=[Turn(dia_id=t["dia_id"], speaker=t["speaker"], text=_turn_text(t)) for t in conv[f"session_{n}"]],
+                turns=[
+                    Turn(dia_id=t["dia_id"], speaker=t["speaker"], text=_turn_text(t)) for t in conv[f"session_{n}"]
+                ],
             )
             for n in numbers
         ]
@@ -129,4 +135,10 @@ def load_conversations(directory: Path | None = None) -> list[Conversation]:
 def session_messages(session: Session) -> Iterator[dict[str, object]]:
     """A session as chat messages for the write API: one per turn, the dia_id as its id."""
     for turn in session.turns:
-        yield {"id": turn.dia_id, "role": "user", "name": turn.speaker, "content": turn.text, "timestamp": session.date_time}
+        yield {
+            "id": turn.dia_id,
+            "role": "user",
+            "name": turn.speaker,
+            "content": turn.text,
+            "timestamp": session.date_time,
+        }

@@ -165,7 +165,9 @@ def admit_anchors(
     cap = anchor_cap(kind)
     kept = sorted(ranked[:cap], key=lambda g: g.first)
     for group in ranked[cap:]:
-        rejected += [RejectedAnchor(name=name, type=group.type, key=group.key, reason="over_cap") for name in group.names]
+        rejected += [
+            RejectedAnchor(name=name, type=group.type, key=group.key, reason="over_cap") for name in group.names
+        ]
     admitted = [
         AdmittedAnchor(key=group.key, name=group.names[0], type=group.type, aliases=tuple(group.names[1:]))
         for group in kept

@@ -80,7 +80,7 @@ _DATE = re.compile(
 # A number is listed with the word that follows it ("3 bags", "10km", "2nd place") unless
 # that word is a stop word, so a repair call knows what was counted or measured.
 _NUMBER = re.compile(
-    r"(?<![\w.\-/])(?P<currency>[$€£¥]\s?)?(?P<value>\d+(?:,\d{3})*(?:\.\d+)?)(?:st|nd|rd|th)?"
+    r"(?<![\w.\-/:])(?P<currency>[$€£¥]\s?)?(?P<value>\d+(?:,\d{3})*(?:\.\d+)?)(?:st|nd|rd|th)?"
     r"(?P<unit>\s?(?:%|[A-Za-z]+))?(?![\w/])"
 )
 _VISUAL = re.compile(
@@ -189,9 +189,7 @@ def audit_coverage(source: str, frames: Sequence[ExtractedFrame]) -> CoverageAud
     needs_repair = bool(missing)
     if needs_repair:
         missing += [
-            source[start:end].strip()
-            for start, end in dates
-            if not _numbers(source[start:end]) <= frame_numbers
+            source[start:end].strip() for start, end in dates if not _numbers(source[start:end]) <= frame_numbers
         ]
     return CoverageAudit(
         needs_repair=needs_repair,

@@ -44,9 +44,12 @@ def normalize_label(label: str) -> str:
 
 def role_signature(roles: Iterable[tuple[str, str]]) -> tuple[str, ...]:
     """σ(f): the sorted, de-duplicated ``role:κ(anchor)``; arms whose name has no key are left out."""
-    return tuple(
-        sorted({f"{normalize_label(role)}:{key}" for role, name in roles if (key := anchor_key(name))})
-    )
+    return tuple(sorted({f"{normalize_label(role)}:{key}" for role, name in roles if (key := anchor_key(name))}))
+
+
+def frame_signature(frame: ExtractedFrame) -> tuple[str, tuple[str, ...]]:
+    """(predicate, σ): what two frames of one record must share to be the same claim."""
+    return normalize_label(frame.predicate), role_signature(frame.roles)
 
 
 def occurrence_key(*, event_time: str | None, memory_id: uuid.UUID) -> str:
@@ -63,7 +66,9 @@ def _digest(parts: list[object]) -> str:
 
 def semantic_frame_id(*, subject_id: uuid.UUID, predicate: str, roles: Iterable[tuple[str, str]]) -> str:
     """id_S(f) = H(u, p, σ(f))."""
-    return _digest([FRAME_ID_VERSION, "semantic", str(subject_id), normalize_label(predicate), list(role_signature(roles))])
+    return _digest(
+        [FRAME_ID_VERSION, "semantic", str(subject_id), normalize_label(predicate), list(role_signature(roles))]
+    )
 
 
 def episodic_frame_id(

@@ -28,7 +28,6 @@ class Job(TenantModel):
     error_message = models.CharField(max_length=500, blank=True, default="")
     result = models.JSONField(default=dict, blank=True)
 
-
     class Meta:
         db_table = "jobs_job"
         indexes = [models.Index(fields=["organization", "status", "created_at"], name="job_org_status")]

@@ -101,7 +101,10 @@ class CoreBlock(EvidenceRecord):
     class Meta:
         db_table = "memory_core_block"
         constraints = [_supersedes_once("mcore")]
-        indexes = [*_evidence_indexes("mcore", searchable=False), models.Index(fields=["subject", "label"], name="mcore_label")]
+        indexes = [
+            *_evidence_indexes("mcore", searchable=False),
+            models.Index(fields=["subject", "label"], name="mcore_label"),
+        ]
 
 
 class EpisodicEvent(IndexedRecord):

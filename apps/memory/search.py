@@ -30,7 +30,9 @@ class SearchHit:
 
 def vector_lane(rows: QuerySet[Any], *, vector: list[float], model: str, depth: int = LANE_DEPTH) -> list[Any]:
     return list(
-        rows.filter(embedding_model=model).annotate(distance=CosineDistance("embedding", vector)).order_by("distance", "id")[:depth]
+        rows.filter(embedding_model=model)
+        .annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance", "id")[:depth]
     )
 
 
@@ -47,7 +49,9 @@ def keyword_lane(rows: QuerySet[Any], *, query: str, depth: int = LANE_DEPTH) ->
         return []
     search = SearchQuery(terms, config="english", search_type="raw")
     return list(
-        rows.filter(search_vector=search).annotate(rank=SearchRank(F("search_vector"), search)).order_by("-rank", "id")[:depth]
+        rows.filter(search_vector=search)
+        .annotate(rank=SearchRank(F("search_vector"), search))
+        .order_by("-rank", "id")[:depth]
     )
 
 

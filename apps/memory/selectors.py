@@ -41,7 +41,9 @@ class MemoryFilter:
     include_superseded: bool = False
 
 
-def memory_list(*, subject: Subject, filters: MemoryFilter, after: tuple[datetime, uuid.UUID] | None, limit: int) -> list[Any]:
+def memory_list(
+    *, subject: Subject, filters: MemoryFilter, after: tuple[datetime, uuid.UUID] | None, limit: int
+) -> list[Any]:
     model = _store(filters.memory_type)
     rows: QuerySet[Any] = (
         model.objects.filter(subject=subject) if filters.include_superseded else current_rows(model, subject=subject)
@@ -98,7 +100,9 @@ def memory_search(*, subject: Subject, memory_type: str, query: str, limit: int,
         raise ValidationFailed(f"search covers {list(SEARCHABLE_TYPES)}; episodic and semantic go through /search.")
     rows = _without_vectors(current_rows(STORES[memory_type], subject=subject))
     vector = embedder.embed([query])[0]
-    return fuse(vector_lane(rows, vector=vector, model=embedder.model_name), keyword_lane(rows, query=query), limit=limit)
+    return fuse(
+        vector_lane(rows, vector=vector, model=embedder.model_name), keyword_lane(rows, query=query), limit=limit
+    )
 
 
 def resource_get(*, subject: Subject, resource_id: uuid.UUID) -> ResourceItem:

@@ -165,18 +165,18 @@ def _evidence_rows(
         )
     current_semantic = {row.name.casefold(): row for row in current_rows(SemanticItem, subject=subject)}
     semantic = []
-    for draft in plan.semantic:
+    for fact in plan.semantic:
         row = SemanticItem(
             organization_id=subject.organization_id,
             subject=subject,
-            **_provenance_fields(provenance, draft.source_message_ids),
-            name=draft.name,
-            summary=draft.summary,
-            details=draft.details,
-            source=draft.source,
-            supersedes=current_semantic.get(draft.name.casefold()),
+            **_provenance_fields(provenance, fact.source_message_ids),
+            name=fact.name,
+            summary=fact.summary,
+            details=fact.details,
+            source=fact.source,
+            supersedes=current_semantic.get(fact.name.casefold()),
         )
-        current_semantic[draft.name.casefold()] = row
+        current_semantic[fact.name.casefold()] = row
         semantic.append(row)
     procedural = [
         ProceduralItem(
@@ -266,19 +266,26 @@ def memory_write_messages(
     with stopwatch.phase("database"):
         core = _core_rows(plan, subject=subject, provenance=provenance)
     episodic, semantic, procedural = _evidence_rows(plan, subject=subject, provenance=provenance, messages=redacted)
-    for rows in (episodic, semantic, procedural):
-        _embed_rows(rows, [_embedding_text(r) for r in rows], embedder, stopwatch)
+    embedded: tuple[Sequence[EmbeddedRecord], ...] = (episodic, semantic, procedural)
+    for group in embedded:
+        _embed_rows(group, [_embedding_text(r) for r in group], embedder, stopwatch)
     with stopwatch.phase("database"):
         vault = _vault_rows(findings, subject=subject, provenance=provenance)
         _save_all([core, episodic, semantic, procedural, vault])
         result = WriteResult(chunk_id=provenance.chunk_id, routed_types=list(plan.route.memory_types))
-        for memory_type, rows in (
-            ("core", core), ("episodic", episodic), ("semantic", semantic),
-            ("procedural", procedural), ("vault", vault),
-        ):
+        stored: tuple[tuple[str, Sequence[EvidenceRecord]], ...] = (
+            ("core", core),
+            ("episodic", episodic),
+            ("semantic", semantic),
+            ("procedural", procedural),
+            ("vault", vault),
+        )
+        for memory_type, rows in stored:
             result.records += [WrittenRecord(memory_type, row.id) for row in rows]
         _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result)
-        _emit_memory_created(subject=subject, result=result, source_kind=source_kind, rows=[*core, *episodic, *semantic, *procedural])
+        _emit_memory_created(
+            subject=subject, result=result, source_kind=source_kind, rows=[*core, *episodic, *semantic, *procedural]
+        )
     logger.info(
         "memory written",
         extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
@@ -317,9 +324,7 @@ def memory_write_document(
 ) -> WriteResult:
     """Store the document in object storage and a Resource row with its (redacted) text."""
     if content_type not in TEXT_CONTENT_TYPES:
-        raise ValidationFailed(
-            f"Unsupported document type {content_type!r}; supported: {sorted(TEXT_CONTENT_TYPES)}."
-        )
+        raise ValidationFailed(f"Unsupported document type {content_type!r}; supported: {sorted(TEXT_CONTENT_TYPES)}.")
     if not data:
         raise ValidationFailed("The document is empty.")
     if len(data) > MAX_DOCUMENT_BYTES:
@@ -328,7 +333,9 @@ def memory_write_document(
     embedder = embedder or default_embedder()
     text = _extract_text(data, content_type)
     redaction = redact_sensitive(text)
-    provenance = Provenance(source_kind=EvidenceRecord.SourceKind.DOCUMENT, session_id=session_id, chunk_id=uuid.uuid4())
+    provenance = Provenance(
+        source_kind=EvidenceRecord.SourceKind.DOCUMENT, session_id=session_id, chunk_id=uuid.uuid4()
+    )
     resource_id = uuid.uuid4()
     key = object_key(organization_id=subject.organization_id, subject_id=subject.id, object_id=resource_id)
     summary = " ".join(redaction.text.split())[:300]
@@ -376,7 +383,9 @@ def _webhook_text(row: EvidenceRecord) -> str:
     return _embedding_text(row)
 
 
-def _emit_memory_created(*, subject: Subject, result: WriteResult, source_kind: str, rows: Sequence[EvidenceRecord]) -> None:
+def _emit_memory_created(
+    *, subject: Subject, result: WriteResult, source_kind: str, rows: Sequence[EvidenceRecord]
+) -> None:
     """One ``memory.created`` webhook event per write, in the write's transaction. Record text
     reaches only endpoints that opted in to content; vault values are never sent."""
     webhook_event_emit(
@@ -391,7 +400,9 @@ def _emit_memory_created(*, subject: Subject, result: WriteResult, source_kind: 
             "records": [{"type": r.memory_type, "id": str(r.id)} for r in result.records],
         },
         content={
-            "records": [{"type": _STORE_NAMES[type(row)], "id": str(row.id), "text": _webhook_text(row)} for row in rows]
+            "records": [
+                {"type": _STORE_NAMES[type(row)], "id": str(row.id), "text": _webhook_text(row)} for row in rows
+            ]
         },
     )
 
@@ -407,7 +418,12 @@ UPDATABLE_FIELDS: dict[str, set[str]] = {
 
 
 def memory_supersede(
-    *, subject: Subject, memory_type: str, record_id: uuid.UUID, changes: dict[str, Any], embedder: Embedder | None = None
+    *,
+    subject: Subject,
+    memory_type: str,
+    record_id: uuid.UUID,
+    changes: dict[str, Any],
+    embedder: Embedder | None = None,
 ) -> EvidenceRecord:
     """Append a row that replaces ``record_id`` with ``changes`` applied; the old row stays."""
     allowed = UPDATABLE_FIELDS.get(memory_type)
@@ -415,7 +431,9 @@ def memory_supersede(
         raise ValidationFailed(f"Memories of type {memory_type!r} cannot be updated; write a new one instead.")
     unknown = sorted(set(changes) - allowed)
     if unknown or not changes:
-        raise ValidationFailed(f"Updatable fields of {memory_type} memories: {sorted(allowed)}; got {unknown or 'none'}.")
+        raise ValidationFailed(
+            f"Updatable fields of {memory_type} memories: {sorted(allowed)}; got {unknown or 'none'}."
+        )
     model = STORES[memory_type]
     old = model.objects.select_for_update().filter(subject=subject, id=record_id).first()
     if old is None:
@@ -441,7 +459,9 @@ def memory_supersede(
         _embed_rows([new], [_embedding_text(new)], embedder, Stopwatch())
     _save_all([[new]])
     if isinstance(new, (EpisodicEvent, SemanticItem)):
-        result = WriteResult(chunk_id=new.chunk_id, routed_types=[memory_type], records=[WrittenRecord(memory_type, new.id)])
+        result = WriteResult(
+            chunk_id=new.chunk_id, routed_types=[memory_type], records=[WrittenRecord(memory_type, new.id)]
+        )
         _enqueue_indexing(subject=subject, chunk_id=new.chunk_id, result=result)
     return new
 
@@ -482,7 +502,9 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
             message_id=str(item.get("id") or f"msg-{position}"),
             role=item["role"],
             content=item["content"],
-            timestamp=item["timestamp"] if isinstance(item["timestamp"], datetime) else datetime.fromisoformat(item["timestamp"]),
+            timestamp=item["timestamp"]
+            if isinstance(item["timestamp"], datetime)
+            else datetime.fromisoformat(item["timestamp"]),
             name=item.get("name") or None,
         )
         for position, item in enumerate(raw, start=1)
@@ -516,7 +538,11 @@ class BatchProgress:
         return self.chunks_done >= self.chunks_total
 
     def as_dict(self) -> dict[str, int]:
-        return {"chunks_total": self.chunks_total, "chunks_done": self.chunks_done, "records_written": self.records_written}
+        return {
+            "chunks_total": self.chunks_total,
+            "chunks_done": self.chunks_done,
+            "records_written": self.records_written,
+        }
 
 
 def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
@@ -539,3 +565,27 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
     return BatchProgress(
         chunks_total=batch.chunks_total, chunks_done=batch.chunks_done, records_written=batch.records_written
     )
+
+
+# --- re-embedding after a change of embedding model -----------------------------------------------
+
+REEMBED_BATCH = 256
+EMBEDDED_STORES: tuple[type[EmbeddedRecord], ...] = (EpisodicEvent, SemanticItem, ProceduralItem, ResourceItem)
+
+
+def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) -> int:
+    """Re-embed up to ``batch_size`` rows of the organization in scope whose vectors come from
+    another model than ``embedder``'s; returns how many were re-embedded (0: done)."""
+    for model in EMBEDDED_STORES:
+        rows = list(model.objects.exclude(embedding_model=embedder.model_name).order_by("id")[:batch_size])
+        if rows:
+            vectors = embedder.embed([_embedding_text(row) for row in rows])
+            for row, vector in zip(rows, vectors, strict=True):
+                row.embedding, row.embedding_model = vector, embedder.model_name
+            model.objects.bulk_update(rows, ["embedding", "embedding_model"])
+            return len(rows)
+    return 0
+
+
+def memory_stale_embedding_count(*, embedder: Embedder) -> int:
+    return sum(model.objects.exclude(embedding_model=embedder.model_name).count() for model in EMBEDDED_STORES)

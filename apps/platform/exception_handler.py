@@ -66,7 +66,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = drf.PermissionDenied()
 
     if isinstance(exc, RequestDataTooBig):
-        return Response(error_body("payload_too_large", "The request body is larger than the server accepts."), status=413)
+        return Response(
+            error_body("payload_too_large", "The request body is larger than the server accepts."), status=413
+        )
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
     if isinstance(exc, drf.APIException):

@@ -50,9 +50,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from apps.graph.admission import DIALOGUE_ROLES, rejection_reason
+from apps.graph.admission import rejection_reason
+from apps.graph.coverage import MAX_REPAIR_ITEMS
 from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, Extraction, FrameStatus
-from apps.graph.identity import normalize_label, role_signature
+from apps.graph.identity import frame_signature, normalize_label
 from apps.graph.keys import anchor_key, may_denote_same
 from apps.providers.dates import find_dates, most_specific
 from apps.providers.extraction_schemas import (
@@ -102,8 +103,18 @@ _VISUAL = re.compile(
     r"(?P<caption>[^\]]*)\]",
     re.IGNORECASE,
 )
+# Lines the local writer adds to a record's details: provenance and resolved dates. They state
+# nothing about the world (the row's provenance columns hold the same).
+_METADATA_LINE = re.compile(r"^\s*(?:Said by .+ \(message [^)]*\)\.?|Resolved dates:.*)\s*$")
 _QUOTED = re.compile(r"\"(?P<straight>[^\"\n]{1,80})\"|\u201c(?P<curly>[^\u201d\n]{1,80})\u201d")
 
+# Interjections, fillers and the pieces of "gonna"/"wanna" that the tagger takes for nouns.
+_FILLER = frozenset(
+    """
+    hey hi hello wow haha hahaha lol omg yay thanks thank ok okay good great cool awesome gon wan na ta gotta
+    kinda sorta yeah yes no oh um uh hmm aww wanna gonna
+    """.split()
+)
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"})
 _RELATIVE = frozenset({"that", "which", "who", "whom"})
 _FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gon"})
@@ -150,6 +161,14 @@ _CONTENT_NOUNS = frozenset(
     """.split()
 )
 _METHOD_NOUNS = frozenset("technique method recipe approach strategy routine practice exercise therapy".split())
+_NOUN_TYPES: tuple[tuple[frozenset[str], EntityType], ...] = (
+    (_PERSON_NOUNS, "person"),
+    (_PLACE_NOUNS, "location"),
+    (_EVENT_NOUNS, "event"),
+    (_ORGANIZATION_NOUNS, "organization"),
+    (_CONTENT_NOUNS, "content"),
+    (_METHOD_NOUNS, "method"),
+)
 _ABSTRACT_SUFFIXES = ("ness", "ity", "ism", "tion", "sion", "ment", "ance", "ence", "ship", "hood", "ing", "dom")
 
 _PREPOSITION_ROLES: dict[str, str] = {
@@ -213,32 +232,60 @@ class _Line:
     speaker: str | None
 
 
+@dataclass(frozen=True)
+class _Caption:
+    """A shared image's caption: its place in the parsed text, its medium and who shared it."""
+
+    start: int
+    end: int
+    text: str
+    media: str
+    speaker: str | None
+
+
 # --- text preparation ------------------------------------------------------------------------
 
 
-def _speaker(label: str, actor: str | None) -> str | None:
-    key = anchor_key(label)
-    if key in DIALOGUE_ROLES:
-        return actor if key in ("user", "human") else None
-    return label if rejection_reason(key) is None else actor
+def _prepared(text: str, actor: str | None) -> tuple[str, tuple[_Line, ...], tuple[_Caption, ...]]:
+    """The text to parse and its lines, one for each line of the text.
 
-
-def _prepared(text: str, actor: str | None) -> tuple[str, tuple[_Line, ...]]:
-    """The text to parse (speaker labels off, image markers as their captions) and its lines."""
+    A speaker label ("Caroline: ...") is taken off and names who "I" is on that line; a line
+    filed under a generic label ("People: ...", "Places: ...") and the writer's metadata
+    lines are left out (blank), and an image marker is replaced by its caption.
+    """
     lines: list[_Line] = []
+    captions: list[_Caption] = []
     parts: list[str] = []
     offset = 0
     for raw in text.splitlines():
         speaker = actor
         match = _SPEAKER_PREFIX.match(raw)
         if match:
-            speaker = _speaker(match["speaker"], actor)
-            raw = raw[match.end() :]
-        line = _VISUAL.sub(lambda m: f" ({m['caption'].strip()}) ", raw)
+            key = anchor_key(match["speaker"])
+            reason = rejection_reason(key)
+            if reason == "generic":
+                raw = ""  # an inventory line, not a statement
+            elif reason == "dialogue_role":
+                speaker = actor if key in ("user", "human") else None
+            elif reason is None:
+                speaker = match["speaker"]
+            raw = raw[match.end() :] if raw else raw
+        if _METADATA_LINE.match(raw):
+            raw = ""
+        pieces: list[str] = []
+        cursor = 0
+        for marker in _VISUAL.finditer(raw):
+            pieces.append(raw[cursor : marker.start()] + " (")
+            caption = marker["caption"].strip()
+            start = offset + sum(map(len, pieces))
+            captions.append(_Caption(start, start + len(caption), caption, marker["media"].lower(), speaker))
+            pieces.append(caption + ") ")
+            cursor = marker.end()
+        line = "".join(pieces) + raw[cursor:]
         lines.append(_Line(start=offset, speaker=speaker))
         parts.append(line)
         offset += len(line) + 1
-    return "\n".join(parts), tuple(lines)
+    return "\n".join(parts), tuple(lines), tuple(captions)
 
 
 # --- mentions --------------------------------------------------------------------------------
@@ -251,16 +298,9 @@ def _clean_text(tokens: Sequence[Token]) -> str:
 
 def _noun_type(token: Token) -> EntityType:
     lemma = token.lemma_.lower()
-    for nouns, kind in (
-        (_PERSON_NOUNS, "person"),
-        (_PLACE_NOUNS, "location"),
-        (_EVENT_NOUNS, "event"),
-        (_ORGANIZATION_NOUNS, "organization"),
-        (_CONTENT_NOUNS, "content"),
-        (_METHOD_NOUNS, "method"),
-    ):
+    for nouns, kind in _NOUN_TYPES:
         if lemma in nouns:
-            return kind  # type: ignore[return-value]
+            return kind
     if token.pos_ == "PROPN":
         return "other"
     return "concept" if lemma.endswith(_ABSTRACT_SUFFIXES) else "object"
@@ -271,7 +311,7 @@ class _Analysis:
 
     def __init__(self, record: ExtractionInput) -> None:
         self.record = record
-        text, self.lines = _prepared(record.text, record.actor)
+        text, self.lines, self.captions = _prepared(record.text, record.actor)
         self.doc = _parse(text)
         self._line_starts = [line.start for line in self.lines]
         self.named: dict[int, Span] = {}
@@ -285,10 +325,13 @@ class _Analysis:
             for token in quote:
                 self.literal.pop(token.i, None)
                 self.named[token.i] = quote
-        self.mentions: list[_Mention] = []  # every anchor mention, in order
+        self.mentions: list[_Mention] = []  # every anchor, once, in order of first mention
+        self.mentioned_at: list[tuple[int, _Mention]] = []  # (character offset, anchor) of every mention
         self._types: dict[str, EntityType] = {}
         self._collect_mentions()
-        self.candidates = [candidate for sentence in self.doc.sents for candidate in self._sentence_candidates(sentence)]
+        self.candidates = [
+            candidate for sentence in self.doc.sents for candidate in self._sentence_candidates(sentence)
+        ]
 
     # -- lines and speakers
 
@@ -296,7 +339,7 @@ class _Analysis:
         index = bisect.bisect_right(self._line_starts, token.idx) - 1
         return self.lines[max(index, 0)].speaker
 
-    def _person(self, name: str) -> _Mention | None:
+    def person(self, name: str) -> _Mention | None:
         key = anchor_key(name)
         if not key or rejection_reason(key) is not None:
             return None
@@ -335,9 +378,12 @@ class _Analysis:
         words = [
             t
             for t in self.doc[left : token.i + 1]
-            if t.i not in excluded and t.pos_ not in ("DET", "PRON", "PUNCT", "PART") and t.i not in self.literal
+            if t.i not in excluded
+            and t.pos_ not in ("DET", "PRON", "PUNCT", "PART", "INTJ")
+            and t.i not in self.literal
+            and t.lower_ not in _FILLER
         ]
-        return words or [token]
+        return words
 
     def _noun_mention(self, token: Token) -> _Mention | None:
         name = _clean_text(self._noun_tokens(token))
@@ -351,7 +397,9 @@ class _Analysis:
         lower = token.lower_
         if lower in _FIRST_PERSON:
             speaker = self.speaker_of(token)
-            return self._person(speaker) if speaker else None
+            return self.person(speaker) if speaker else None
+        if lower in _FILLER:
+            return None
         if token.pos_ == "PRON":
             if lower in _RELATIVE and token.head.dep_ == "relcl":
                 return self.mention(token.head.head)
@@ -392,13 +440,16 @@ class _Analysis:
         for token in self.doc:
             mention: _Mention | None = None
             if token.lower_ in _FIRST_PERSON or token.i in self.named:
-                span = self.named.get(token.i)
-                if span is not None and (token.i != span.root.i or self._is_modifier(span)):
+                named = self.named.get(token.i)
+                if named is not None and (token.i != named.root.i or self._is_modifier(named)):
                     continue
                 mention = self.mention(token)
             elif token.pos_ in ("NOUN", "PROPN") and token.dep_ != "compound" and token.i not in self.literal:
                 mention = self._noun_mention(token)
-            if mention is not None and mention.key not in seen:
+            if mention is None:
+                continue
+            self.mentioned_at.append((token.idx, mention))
+            if mention.key not in seen:
                 seen.add(mention.key)
                 self.mentions.append(mention)
 
@@ -464,7 +515,7 @@ class _Analysis:
         return arms
 
     def _naming(self, token: Token) -> list[tuple[str, _Mention]]:
-        """"a puppy named Max" → the name Max joins the frame of "puppy"."""
+        """ "a puppy named Max" → the name Max joins the frame of "puppy"."""
         arms: list[tuple[str, _Mention]] = []
         for child in token.children:
             if child.dep_ == "acl" and child.lemma_.lower() in _NAMING_LEMMAS:
@@ -731,10 +782,6 @@ def _entities(mentions: Sequence[_Mention]) -> list[ExtractedEntity]:
     return [ExtractedEntity(name=mention.name, type=mention.type) for mention in mentions]
 
 
-def _signature(frame: ExtractedFrame) -> tuple[str, tuple[str, ...]]:
-    return normalize_label(frame.predicate), role_signature(frame.roles)
-
-
 @functools.lru_cache(maxsize=256)
 def _analysis(record: ExtractionInput) -> _Analysis:
     return _Analysis(record)
@@ -754,7 +801,9 @@ def _overlaps(literals: Sequence[Span], items: Sequence[str]) -> bool:
     return any(item.casefold() in value or value in item.casefold() for value in values for item in items)
 
 
-def _repair_candidates(analysis: _Analysis, items: Sequence[str]) -> Iterator[tuple[_Candidate, list[tuple[str, _Mention]]]]:
+def _repair_candidates(
+    analysis: _Analysis, items: Sequence[str]
+) -> Iterator[tuple[_Candidate, list[tuple[str, _Mention]]]]:
     by_sentence: dict[int, list[_Candidate]] = {}
     for candidate in analysis.candidates:
         by_sentence.setdefault(candidate.head.sent.start, []).append(candidate)
@@ -767,7 +816,7 @@ def _repair_candidates(analysis: _Analysis, items: Sequence[str]) -> Iterator[tu
             extra = _quote_arms(analysis, candidate, sentence, wanted)
             if _distinct(candidate, extra) < 2 and _overlaps(candidate.literals, wanted):
                 speaker = analysis.speaker_of(candidate.head)
-                source = analysis._person(speaker) if speaker else None
+                source = analysis.person(speaker) if speaker else None
                 if source is not None:
                     extra.append(("source", source))
             if extra:
@@ -797,22 +846,19 @@ def _quote_arms(
 
 
 def _depictions(analysis: _Analysis, items: Sequence[str]) -> Iterator[tuple[ExtractedFrame, list[_Mention]]]:
-    for match in _VISUAL.finditer(analysis.record.text):
-        caption = match["caption"].strip()
-        if not caption or not _holds(caption, items):
+    """share(agent: who shared it, depicts: what its caption names) for each caption with a missing item."""
+    for caption in analysis.captions:
+        if not caption.text or not _holds(caption.text, items):
             continue
-        line = analysis.record.text.count("\n", 0, match.start())
-        speaker = analysis.lines[line].speaker if line < len(analysis.lines) else analysis.record.actor
-        caption_analysis = _analysis(ExtractionInput(kind=analysis.record.kind, text=caption))
-        speaker_key = anchor_key(speaker or "")
-        depicted = [m for m in caption_analysis.mentions if m.key not in _MEDIA_KEYS and m.key != speaker_key]
-        depicted = depicted[:_MAX_DEPICTED]
-        agent = analysis._person(speaker) if speaker else None
+        agent = analysis.person(caption.speaker) if caption.speaker else None
+        excluded = {*_MEDIA_KEYS, agent.key if agent else ""}
+        inside = [mention for at, mention in analysis.mentioned_at if caption.start <= at < caption.end]
+        depicted = list({m.key: m for m in inside if m.key not in excluded}.values())[:_MAX_DEPICTED]
         arms = ([("agent", agent.name)] if agent else []) + [("depicts", m.name) for m in depicted]
         frame = ExtractedFrame(
             predicate="share",
             roles=arms,
-            literals={"media": match["media"].lower()},
+            literals={"media": caption.media},
             event_time=analysis.record.event_time,
             status="done",
         )
@@ -858,24 +904,26 @@ class LocalGraphLLM:
         missing: Sequence[str],
         metering: MeteringContext,
     ) -> Extraction:
-        items = [item.strip() for item in missing[:12] if item.strip()]
+        items = [item.strip() for item in missing if item.strip()][:MAX_REPAIR_ITEMS]
         if not items:
             return Extraction(entities=[], frames=[])
         analysis = _analysis(record)
-        known = {_signature(frame) for frame in frames} | {_signature(frame) for _, frame in _primary(analysis)}
+        known = {frame_signature(frame) for frame in frames} | {
+            frame_signature(frame) for _, frame in _primary(analysis)
+        }
         added: list[ExtractedFrame] = []
         mentions: list[_Mention] = []
         for candidate, extra in _repair_candidates(analysis, items):
             if _distinct(candidate, extra) < 2:
                 continue
             frame = _frame(analysis, candidate, extra)
-            if _signature(frame) not in known:
-                known.add(_signature(frame))
+            if frame_signature(frame) not in known:
+                known.add(frame_signature(frame))
                 added.append(frame)
                 mentions += [mention for _, mention in [*candidate.arms, *extra]]
         for frame, depicted in _depictions(analysis, items):
-            if _signature(frame) not in known and len({m.key for m in depicted}) >= 2:
-                known.add(_signature(frame))
+            if frame_signature(frame) not in known and len({m.key for m in depicted}) >= 2:
+                known.add(frame_signature(frame))
                 added.append(frame)
                 mentions += depicted
         return consistent_extraction(_entities(list({m.key: m for m in mentions}.values())), added)

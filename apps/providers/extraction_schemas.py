@@ -9,7 +9,7 @@ The models convert to the pure types of :mod:`apps.graph.frames`, which is what 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -158,7 +158,7 @@ class SameEntityChoices(_Output):
 
 
 def consistent_extraction(entities: list[ExtractedEntity], frames: list[ExtractedFrame]) -> Extraction:
-    """Entities once each (by κ), every arm naming a listed entity, every frame with two anchors.
+    """Entities once each (by κ), frames once each, every arm naming a listed entity, two anchors a frame.
 
     A model may name an arm it did not list as an entity: that entity is added with type
     ``other`` rather than losing the arm. Arms whose name has an empty key are dropped.
@@ -173,7 +173,7 @@ def consistent_extraction(entities: list[ExtractedEntity], frames: list[Extracte
         roles = [(role, name) for role, name in frame.roles if anchor_key(name)]
         if len(roles) != len(frame.roles):
             frame = ExtractedFrame(frame.predicate, roles, frame.literals, frame.event_time, frame.status)
-        if not frame.predicate or not has_enough_anchors(frame):
+        if not frame.predicate or not has_enough_anchors(frame) or frame in kept:
             continue
         for name in frame.argument_names:
             listed.setdefault(anchor_key(name), ExtractedEntity(name=name, type="other"))

@@ -23,9 +23,22 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import BaseModel, ValidationError
 
+from apps.graph.coverage import MAX_REPAIR_ITEMS
+from apps.graph.frames import ExtractedFrame, Extraction
+from apps.graph.identity import frame_signature
+from apps.graph.keys import may_denote_same
 from apps.providers import prompts
 from apps.providers.config import OpenAIConfig
 from apps.providers.errors import ProviderError
+from apps.providers.extraction_schemas import (
+    ExtractionInput,
+    FrameExtraction,
+    FrameRepair,
+    SameEntityChoices,
+    SameEntityDecision,
+    SameEntityQuestion,
+    consistent_extraction,
+)
 from apps.providers.interfaces import MeteringContext, Purpose
 from apps.providers.schemas import (
     CitedDraft,
@@ -203,29 +216,122 @@ class OpenAIMemoryLLM:
         output: type[OutputT],
         metering: MeteringContext,
     ) -> OutputT:
-        messages: list[ChatCompletionMessageParam] = [
-            {"role": "system", "content": system_prompt},
-            {"role": "user", "content": prompts.render_memory_input(memory_input)},
-        ]
-        response_format: ResponseFormatJSONSchema = {
-            "type": "json_schema",
-            "json_schema": {"name": output.__name__, "schema": output.model_json_schema(), "strict": True},
-        }
+        user_prompt = prompts.render_memory_input(memory_input)
+        return _structured_reply(self._client, purpose, system_prompt, user_prompt, output, metering)
 
-        def attempt() -> OutputT:
-            response = self._client.sdk.chat.completions.create(
-                model=self.model, messages=messages, response_format=response_format
+
+def _structured_reply(
+    client: _ResilientClient,
+    purpose: Purpose,
+    system_prompt: str,
+    user_prompt: str,
+    output: type[OutputT],
+    metering: MeteringContext,
+) -> OutputT:
+    """One chat completion constrained to ``output``'s strict JSON schema, metered and retried."""
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": system_prompt},
+        {"role": "user", "content": user_prompt},
+    ]
+    response_format: ResponseFormatJSONSchema = {
+        "type": "json_schema",
+        "json_schema": {"name": output.__name__, "schema": output.model_json_schema(), "strict": True},
+    }
+    model = client.config.model
+
+    def attempt() -> OutputT:
+        response = client.sdk.chat.completions.create(model=model, messages=messages, response_format=response_format)
+        if response.usage is not None:
+            metering.record(
+                purpose=purpose,
+                model=response.model or model,
+                prompt_tokens=response.usage.prompt_tokens,
+                completion_tokens=response.usage.completion_tokens,
             )
-            if response.usage is not None:
-                metering.record(
-                    purpose=purpose,
-                    model=response.model or self.model,
-                    prompt_tokens=response.usage.prompt_tokens,
-                    completion_tokens=response.usage.completion_tokens,
-                )
-            return _parsed(response, output)
+        return _parsed(response, output)
 
-        return self._client.call(purpose=purpose, attempt=attempt)
+    return client.call(purpose=purpose, attempt=attempt)
+
+
+def _allowed_candidate(question: SameEntityQuestion, answer: str | None) -> str | None:
+    """The candidate an answer names (exactly, or but for case), if merging with it is allowed."""
+    if answer is None:
+        return None
+    names = [candidate.name for candidate in question.candidates]
+    chosen = next((name for name in names if name == answer), None)
+    chosen = chosen or next((name for name in names if name.casefold() == answer.strip().casefold()), None)
+    if chosen is None:
+        logger.info("same-entity answer named no candidate", extra={"purpose": Purpose.CANONICALIZE.value})
+        return None
+    if not may_denote_same(question.name, chosen):
+        logger.info("same-entity answer differs in a number or code", extra={"purpose": Purpose.CANONICALIZE.value})
+        return None
+    return chosen
+
+
+class OpenAIGraphLLM:
+    """Extraction, canonicalization and repair through one OpenAI-compatible endpoint.
+
+    The replies are proposals that this class narrows before anyone sees them: frames keep two
+    distinct entities, a same-entity answer must name one of that entity's own candidates (and
+    agree with it in every number, date and code), and repair returns only frames the record
+    did not already have.
+    """
+
+    def __init__(self, *, config: OpenAIConfig) -> None:
+        self._client = _ResilientClient(config)
+
+    @property
+    def model(self) -> str:
+        return self._client.config.model
+
+    def extract_frames(self, record: ExtractionInput, *, metering: MeteringContext) -> Extraction:
+        user_prompt = prompts.render_extraction_input(record)
+        reply = _structured_reply(
+            self._client, Purpose.EXTRACT, prompts.EXTRACT_FRAMES, user_prompt, FrameExtraction, metering
+        )
+        return reply.to_extraction()
+
+    def decide_same_entity(
+        self, record: ExtractionInput, questions: Sequence[SameEntityQuestion], *, metering: MeteringContext
+    ) -> list[SameEntityDecision]:
+        # Only entities with candidates are asked about; ids are 1-based positions in ``questions``.
+        asked = [(index + 1, question) for index, question in enumerate(questions) if question.candidates]
+        answers: dict[int, str | None] = {}
+        if asked:
+            user_prompt = prompts.render_same_entity(record, asked)
+            reply = _structured_reply(
+                self._client, Purpose.CANONICALIZE, prompts.CANONICALIZE, user_prompt, SameEntityChoices, metering
+            )
+            for decision in reply.decisions:
+                answers.setdefault(decision.entity_id, decision.same_as)  # the first answer for an id counts
+        return [
+            SameEntityDecision(name=question.name, same_as=_allowed_candidate(question, answers.get(index + 1)))
+            for index, question in enumerate(questions)
+        ]
+
+    def repair_frames(
+        self,
+        record: ExtractionInput,
+        *,
+        frames: Sequence[ExtractedFrame],
+        missing: Sequence[str],
+        metering: MeteringContext,
+    ) -> Extraction:
+        items = [item.strip() for item in missing if item.strip()][:MAX_REPAIR_ITEMS]
+        if not items:
+            return Extraction(entities=[], frames=[])
+        user_prompt = prompts.render_repair(record, frames, items)
+        reply = _structured_reply(
+            self._client, Purpose.REPAIR, prompts.REPAIR_FRAMES, user_prompt, FrameRepair, metering
+        ).to_extraction()
+        known = {frame_signature(frame) for frame in frames}
+        added: list[ExtractedFrame] = []
+        for frame in reply.frames:
+            if frame_signature(frame) not in known:
+                known.add(frame_signature(frame))
+                added.append(frame)
+        return consistent_extraction(reply.entities, added)
 
 
 class OpenAIEmbedder:

@@ -16,11 +16,12 @@ from django.core.exceptions import ImproperlyConfigured
 
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
-from apps.providers.interfaces import Embedder, MemoryLLM
+from apps.providers.extraction_local import LocalGraphLLM
+from apps.providers.interfaces import Embedder, GraphLLM, MemoryLLM
 from apps.providers.local_embedder import DIMENSION as LOCAL_DIMENSION
 from apps.providers.local_embedder import LocalEmbedder
 from apps.providers.local_provider import LocalMemoryLLM
-from apps.providers.openai_provider import OpenAIEmbedder, OpenAIMemoryLLM
+from apps.providers.openai_provider import OpenAIEmbedder, OpenAIGraphLLM, OpenAIMemoryLLM
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,10 @@ def llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfi
         if settings.LLM_PROVIDER == "local":
             return _local_llm()
         return _openai_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
+    return _openai_llm(_override_config(organization_id, override), organization_id)
+
+
+def _override_config(organization_id: uuid.UUID | None, override: ProviderConfig) -> OpenAIConfig:
     if organization_id is None:
         raise ValueError("a provider override belongs to an organization: pass organization_id")
     replaced = {name: value for name, value in dataclasses.asdict(override).items() if value is not None}
@@ -67,7 +72,30 @@ def llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfi
             "The organization's model provider has no API key configured.",
             details={"reason": "not_configured"},
         )
-    return _openai_llm(config, organization_id)
+    return config
+
+
+@functools.cache
+def _local_graph_llm() -> LocalGraphLLM:
+    return LocalGraphLLM()
+
+
+@functools.lru_cache(maxsize=256)
+def _openai_graph_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> OpenAIGraphLLM:
+    return OpenAIGraphLLM(config=config)
+
+
+def graph_llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> GraphLLM:
+    """The model that extracts, canonicalizes and repairs frames for an organization's graph.
+
+    Chosen like :func:`llm_for`: the deployment's ``LLM_PROVIDER``, or the organization's own
+    endpoint when it has one (always ``openai``).
+    """
+    if override is None:
+        if settings.LLM_PROVIDER == "local":
+            return _local_graph_llm()
+        return _openai_graph_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
+    return _openai_graph_llm(_override_config(organization_id, override), organization_id)
 
 
 @functools.cache

@@ -58,7 +58,6 @@ class Subject(TenantModel):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
-
     class Meta:
         db_table = "tenancy_subject"
         constraints = [
@@ -83,7 +82,6 @@ class Membership(TenantModel):
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
     created_at = models.DateTimeField(auto_now_add=True)
 
-
     class Meta:
         db_table = "tenancy_membership"
         constraints = [models.UniqueConstraint(fields=["organization", "user"], name="membership_unique")]
@@ -106,7 +104,6 @@ class ApiKey(TenantModel):
     last_used_at = models.DateTimeField(null=True, blank=True)
     rotated_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
-
 
     class Meta:
         db_table = "tenancy_api_key"

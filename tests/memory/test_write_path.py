@@ -20,7 +20,9 @@ def _write_sessions(tenant: Tenant, external_id: str = "maya") -> list[dict]:  #
     results = []
     for number, session in enumerate(SESSIONS, start=1):
         response = tenant.client().post(
-            f"/v1/subjects/{external_id}/memories", {"messages": session, "session_id": f"session-{number}"}, format="json"
+            f"/v1/subjects/{external_id}/memories",
+            {"messages": session, "session_id": f"session-{number}"},
+            format="json",
         )
         assert response.status_code == 201, response.content
         results.append(response.json())
@@ -31,7 +33,9 @@ def _all_rows_as_text() -> str:
     """Every row of every table in the database (as the owner), as one string."""
     chunks = []
     with connections["owner"].cursor() as cursor:
-        cursor.execute("SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')")
+        cursor.execute(
+            "SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')"
+        )
         for schema, table in cursor.fetchall():
             cursor.execute(f'SELECT t::text FROM "{schema}"."{table}" t')
             chunks += [row[0] for row in cursor.fetchall()]
@@ -120,14 +124,18 @@ def test_updates_append_a_superseding_row_and_keep_history() -> None:
     _write_sessions(tenant)
     client = tenant.client()
     original = client.get("/v1/subjects/maya/memories?type=episodic").json()["results"][0]
-    first = client.patch(f"/v1/subjects/maya/memories/episodic/{original['id']}",
-                         {"changes": {"summary": "Maya ran Bay to Breakers with Tom."}}, format="json")
+    first = client.patch(
+        f"/v1/subjects/maya/memories/episodic/{original['id']}",
+        {"changes": {"summary": "Maya ran Bay to Breakers with Tom."}},
+        format="json",
+    )
     assert first.status_code == 201 and first.json()["supersedes"] == original["id"]
     # The old row is unchanged and still readable.
     again = client.get(f"/v1/subjects/maya/memories/episodic/{original['id']}").json()
     assert again["content"] == original["content"]
-    second = client.patch(f"/v1/subjects/maya/memories/episodic/{first.json()['id']}",
-                          {"changes": {"status": "done"}}, format="json")
+    second = client.patch(
+        f"/v1/subjects/maya/memories/episodic/{first.json()['id']}", {"changes": {"status": "done"}}, format="json"
+    )
     history = client.get(f"/v1/subjects/maya/memories/episodic/{original['id']}/history").json()
     assert [h["id"] for h in history] == [second.json()["id"], first.json()["id"], original["id"]]
     # Listing shows current rows only, unless asked.
@@ -136,9 +144,13 @@ def test_updates_append_a_superseding_row_and_keep_history() -> None:
     everything = client.get("/v1/subjects/maya/memories?type=episodic&include_superseded=true&limit=200").json()
     assert original["id"] in {r["id"] for r in everything["results"]}
     # A superseded row cannot be updated again (no forks), and unknown fields are refused.
-    stale = client.patch(f"/v1/subjects/maya/memories/episodic/{original['id']}", {"changes": {"summary": "x"}}, format="json")
+    stale = client.patch(
+        f"/v1/subjects/maya/memories/episodic/{original['id']}", {"changes": {"summary": "x"}}, format="json"
+    )
     assert stale.status_code == 409
-    bad = client.patch(f"/v1/subjects/maya/memories/episodic/{second.json()['id']}", {"changes": {"mention_time": "x"}}, format="json")
+    bad = client.patch(
+        f"/v1/subjects/maya/memories/episodic/{second.json()['id']}", {"changes": {"mention_time": "x"}}, format="json"
+    )
     assert bad.status_code == 400 and "Updatable fields" in bad.json()["error"]["message"]
 
 
@@ -175,14 +187,20 @@ def test_document_upload_becomes_a_resource_in_object_storage() -> None:
     assert "vault" in records
     content = tenant.client().get(f"/v1/subjects/maya/resources/{records['resource']}/content")
     assert content.status_code == 200 and content.content == body
-    hits = tenant.client().post("/v1/subjects/maya/memories/resource/search", {"query": "how much water for tomatoes"}, format="json").json()
+    hits = (
+        tenant.client()
+        .post("/v1/subjects/maya/memories/resource/search", {"query": "how much water for tomatoes"}, format="json")
+        .json()
+    )
     assert hits[0]["record"]["id"] == records["resource"] and hits[0]["keyword_rank"] == 1
 
 
 def test_procedural_search_ranks_by_meaning_and_words() -> None:
     tenant = make_tenant()
     _write_sessions(tenant)
-    hits = tenant.client().post("/v1/subjects/maya/memories/procedural/search", {"query": "cold brew coffee recipe"}, format="json")
+    hits = tenant.client().post(
+        "/v1/subjects/maya/memories/procedural/search", {"query": "cold brew coffee recipe"}, format="json"
+    )
     assert hits.status_code == 200
     assert hits.json()[0]["record"]["content"]["title"]
     assert hits.json()[0]["vector_rank"] == 1
@@ -215,9 +233,15 @@ def test_unsupported_and_oversized_documents_are_refused() -> None:
     tenant = make_tenant()
     tenant.subject("maya")
     client = tenant.client()
-    image = client.post("/v1/subjects/maya/memories", {"file": SimpleUploadedFile("x.png", b"\x89PNG", "image/png")}, format="multipart")
+    image = client.post(
+        "/v1/subjects/maya/memories", {"file": SimpleUploadedFile("x.png", b"\x89PNG", "image/png")}, format="multipart"
+    )
     assert image.status_code == 400 and "Unsupported document type" in image.json()["error"]["message"]
-    binary = client.post("/v1/subjects/maya/memories", {"file": SimpleUploadedFile("x.txt", b"\xff\xfe\x00", "text/plain")}, format="multipart")
+    binary = client.post(
+        "/v1/subjects/maya/memories",
+        {"file": SimpleUploadedFile("x.txt", b"\xff\xfe\x00", "text/plain")},
+        format="multipart",
+    )
     assert binary.status_code == 400 and "UTF-8" in binary.json()["error"]["message"]
     huge = client.post("/v1/subjects/maya/memories", {"text": "x" * (11 * 1024 * 1024)}, format="json")
     assert huge.status_code in (400, 413)
@@ -229,7 +253,9 @@ def test_list_filters_by_time_and_session_and_pages() -> None:
     tenant = make_tenant()
     _write_sessions(tenant)
     client = tenant.client()
-    july = client.get("/v1/subjects/maya/memories?type=episodic&event_after=2023-07-01T00:00:00Z&event_before=2023-08-01T00:00:00Z")
+    july = client.get(
+        "/v1/subjects/maya/memories?type=episodic&event_after=2023-07-01T00:00:00Z&event_before=2023-08-01T00:00:00Z"
+    )
     assert [e["provenance"]["source_message_ids"] for e in july.json()["results"]] == [["s2:1"]]
     session = client.get("/v1/subjects/maya/memories?type=episodic&session_id=session-3").json()["results"]
     assert {e["provenance"]["session_id"] for e in session} == {"session-3"}

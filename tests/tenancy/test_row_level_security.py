@@ -14,7 +14,6 @@ from apps.tenancy.scope import organization_scope
 from apps.tenancy.services import membership_create
 from tests.factories import make_tenant
 
-
 # Tables the seed below fills for both organizations; every tenant table is checked for leaks.
 SEEDED = {"tenancy_organization", "tenancy_subject", "tenancy_membership", "tenancy_api_key", "jobs_job"}
 

@@ -36,10 +36,11 @@ def fast_retries(settings: Any) -> list[float]:
     return list(settings.WEBHOOKS_RETRY_SCHEDULE)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def webhook_queue(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A queue of this test's own: the broker is shared with other test runs, whose workers
-    must not take (and run against another database) what this test publishes."""
+    """A queue of each test's own (a worker started by the test listens to it): the broker is
+    shared with other test runs, whose workers must not take (and run against another
+    database) what this test publishes."""
     name = f"webhooks-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     settings.WEBHOOKS_QUEUE = name
     monkeypatch.setenv("MIRIX_WEBHOOKS_QUEUE", name)

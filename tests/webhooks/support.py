@@ -92,10 +92,12 @@ class Pipeline:
 
     published: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
-    def pump(self) -> int:
+    def pump(self, *, only: str | None = None) -> int:
+        """Run the captured messages (of task ``only``, if given) and those they publish."""
         ran = 0
-        while self.published:
-            name, kwargs = self.published.pop(0)
+        while runnable := [m for m in self.published if only in (None, m[0])]:
+            self.published.remove(runnable[0])
+            name, kwargs = runnable[0]
             app.tasks[name].apply(kwargs=kwargs).maybe_throw()
             ran += 1
         return ran

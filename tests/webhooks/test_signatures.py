@@ -96,7 +96,9 @@ def test_during_a_rotation_overlap_both_secrets_verify_and_after_it_only_the_new
 
     # The overlap ends: the old secret no longer signs.
     with organization_scope(tenant.id):
-        WebhookSecret.objects.filter(expires_at__isnull=False).update(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        WebhookSecret.objects.filter(expires_at__isnull=False).update(
+            expires_at=datetime.now(UTC) - timedelta(seconds=1)
+        )
     body, headers = _deliver_one(tenant, pipeline, receiver)
     assert len(headers["webhook-signature"].split(" ")) == 1
     Webhook(new).verify(body, headers)
@@ -107,9 +109,11 @@ def test_during_a_rotation_overlap_both_secrets_verify_and_after_it_only_the_new
 def test_rotation_without_overlap_retires_the_old_secret_at_once(pipeline: Pipeline, receiver: Receiver) -> None:
     tenant = make_tenant()
     endpoint_id, old = _create(tenant, receiver.url())
-    new = tenant.client().post(
-        f"/v1/webhook-endpoints/{endpoint_id}/rotate-secret", {"overlap_seconds": 0}, format="json"
-    ).json()["secret"]
+    new = (
+        tenant.client()
+        .post(f"/v1/webhook-endpoints/{endpoint_id}/rotate-secret", {"overlap_seconds": 0}, format="json")
+        .json()["secret"]
+    )
     body, headers = _deliver_one(tenant, pipeline, receiver)
     Webhook(new).verify(body, headers)
     with pytest.raises(WebhookVerificationError):

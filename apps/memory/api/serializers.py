@@ -14,7 +14,9 @@ ROLES = ("user", "assistant", "system", "tool")
 
 class MessageSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.CharField(max_length=200, required=False, help_text="Your id for the message (provenance).")
-    role = serializers.ChoiceField(choices=ROLES, error_messages={"invalid_choice": f"role must be one of {list(ROLES)}."})
+    role = serializers.ChoiceField(
+        choices=ROLES, error_messages={"invalid_choice": f"role must be one of {list(ROLES)}."}
+    )
     content = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
     name = serializers.CharField(max_length=200, required=False, help_text="The speaker's display name.")
     timestamp = serializers.DateTimeField(required=False, help_text="When it was said (ISO 8601); default now.")
@@ -27,7 +29,7 @@ class MessageSerializer(serializers.Serializer[dict[str, Any]]):
 class ChunkSerializer(serializers.Serializer[dict[str, Any]]):
     """Chat messages, or plain text (stored as one user message)."""
 
-    messages = MessageSerializer(many=True, required=False, max_length=MAX_MESSAGES)
+    messages = serializers.ListField(child=MessageSerializer(), required=False, max_length=MAX_MESSAGES)
     text = serializers.CharField(max_length=MAX_TEXT_CHARS, required=False, trim_whitespace=True)
     timestamp = serializers.DateTimeField(required=False, help_text="For text: when it was written.")
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -37,7 +39,13 @@ class ChunkSerializer(serializers.Serializer[dict[str, Any]]):
         if has_messages == has_text:
             raise serializers.ValidationError("Send exactly one of 'messages' (a non-empty list) or 'text'.")
         if has_text:
-            attrs["messages"] = [{"role": "user", "content": attrs.pop("text"), "timestamp": attrs.pop("timestamp", None) or timezone.now()}]
+            attrs["messages"] = [
+                {
+                    "role": "user",
+                    "content": attrs.pop("text"),
+                    "timestamp": attrs.pop("timestamp", None) or timezone.now(),
+                }
+            ]
             attrs["source_kind"] = "text"
         else:
             attrs["source_kind"] = "chat"
@@ -51,7 +59,7 @@ class DocumentSerializer(serializers.Serializer[dict[str, Any]]):
 
 
 class BatchSerializer(serializers.Serializer[dict[str, Any]]):
-    chunks = ChunkSerializer(many=True, min_length=1, max_length=MAX_CHUNKS)
+    chunks = serializers.ListField(child=ChunkSerializer(), min_length=1, max_length=MAX_CHUNKS)
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
@@ -110,12 +118,27 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
 
     FIELDS: dict[str, tuple[str, ...]] = {
         "CoreBlock": ("label", "value", "char_limit"),
-        "EpisodicEvent": ("actor", "event_type", "summary", "details", "event_time", "event_time_precision", "mention_time", "status"),
+        "EpisodicEvent": (
+            "actor",
+            "event_type",
+            "summary",
+            "details",
+            "event_time",
+            "event_time_precision",
+            "mention_time",
+            "status",
+        ),
         "SemanticItem": ("name", "summary", "details", "source"),
         "ProceduralItem": ("title", "summary", "steps", "domain"),
         "ResourceItem": ("title", "summary", "resource_type", "content_type", "size_bytes", "sha256", "extracted_text"),
     }
-    TYPES = {"CoreBlock": "core", "EpisodicEvent": "episodic", "SemanticItem": "semantic", "ProceduralItem": "procedural", "ResourceItem": "resource"}
+    TYPES = {
+        "CoreBlock": "core",
+        "EpisodicEvent": "episodic",
+        "SemanticItem": "semantic",
+        "ProceduralItem": "procedural",
+        "ResourceItem": "resource",
+    }
 
     def get_type(self, row: Any) -> str:
         return self.TYPES[type(row).__name__]
@@ -158,7 +181,7 @@ class VaultEntrySerializer(serializers.Serializer[Any]):
     entry_type = serializers.CharField()
     sensitivity = serializers.CharField()
     caption = serializers.CharField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the entry's field, not DRF's Field.source
     created_at = serializers.DateTimeField()
 
 

@@ -7,8 +7,14 @@ urlpatterns = [
     path(f"{prefix}/memories", views.MemoryCollectionApi.as_view(), name="memories"),
     path(f"{prefix}/memories/batch", views.MemoryBatchApi.as_view(), name="memories-batch"),
     path(f"{prefix}/memories/<str:memory_type>/search", views.MemoryTypeSearchApi.as_view(), name="memories-search"),
-    path(f"{prefix}/memories/<str:memory_type>/<uuid:record_id>", views.MemoryDetailApi.as_view(), name="memory-detail"),
-    path(f"{prefix}/memories/<str:memory_type>/<uuid:record_id>/history", views.MemoryHistoryApi.as_view(), name="memory-history"),
+    path(
+        f"{prefix}/memories/<str:memory_type>/<uuid:record_id>", views.MemoryDetailApi.as_view(), name="memory-detail"
+    ),
+    path(
+        f"{prefix}/memories/<str:memory_type>/<uuid:record_id>/history",
+        views.MemoryHistoryApi.as_view(),
+        name="memory-history",
+    ),
     path(f"{prefix}/core", views.CoreBlocksApi.as_view(), name="core-blocks"),
     path(f"{prefix}/resources/<uuid:record_id>/content", views.ResourceContentApi.as_view(), name="resource-content"),
     path(f"{prefix}/vault", views.VaultListApi.as_view(), name="vault-list"),

@@ -54,8 +54,11 @@ class MemoryCollectionApi(SubjectMemoryApi):
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
     parser_classes = [JSONParser, MultiPartParser]
 
-    @extend_schema(request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
-                   responses={201: WriteResultSerializer}, operation_id="memories_write")
+    @extend_schema(
+        request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
+        responses={201: WriteResultSerializer},
+        operation_id="memories_write",
+    )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         if request.content_type.startswith("multipart/"):
@@ -116,7 +119,9 @@ class MemoryBatchApi(SubjectMemoryApi):
             }
             for chunk in payload.validated_data["chunks"]
         ]
-        batch = services.memory_batch_create(subject=subject, chunks=chunks, session_id=payload.validated_data["session_id"])
+        batch = services.memory_batch_create(
+            subject=subject, chunks=chunks, session_id=payload.validated_data["session_id"]
+        )
         self.audit_targets = [str(batch.id), str(batch.job_id)]
         return Response(BatchAcceptedSerializer(batch).data, status=202)
 
@@ -131,13 +136,19 @@ class MemoryDetailApi(SubjectMemoryApi):
         self.audit_targets = [str(row.id)]
         return Response(MemoryRecordSerializer(row).data)
 
-    @extend_schema(parameters=[TYPE_PARAMETER], request=MemoryUpdateSerializer, responses={201: MemoryRecordSerializer},
-                   operation_id="memories_update")
+    @extend_schema(
+        parameters=[TYPE_PARAMETER],
+        request=MemoryUpdateSerializer,
+        responses={201: MemoryRecordSerializer},
+        operation_id="memories_update",
+    )
     def patch(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
         payload = MemoryUpdateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         new = services.memory_supersede(
-            subject=self.subject(external_id), memory_type=memory_type, record_id=record_id,
+            subject=self.subject(external_id),
+            memory_type=memory_type,
+            record_id=record_id,
             changes=payload.validated_data["changes"],
         )
         self.audit_targets = [str(record_id), str(new.id)]
@@ -148,7 +159,9 @@ class MemoryHistoryApi(SubjectMemoryApi):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
-    @extend_schema(parameters=[TYPE_PARAMETER], responses=MemoryRecordSerializer(many=True), operation_id="memories_history")
+    @extend_schema(
+        parameters=[TYPE_PARAMETER], responses=MemoryRecordSerializer(many=True), operation_id="memories_history"
+    )
     def get(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
         rows = selectors.memory_history(subject=self.subject(external_id), memory_type=memory_type, record_id=record_id)
         self.audit_targets = [str(r.id) for r in rows]
@@ -170,8 +183,12 @@ class MemoryTypeSearchApi(SubjectMemoryApi):
     required_scopes = {"POST": READ}
     audit_actions = {"POST": "memory.search"}
 
-    @extend_schema(parameters=[OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.SEARCHABLE_TYPES))],
-                   request=SearchInputSerializer, responses=SearchHitSerializer(many=True), operation_id="memories_type_search")
+    @extend_schema(
+        parameters=[OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.SEARCHABLE_TYPES))],
+        request=SearchInputSerializer,
+        responses=SearchHitSerializer(many=True),
+        operation_id="memories_type_search",
+    )
     def post(self, request: Request, external_id: str, memory_type: str) -> Response:
         payload = SearchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -34,4 +34,15 @@ class Migration(migrations.Migration):
             GRANT UPDATE ON memory_episodic_event, memory_semantic_item TO mirix_app;
             """,
         ),
+        # Embeddings are derived from the evidence: a change of model re-embeds them in place.
+        migrations.RunSQL(
+            """
+            GRANT UPDATE (embedding, embedding_model) ON memory_episodic_event, memory_semantic_item,
+                memory_procedural_item, memory_resource_item TO mirix_app;
+            """,
+            """
+            REVOKE UPDATE (embedding, embedding_model) ON memory_episodic_event, memory_semantic_item,
+                memory_procedural_item, memory_resource_item FROM mirix_app;
+            """,
+        ),
     ]

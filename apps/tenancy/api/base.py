@@ -13,9 +13,8 @@ from typing import Any, ClassVar
 
 from django.http import HttpRequest, HttpResponseBase
 from rest_framework.request import Request
-from rest_framework.views import APIView
-
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from apps.audit.services import acting_as, audit_record
 from apps.tenancy.authentication import ApiKeyPrincipal
@@ -83,4 +82,4 @@ class OrganizationApiView(APIView):
                 subject_id=self.audit_subject_id,
                 target_ids=self.audit_targets,
             )
-        return super().finalize_response(request, response, *args, **kwargs)  # type: ignore[no-any-return]
+        return super().finalize_response(request, response, *args, **kwargs)

@@ -71,18 +71,28 @@ class Command(BaseCommand):
             with organization_scope(organization.id):
                 rows = EpisodicEvent.objects.count()
                 covered = {
-                    dia for ids in EpisodicEvent.objects.values_list("source_message_ids", flat=True) for dia in ids
+                    (subject_id, dia)
+                    for subject_id, ids in EpisodicEvent.objects.values_list("subject_id", "source_message_ids")
+                    for dia in ids
                 }
         finally:
             if not options["keep"]:
                 tenancy.organization_offboard(organization_id=organization.id)
-        body = self._report(conversations=len(conversations), turns=turns, rows=rows, covered=len(covered),
-                            elapsed=elapsed, stopwatch=stopwatch)
+        body = self._report(
+            conversations=len(conversations),
+            turns=turns,
+            rows=rows,
+            covered=len(covered),
+            elapsed=elapsed,
+            stopwatch=stopwatch,
+        )
         self.stdout.write(body)
         if options["write_docs"]:
             write_section("bench_ingest", body)
 
-    def _report(self, *, conversations: int, turns: int, rows: int, covered: int, elapsed: float, stopwatch: Stopwatch) -> str:
+    def _report(
+        self, *, conversations: int, turns: int, rows: int, covered: int, elapsed: float, stopwatch: Stopwatch
+    ) -> str:
         accounted = sum(stopwatch.seconds[p] for p in PHASES)
         lines = [
             "## Ingest: the write path (`python manage.py bench_ingest --write-docs`)",

@@ -24,10 +24,15 @@ class Command(BaseCommand):
             raise CommandError("Set DATABASE_ADMIN_URL to a superuser connection of the target cluster.")
         passwords = {
             role: os.environ[variable]
-            for role, variable in ((postgres.OWNER_ROLE, "MIRIX_DB_OWNER_PASSWORD"), (postgres.APP_ROLE, "MIRIX_DB_APP_PASSWORD"))
+            for role, variable in (
+                (postgres.OWNER_ROLE, "MIRIX_DB_OWNER_PASSWORD"),
+                (postgres.APP_ROLE, "MIRIX_DB_APP_PASSWORD"),
+            )
             if os.environ.get(variable)
         }
         postgres.bootstrap_cluster(admin_url, passwords=passwords)
         database = str(settings.DATABASES["default"]["NAME"])
         postgres.bootstrap_database(admin_url, database)
-        self.stdout.write(self.style.SUCCESS(f"database {database} ready for roles {postgres.OWNER_ROLE} / {postgres.APP_ROLE}"))
+        self.stdout.write(
+            self.style.SUCCESS(f"database {database} ready for roles {postgres.OWNER_ROLE} / {postgres.APP_ROLE}")
+        )

@@ -1,0 +1,261 @@
+"""The deterministic local graph extractor: frames from spaCy's parse, same-entity, repair."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from apps.graph.coverage import audit_coverage
+from apps.graph.frames import ExtractedFrame, Extraction
+from apps.graph.identity import frame_signature
+from apps.providers.extraction_local import LocalGraphLLM
+from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
+from apps.providers.interfaces import MeteringContext
+from tests.providers.conftest import RecordingMeter
+
+MENTIONED = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
+llm = LocalGraphLLM()
+
+
+def _record(text: str, *, actor: str | None = None, kind: str = "episodic", **fields: object) -> ExtractionInput:
+    return ExtractionInput.model_validate(
+        {"kind": kind, "text": text, "actor": actor, "mention_time": MENTIONED, **fields}
+    )
+
+
+def _extract(text: str, metering: MeteringContext, **fields: object) -> Extraction:
+    return llm.extract_frames(_record(text, **fields), metering=metering)
+
+
+def _only(extraction: Extraction, predicate: str) -> ExtractedFrame:
+    [frame] = [frame for frame in extraction.frames if frame.predicate == predicate]
+    return frame
+
+
+def test_a_flight_is_one_n_ary_frame_with_its_literals(metering: MeteringContext, meter: RecordingMeter) -> None:
+    extraction = _extract("Yesterday Caroline flew from Boston to Paris with Melanie for $450.", metering)
+
+    [flight] = extraction.frames
+    assert flight.predicate == "fly"
+    assert flight.roles == [
+        ("agent", "Caroline"),
+        ("origin", "Boston"),
+        ("destination", "Paris"),
+        ("companion", "Melanie"),
+    ]
+    assert flight.literals == {"date": "Yesterday", "price": "$450"}
+    assert (flight.event_time, flight.status) == ("2023-05-07", "done")
+    # Dates and prices are literals on the frame, never anchors.
+    assert [(e.name, e.type) for e in extraction.entities] == [
+        ("Caroline", "person"),
+        ("Boston", "location"),
+        ("Paris", "location"),
+        ("Melanie", "person"),
+    ]
+    assert meter.records == []  # local inference costs no tokens
+
+
+def test_first_person_resolves_to_the_actor(metering: MeteringContext) -> None:
+    extraction = _extract("I adopted a puppy named Max last Sunday.", metering, actor="Maya")
+
+    adopt = _only(extraction, "adopt")
+    assert adopt.roles == [("agent", "Maya"), ("theme", "puppy"), ("name", "Max")]
+    assert (adopt.literals, adopt.event_time) == ({"date": "last Sunday"}, "2023-05-07")
+    assert ("Maya", "person") in [(e.name, e.type) for e in extraction.entities]
+
+
+def test_without_an_actor_first_person_is_no_anchor(metering: MeteringContext) -> None:
+    assert _extract("I adopted a puppy.", metering).frames == []
+
+
+def test_a_speaker_label_names_who_i_is_on_that_line(metering: MeteringContext) -> None:
+    extraction = _extract("Melanie: I painted a sunset at the lake.\nCaroline: I went to Paris.", metering, actor="X")
+    assert _only(extraction, "paint").roles == [("agent", "Melanie"), ("theme", "sunset"), ("location", "lake")]
+    assert _only(extraction, "go").roles == [("agent", "Caroline"), ("destination", "Paris")]
+
+
+def test_a_frame_needs_two_distinct_anchors(metering: MeteringContext) -> None:
+    assert _extract("I ran 10 km this morning.", metering, actor="Maya").frames == []
+    assert _extract("Maya met Maya.", metering).frames == []
+    assert _only(_extract("Maya met Jess at the gym.", metering), "meet").roles == [
+        ("agent", "Maya"),
+        ("theme", "Jess"),
+        ("location", "gym"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text", ["Did you go to Paris with Melanie?", "Caroline didn't go to Paris with Melanie.", "Hey Mel! Good to see you!"]
+)
+def test_questions_negations_and_small_talk_assert_nothing(text: str, metering: MeteringContext) -> None:
+    assert _extract(text, metering, actor="Caroline").frames == []
+
+
+def test_planned_events_keep_their_planned_date(metering: MeteringContext) -> None:
+    extraction = _extract("We will fly to Paris next month to see my sister Amelie.", metering, actor="Nadia")
+
+    fly = _only(extraction, "fly")
+    assert fly.roles == [("agent", "Nadia"), ("destination", "Paris")]
+    assert (fly.literals, fly.event_time, fly.status) == ({"date": "next month"}, "2023-06", "planned")
+    see = _only(extraction, "see")
+    assert (see.roles, see.status) == ([("agent", "Nadia"), ("theme", "Amelie")], "planned")
+    assert _only(extraction, "have").roles == [("possessor", "Nadia"), ("theme", "sister"), ("name", "Amelie")]
+
+
+def test_going_to_and_the_records_own_status(metering: MeteringContext) -> None:
+    start = _only(_extract("I am going to start a pottery class in June.", metering, actor="Mia"), "start")
+    assert (start.roles, start.event_time, start.status) == (
+        [("agent", "Mia"), ("theme", "pottery class")],
+        "2023-06",
+        "planned",
+    )
+    visit = _only(_extract("Mia visits Kyoto with Ken.", metering, status="planned"), "visit")
+    assert visit.status == "planned"  # nothing in the sentence says otherwise
+    visited = _only(_extract("Mia visited Kyoto with Ken.", metering, status="planned"), "visit")
+    assert visited.status == "done"  # the past tense does
+
+
+def test_the_record_event_time_is_the_default(metering: MeteringContext) -> None:
+    frame = _only(_extract("Mia visited Kyoto with Ken.", metering, event_time="2023-04"), "visit")
+    assert frame.event_time == "2023-04"
+
+
+def test_counts_and_measurements_stay_on_the_frame(metering: MeteringContext) -> None:
+    extraction = _extract(
+        "I went to the Louvre museum yesterday with my 2 kids and we spent $45 on tickets.", metering, actor="Nadia"
+    )
+    go = _only(extraction, "go")
+    assert go.roles == [("agent", "Nadia"), ("destination", "Louvre museum"), ("companion", "kids")]
+    assert go.literals == {"date": "yesterday", "count": "2 kids"}
+    spend = _only(extraction, "spend")
+    assert spend.literals == {"price": "$45"}
+    assert not {"2", "$45", "yesterday"} & {entity.name for entity in extraction.entities}
+
+
+def test_copular_and_possessive_statements(metering: MeteringContext) -> None:
+    dog = _only(_extract("Caroline's dog is Max.", metering), "have")
+    assert dog.roles == [("possessor", "Caroline"), ("theme", "dog"), ("name", "Max")]
+    lake = _only(_extract("Lake Tahoe is a freshwater lake in the Sierra Nevada.", metering, kind="semantic"), "be")
+    assert lake.roles == [("theme", "Lake Tahoe"), ("attribute", "freshwater lake"), ("location", "Sierra Nevada")]
+    origin = _only(_extract("Melanie is from Sweden.", metering, kind="semantic"), "be")
+    assert origin.roles == [("theme", "Melanie"), ("origin", "Sweden")]
+
+
+def test_a_quoted_title_and_its_author(metering: MeteringContext) -> None:
+    read = _only(_extract('I read "Becoming Nicole" by Amy Ellis Nutt last week.', metering, actor="Caroline"), "read")
+    assert read.roles == [("agent", "Caroline"), ("theme", "Becoming Nicole"), ("creator", "Amy Ellis Nutt")]
+    assert read.event_time == "2023-W18"
+
+
+def test_the_local_writers_metadata_lines_are_not_statements(metering: MeteringContext) -> None:
+    text = (
+        "Caroline: I went to a LGBTQ support group yesterday.\n"
+        "Said by Caroline on 2023-05-08 (message D1:3).\n"
+        "Resolved dates: yesterday = 2023-05-07\n"
+        "People: Caroline"
+    )
+    extraction = _extract(text, metering, actor="Caroline")
+    assert [e.name for e in extraction.entities] == ["Caroline", "LGBTQ support group"]
+    assert _only(extraction, "go").roles == [("agent", "Caroline"), ("destination", "LGBTQ support group")]
+
+
+def test_extraction_is_deterministic(metering: MeteringContext) -> None:
+    text = "Caroline and Melanie went camping at the lake last weekend."
+    first, second = _extract(text, metering), _extract(text + " ", metering)
+    assert first == second
+    assert _only(first, "go").roles == [("agent", "Caroline"), ("agent", "Melanie"), ("theme", "camping"), ("location", "lake")]
+
+
+# --- same entity ------------------------------------------------------------------------------
+
+
+def test_same_entity_is_an_exact_key_or_alias_match_among_the_candidates(metering: MeteringContext) -> None:
+    questions = [
+        SameEntityQuestion(name="Mobile Apps", type="object", candidates=[AnchorCandidate(name="mobile app")]),
+        SameEntityQuestion(
+            name="Mel", type="person", candidates=[AnchorCandidate(name="Melanie", aliases=["Mel", "Mellie"])]
+        ),
+        SameEntityQuestion(name="20 gallons", type="object", candidates=[AnchorCandidate(name="10 gallons")]),
+        SameEntityQuestion(name="Caroline", type="person", candidates=[AnchorCandidate(name="Caroline Smith")]),
+        SameEntityQuestion(name="Paris", type="location", candidates=[]),
+    ]
+
+    decisions = llm.decide_same_entity(_record("Mel told Caroline about her apps."), questions, metering=metering)
+
+    assert [(d.name, d.same_as) for d in decisions] == [
+        ("Mobile Apps", "mobile app"),
+        ("Mel", "Melanie"),
+        ("20 gallons", None),  # a different quantity is never the same entity
+        ("Caroline", None),  # similar, but not a key or alias match: conservative
+        ("Paris", None),
+    ]
+
+
+def test_an_alias_never_bridges_different_numbers(metering: MeteringContext) -> None:
+    question = SameEntityQuestion(
+        name="Form W-4", type="content", candidates=[AnchorCandidate(name="Form W-2", aliases=["Form W-4"])]
+    )
+    [decision] = llm.decide_same_entity(_record("Form W-4"), [question], metering=metering)
+    assert decision.same_as is None
+
+
+def test_at_most_four_candidates_per_entity() -> None:
+    with pytest.raises(ValueError):
+        SameEntityQuestion(name="x", type="other", candidates=[AnchorCandidate(name=f"c{i}") for i in range(5)])
+
+
+# --- repair -------------------------------------------------------------------------------------
+
+
+def _repair(text: str, metering: MeteringContext, **fields: object) -> tuple[Extraction, Extraction, list[str]]:
+    record = _record(text, **fields)
+    primary = llm.extract_frames(record, metering=metering)
+    audit = audit_coverage(text, primary.frames)
+    added = llm.repair_frames(record, frames=primary.frames, missing=audit.missing, metering=metering)
+    return primary, added, audit.missing
+
+
+def test_repair_adds_a_possessive_that_carries_a_missing_count(metering: MeteringContext) -> None:
+    primary, added, missing = _repair("Melanie: I'm so proud of my 2 kids!", metering)
+
+    assert primary.frames == [] and missing == ["2 kids"]
+    [have] = added.frames
+    assert (have.predicate, have.roles, have.literals) == (
+        "have",
+        [("possessor", "Melanie"), ("theme", "kids")],
+        {"count": "2 kids"},
+    )
+    assert [(e.name, e.type) for e in added.entities] == [("Melanie", "person"), ("kids", "person")]
+
+
+def test_repair_describes_a_shared_image(metering: MeteringContext) -> None:
+    text = "Look at this! [shared an image: a photo of a painting of a sunset over a lake]"
+    primary, added, missing = _repair(text, metering, actor="Melanie")
+
+    assert missing == ["a photo of a painting of a sunset over a lake"]
+    [share] = added.frames
+    assert share.predicate == "share"
+    assert share.roles == [("agent", "Melanie"), ("depicts", "painting"), ("depicts", "sunset"), ("depicts", "lake")]
+    assert share.literals == {"media": "image"}
+    assert audit_coverage(text, [*primary.frames, *added.frames]).visual_coverage == 1.0
+
+
+def test_repair_completes_a_clause_that_holds_a_missing_value(metering: MeteringContext) -> None:
+    primary, added, missing = _repair("The tank holds 10 gallons.", metering, actor="Maya")
+    assert primary.frames == [] and missing == ["10 gallons"]
+    [hold] = added.frames
+    assert (hold.roles, hold.literals) == ([("agent", "tank"), ("source", "Maya")], {"quantity": "10 gallons"})
+
+
+def test_repair_only_adds(metering: MeteringContext) -> None:
+    text = "Yesterday Caroline flew from Boston to Paris with Melanie for $450 and my 3 bags."
+    record = _record(text, actor="Caroline")
+    primary = llm.extract_frames(record, metering=metering)
+
+    added = llm.repair_frames(record, frames=primary.frames, missing=["3 bags", "$450"], metering=metering)
+
+    known = {frame_signature(frame) for frame in primary.frames}
+    assert added.frames and not {frame_signature(frame) for frame in added.frames} & known
+    assert llm.repair_frames(record, frames=primary.frames, missing=[], metering=metering) == Extraction([], [])
+    assert llm.repair_frames(record, frames=primary.frames, missing=["Tokyo"], metering=metering).frames == []
