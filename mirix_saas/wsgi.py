@@ -1,6 +1,7 @@
 import os
 
 from django.core.wsgi import get_wsgi_application
+from django.urls import get_resolver
 
 from mirix_saas.bootstrap import prepare_environment
 from mirix_saas.observability import init_sentry
@@ -9,3 +10,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirix_saas.settings.local")
 prepare_environment()
 application = get_wsgi_application()
 init_sentry()
+# Import every view now, not on the first request: readiness then means ready to serve.
+get_resolver().url_patterns  # noqa: B018

@@ -11,13 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 import redis
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connections
-from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from infra.embedded import postgres
@@ -30,9 +28,9 @@ def django_db_setup(django_db_blocker: pytest.FixtureRequest) -> Iterator[None]:
     with django_db_blocker.unblock():  # type: ignore[attr-defined]
         for conn in connections.all():
             conn.close()
-        with psycopg.connect(make_conninfo(admin_url, dbname="postgres"), autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
-        postgres.bootstrap_database(make_conninfo(admin_url, dbname="postgres"), database)
+        maintenance_url = make_conninfo(admin_url, dbname="postgres")
+        postgres.drop_database_by_url(maintenance_url, database)
+        postgres.bootstrap_database(maintenance_url, database)
         call_command("migrate", database="owner", verbosity=0)
     yield
 

@@ -139,6 +139,6 @@ def database_grants_sql(database: str) -> list[sql.SQL | sql.Composed]:
     ]
 
 
-def drop_database(server: EmbeddedPostgres, database: str) -> None:
-    with psycopg.connect(server.superuser_url(), autocommit=True) as conn:
+def drop_database_by_url(admin_url: str, database: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))

@@ -25,25 +25,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+SERVICE_VARIABLES = {"DATABASE_URL", "DATABASE_OWNER_URL", "DATABASE_ADMIN_URL", "CELERY_BROKER_URL", "CACHE_URL"}
+
+
 class Stack:
-    def __init__(self, var_dir: Path, port: int) -> None:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k
-            not in {
-                "DATABASE_URL",
-                "DATABASE_OWNER_URL",
-                "DATABASE_ADMIN_URL",
-                "CELERY_BROKER_URL",
-                "CACHE_URL",
-                "DJANGO_SETTINGS_MODULE",
-                "MIRIX_TEST_KEEP_ENV",
-            }
-        }
+    def __init__(self, var_dir: Path, port: int, services: dict[str, str] | None = None) -> None:
+        hidden = {*SERVICE_VARIABLES, "DJANGO_SETTINGS_MODULE", "MIRIX_TEST_KEEP_ENV"}
+        env = {k: v for k, v in os.environ.items() if k not in hidden}
         env.update(
             MIRIX_VAR_DIR=str(var_dir), MIRIX_PORT=str(port), MIRIX_API_WORKERS="1", MIRIX_WORKER_CONCURRENCY="1"
         )
+        env.update(services or {})
         self.port = port
         self.output: list[str] = []
         self.process = subprocess.Popen(
@@ -67,7 +59,7 @@ class Stack:
     def ready(self) -> bool:
         try:
             return requests.get(self.url("/readyz"), timeout=2).status_code == 200
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
             assert self.process.poll() is None, "".join(self.output)
             return False
 
@@ -117,3 +109,31 @@ def test_make_run_starts_everything_and_stops_cleanly(tmp_path: Path) -> None:
         assert [s["external_id"] for s in listed["results"]] == ["kept"]
     finally:
         assert again.interrupt() == 0
+
+
+@pytest.mark.slow
+def test_make_run_uses_configured_servers_and_starts_none_of_its_own(tmp_path: Path) -> None:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from infra.embedded import postgres
+
+    database = "mirix_configured_servers"
+    admin = make_conninfo(os.environ["DATABASE_ADMIN_URL"], dbname="postgres")
+    postgres.drop_database_by_url(admin, database)
+    postgres.bootstrap_database(admin, database)
+    socket_dir = conninfo_to_dict(os.environ["DATABASE_URL"])["host"]
+    services = {
+        "DATABASE_URL": f"postgresql://{postgres.APP_ROLE}@/{database}?host={socket_dir}",
+        "DATABASE_OWNER_URL": f"postgresql://{postgres.OWNER_ROLE}@/{database}?host={socket_dir}",
+        "CELERY_BROKER_URL": os.environ["CELERY_BROKER_URL"].replace("virtual_host=2", "virtual_host=6"),
+        "CACHE_URL": os.environ["CACHE_URL"].replace("db=3", "db=7"),
+    }
+    var_dir = tmp_path / "var"
+    stack = Stack(var_dir, _free_port(), services)
+    try:
+        wait_for(stack.ready, timeout=180, interval=0.5)
+        assert not (var_dir / "postgres").exists() and not (var_dir / "redis").exists()
+        assert "configured / already running" in "".join(stack.output)
+    finally:
+        assert stack.interrupt() == 0, "".join(stack.output)
+        postgres.drop_database_by_url(admin, database)
