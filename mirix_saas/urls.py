@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from apps.graph.api import GraphCheckApi
 from apps.platform import health
+from apps.providers.api.views import ProviderConfigApi
 
 v1 = [
     path("", include("apps.tenancy.api.urls")),
@@ -11,6 +12,7 @@ v1 = [
     path("", include("apps.memory.api.urls")),
     path("", include("apps.webhooks.api.urls")),
     path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
+    path("provider-config", ProviderConfigApi.as_view(), name="provider-config"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "docs",

@@ -86,6 +86,9 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/v1/api-keys/{api_key}/rotate", "admin", {"overlap_seconds": 60}),
     Endpoint("GET", "/v1/jobs/{job}", "memories:read"),
     Endpoint("POST", "/v1/graph/check", "admin"),
+    Endpoint("GET", "/v1/provider-config", "admin"),
+    Endpoint("PUT", "/v1/provider-config", "admin", {"api_key": "sk-matrix", "model": "m"}),
+    Endpoint("DELETE", "/v1/provider-config", "admin"),
     Endpoint("GET", "/v1/subjects/{subject}/memories?type=episodic", "memories:read"),
     Endpoint(
         "POST",

@@ -39,6 +39,7 @@ from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for
 from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
+from apps.providers.selectors import provider_override
 from apps.providers.services import DatabaseUsageMeter
 from apps.resources.storage import object_key, storage
 from apps.tenancy.models import Subject
@@ -254,7 +255,7 @@ def memory_write_messages(
     """Route and write one chunk of messages; sensitive values go only to the vault."""
     stopwatch = stopwatch or Stopwatch()
     organization_id = subject.organization_id
-    llm = llm or llm_for(organization_id)
+    llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
     embedder = embedder or default_embedder()
     metering = _metering(organization_id)
     provenance = Provenance(source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4())

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Count, Sum
 
-from apps.providers.models import ProviderUsage
+from apps.providers.config import ProviderConfig
+from apps.providers.models import OrganizationProviderConfig, ProviderUsage
+from apps.vault.services import EncryptedValue, vault_decrypt
 
 
 @dataclass(frozen=True)
@@ -33,3 +36,24 @@ def usage_totals_by_purpose(*, since: datetime | None = None, until: datetime | 
         )
         for row in rows
     }
+
+
+def provider_override(*, organization_id: uuid.UUID) -> ProviderConfig | None:
+    """The organization's own endpoint, with its key decrypted, or None for the deployment's."""
+    config = OrganizationProviderConfig.objects.filter(organization_id=organization_id).first()
+    if config is None:
+        return None
+    api_key = vault_decrypt(
+        organization_id=organization_id,
+        entry_id=config.id,
+        value=EncryptedValue(
+            ciphertext=bytes(config.api_key_ciphertext),
+            nonce=bytes(config.api_key_nonce),
+            data_key_version=config.api_key_data_key_version,
+        ),
+    )
+    return ProviderConfig(base_url=config.base_url or None, model=config.model or None, api_key=api_key)
+
+
+def provider_config_get(*, organization_id: uuid.UUID) -> OrganizationProviderConfig | None:
+    return OrganizationProviderConfig.objects.filter(organization_id=organization_id).first()

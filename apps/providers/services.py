@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import uuid
 
-from apps.providers.models import ProviderUsage
+from django.conf import settings
+
+from apps.platform.errors import ValidationFailed
+from apps.providers.models import OrganizationProviderConfig, ProviderUsage
 from apps.tenancy.scope import organization_scope
+from apps.vault.services import vault_encrypt
+from apps.webhooks import ssrf
 
 
 def usage_record(
@@ -39,3 +44,33 @@ class DatabaseUsageMeter:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
             )
+
+
+def provider_config_set(*, organization_id: uuid.UUID, api_key: str, base_url: str = "", model: str = "") -> None:
+    """Store the organization's own endpoint; the key is encrypted, the URL checked for safety."""
+    if base_url:
+        _check_base_url(base_url)
+    existing = OrganizationProviderConfig.objects.select_for_update().filter(organization_id=organization_id).first()
+    config = existing or OrganizationProviderConfig(organization_id=organization_id)
+    encrypted = vault_encrypt(organization_id=organization_id, entry_id=config.id, plaintext=api_key)
+    config.base_url, config.model = base_url, model
+    config.api_key_ciphertext, config.api_key_nonce = encrypted.ciphertext, encrypted.nonce
+    config.api_key_data_key_version = encrypted.data_key_version
+    config.save()
+
+
+def provider_config_clear(*, organization_id: uuid.UUID) -> bool:
+    deleted, _ = OrganizationProviderConfig.objects.filter(organization_id=organization_id).delete()
+    return deleted > 0
+
+
+def _check_base_url(base_url: str) -> None:
+    """The endpoint our servers will call for this organization: https, and a public host.
+
+    Checked when it is set; the SDK resolves the host again per connection, so a host whose
+    address changes later is not re-checked here (see docs/adr on outbound calls)."""
+    allow_loopback = settings.WEBHOOKS_ALLOW_LOOPBACK
+    try:
+        ssrf.resolve(ssrf.target_parse(base_url, allow_loopback=allow_loopback), allow_loopback=allow_loopback)
+    except ssrf.OutboundError as exc:
+        raise ValidationFailed(f"base_url is not allowed: {exc}") from exc
