@@ -12,7 +12,10 @@ from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from apps.graph import adapter
+from apps.graph.services import index_chunk
 from apps.jobs.services import job_create
+from apps.memory.models import EpisodicEvent
 from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
 from apps.webhooks import services as webhook_services
@@ -66,6 +69,11 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
         .json()["records"]
     )
     by_type = {r["type"]: r["id"] for r in [*written, *document]}
+    with organization_scope(tenant.id):
+        index_chunk(chunk_id=EpisodicEvent.objects.get(id=by_type["episodic"]).chunk_id)
+        frame = adapter.cypher(
+            organization_id=tenant.id, query="MATCH (f:Frame) RETURN f.frame_id LIMIT 1", params={}, returns=["f"]
+        )
     return {
         "subject": subject.external_id,
         "job": str(job.id),
@@ -73,6 +81,7 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
         "episodic": by_type["episodic"],
         "resource": by_type["resource"],
         "vault": by_type["vault"],
+        "frame": frame[0][0] if frame else "no-frame",
     }
 
 
@@ -86,6 +95,9 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/v1/api-keys/{api_key}/rotate", "admin", {"overlap_seconds": 60}),
     Endpoint("GET", "/v1/jobs/{job}", "memories:read"),
     Endpoint("POST", "/v1/graph/check", "admin"),
+    Endpoint("GET", "/v1/subjects/{subject}/graph/anchors", "memories:read"),
+    Endpoint("GET", "/v1/subjects/{subject}/graph/frames", "memories:read"),
+    Endpoint("GET", "/v1/subjects/{subject}/graph/frames/{frame}", "memories:read"),
     Endpoint("GET", "/v1/provider-config", "admin"),
     Endpoint("PUT", "/v1/provider-config", "admin", {"api_key": "sk-matrix", "model": "m"}),
     Endpoint("DELETE", "/v1/provider-config", "admin"),

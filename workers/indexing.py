@@ -4,14 +4,19 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
+from apps.graph.services import index_chunk, index_sweep_chunks
 from apps.jobs.models import Job
-from apps.memory.services import memory_batch_step, memory_mark_chunk_not_indexed
+from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.memory.services import INDEX_TASK, memory_batch_step
+from apps.tenancy.models import Organization
+from apps.tenancy.scope import organization_scope
+from mirix_saas.celery import app
 from workers.base import job_task, stepwise_job_task
 
 
-@job_task(name="indexing.memory.index", time_limit=600)
-def index_chunk(job: Job, *, chunk_id: str) -> dict[str, Any]:
-    return memory_mark_chunk_not_indexed(chunk_id=uuid.UUID(chunk_id))
+@job_task(name=INDEX_TASK, time_limit=600)
+def index_chunk_task(job: Job, *, chunk_id: str) -> dict[str, Any]:
+    return index_chunk(chunk_id=uuid.UUID(chunk_id))
 
 
 @stepwise_job_task(name="indexing.memory.batch_ingest", time_limit=6 * 3600)
@@ -21,3 +26,18 @@ def ingest_batch(job: Job, *, batch_id: str) -> Generator[dict[str, Any], None, 
         if progress.finished:
             return progress.as_dict()
         yield progress.as_dict()
+
+
+@app.task(name="indexing.sweep", acks_late=True, time_limit=300)
+def index_sweep() -> int:
+    """Beat: re-index rows left pending or failed (e.g. while the graph was unavailable),
+    one job per chunk, with bounded attempts per row."""
+    queued = 0
+    organization_ids = list(Organization.objects.dangerously_across_organizations().values_list("id", flat=True))
+    for organization_id in organization_ids:
+        with organization_scope(organization_id):
+            for chunk_id in index_sweep_chunks():
+                job = job_create(organization_id=organization_id, kind="memory.index")
+                job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+                queued += 1
+    return queued

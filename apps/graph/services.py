@@ -1,14 +1,121 @@
 from __future__ import annotations
 
+import logging
 import uuid
+from collections import defaultdict
+from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
 from apps.graph import adapter
+from apps.graph.indexing import IndexStats, SubjectIndexer
+from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
+from apps.providers.interfaces import MeteringContext
+from apps.providers.registry import embedder, graph_llm_for
+from apps.providers.services import DatabaseUsageMeter
+from apps.tenancy.models import Subject
+
+logger = logging.getLogger(__name__)
 
 _COUNT_VERTICES = "MATCH (v) RETURN count(v)"
+INDEXED_STORES: tuple[type[IndexedRecord], ...] = (EpisodicEvent, SemanticItem)
+MAX_INDEX_ATTEMPTS = 5
+PENDING_GRACE = timedelta(minutes=10)  # a pending row older than this lost its job
+SWEEP_CHUNKS = 100
 
 
 def graph_check(*, organization_id: uuid.UUID) -> dict[str, Any]:
     """Confirm the organization's graph answers Cypher and report its size."""
     rows = adapter.cypher(organization_id=organization_id, query=_COUNT_VERTICES, params={}, returns=["n"])
     return {"graph": "ok", "vertices": int(rows[0][0]) if rows else 0}
+
+
+def _mark(rows: list[IndexedRecord], *, status: str, error: str = "") -> None:
+    for model in INDEXED_STORES:
+        ids = [row.id for row in rows if isinstance(row, model)]
+        if ids:
+            model.objects.filter(id__in=ids).update(
+                index_status=status, index_error=error[:200], index_attempts=F("index_attempts") + 1
+            )
+
+
+def _indexer(subject: Subject) -> SubjectIndexer:
+    return SubjectIndexer(
+        subject=subject,
+        graph_llm=graph_llm_for(subject.organization_id),
+        embedder=embedder(),
+        metering=MeteringContext(organization_id=subject.organization_id, meter=DatabaseUsageMeter()),
+    )
+
+
+def _index_subject_rows(subject: Subject, rows: list[IndexedRecord], totals: IndexStats) -> list[uuid.UUID]:
+    """Index a subject's rows as one batch; if the batch fails, row by row, so that one bad row
+    cannot hold back the others. A failure never touches the evidence: the row is marked."""
+    try:
+        with transaction.atomic():
+            stats = _indexer(subject).index(rows)
+            _mark(rows, status=IndexedRecord.IndexStatus.INDEXED)
+        _add(totals, stats)
+        return []
+    except Exception:  # a graph error or a provider failure: isolate it
+        logger.warning(
+            "batch indexing failed; retrying row by row", extra={"subject_id": str(subject.id), "rows": len(rows)}
+        )
+    failed = []
+    for row in rows:
+        try:
+            with transaction.atomic():
+                stats = _indexer(subject).index([row])
+                _mark([row], status=IndexedRecord.IndexStatus.INDEXED)
+            _add(totals, stats)
+        except Exception as exc:
+            # Only the error's class: graph errors can carry other queries' text.
+            logger.warning("row indexing failed", extra={"row_id": str(row.id), "error_type": type(exc).__name__})
+            _mark([row], status=IndexedRecord.IndexStatus.FAILED, error=f"{type(exc).__name__}: indexing failed")
+            failed.append(row.id)
+    return failed
+
+
+def _add(totals: IndexStats, stats: IndexStats) -> None:
+    for name, value in stats.as_dict().items():
+        setattr(totals, name, getattr(totals, name) + value)
+
+
+def index_chunk(*, chunk_id: uuid.UUID) -> dict[str, Any]:
+    """Index the chunk's rows that still need it. Idempotent: indexed rows are skipped, and
+    rows another worker is indexing right now are skipped too (SKIP LOCKED)."""
+    needs = Q(index_status=IndexedRecord.IndexStatus.PENDING) | Q(
+        index_status=IndexedRecord.IndexStatus.FAILED, index_attempts__lt=MAX_INDEX_ATTEMPTS
+    )
+    by_subject: dict[uuid.UUID, list[IndexedRecord]] = defaultdict(list)
+    for model in INDEXED_STORES:
+        rows = (
+            model.objects.filter(needs, chunk_id=chunk_id)
+            .select_for_update(skip_locked=True)
+            .order_by("created_at", "id")
+        )
+        for row in rows:
+            by_subject[row.subject_id].append(row)
+    totals = IndexStats()
+    failed: list[uuid.UUID] = []
+    for subject in Subject.objects.filter(id__in=list(by_subject)):
+        failed += _index_subject_rows(subject, by_subject[subject.id], totals)
+    return {**totals.as_dict(), "failed": len(failed)}
+
+
+def index_sweep_chunks() -> list[uuid.UUID]:
+    """Chunks of the organization in scope with rows left pending (their job was lost) or failed
+    with attempts left (e.g. the graph was unavailable), oldest first, at most 100."""
+    stale = Q(index_status=IndexedRecord.IndexStatus.PENDING, created_at__lt=timezone.now() - PENDING_GRACE) | Q(
+        index_status=IndexedRecord.IndexStatus.FAILED, index_attempts__lt=MAX_INDEX_ATTEMPTS
+    )
+    chunks: dict[uuid.UUID, None] = {}
+    for model in INDEXED_STORES:
+        for chunk_id in (
+            model.objects.filter(stale).order_by("created_at").values_list("chunk_id", flat=True)[:SWEEP_CHUNKS]
+        ):
+            chunks.setdefault(chunk_id, None)
+    return list(chunks)[:SWEEP_CHUNKS]

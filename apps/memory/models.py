@@ -59,11 +59,11 @@ class IndexedRecord(EmbeddedRecord):
     class IndexStatus(models.TextChoices):
         PENDING = "pending"
         INDEXED = "indexed"
-        NOT_INDEXED = "not_indexed"
         FAILED = "failed"
 
     index_status = models.CharField(max_length=16, choices=IndexStatus.choices, default=IndexStatus.PENDING)
     index_error = models.CharField(max_length=200, blank=True, default="")
+    index_attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         abstract = True

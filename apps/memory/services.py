@@ -481,16 +481,6 @@ def _embedding_text(row: EmbeddedRecord) -> str:
     return f"{row.title}\n{row.extracted_text[:RESOURCE_EMBED_CHARS]}"
 
 
-def memory_mark_chunk_not_indexed(*, chunk_id: uuid.UUID) -> dict[str, Any]:
-    """The indexing job until the hypergraph lands: record that nothing was indexed."""
-    counts = {}
-    for model in (EpisodicEvent, SemanticItem):
-        counts[model._meta.db_table] = model.objects.filter(
-            chunk_id=chunk_id, index_status=EpisodicEvent.IndexStatus.PENDING
-        ).update(index_status=EpisodicEvent.IndexStatus.NOT_INDEXED)
-    return {"indexed": 0, "not_indexed": sum(counts.values()), "reason": "graph indexing is not enabled"}
-
-
 # --- batch ingestion ----------------------------------------------------------------------------
 
 BATCH_TASK = "indexing.memory.batch_ingest"

@@ -134,7 +134,6 @@ class Migration(migrations.Migration):
                         choices=[
                             ("pending", "Pending"),
                             ("indexed", "Indexed"),
-                            ("not_indexed", "Not Indexed"),
                             ("failed", "Failed"),
                         ],
                         default="pending",
@@ -367,7 +366,6 @@ class Migration(migrations.Migration):
                         choices=[
                             ("pending", "Pending"),
                             ("indexed", "Indexed"),
-                            ("not_indexed", "Not Indexed"),
                             ("failed", "Failed"),
                         ],
                         default="pending",

@@ -28,6 +28,10 @@ CELERY_TASK_DEFAULT_QUEUE = "maintenance"
 CELERY_TASK_ROUTES = {f"{queue}.*": {"queue": queue} for queue in CELERY_QUEUES}
 
 CELERY_BEAT_SCHEDULE = {
+    "indexing-sweep": {
+        "task": "indexing.sweep",
+        "schedule": timedelta(minutes=5),
+    },
     "jobs-mark-stale": {
         "task": "maintenance.jobs.mark_stale",
         "schedule": timedelta(minutes=5),

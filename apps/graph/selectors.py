@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from apps.graph import store
+from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.platform.errors import NotFound
+from apps.tenancy.models import Subject
+
+
+def anchors_list(*, subject: Subject, after: str, limit: int) -> tuple[list[dict[str, Any]], str | None]:
+    page = store.anchor_page(organization_id=subject.organization_id, subject_id=subject.id, after=after)
+    return page[:limit], (page[limit - 1]["key"] if len(page) > limit else None)
+
+
+def frames_list(
+    *, subject: Subject, after: str, limit: int, anchor_key: str | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    page = store.frame_page(
+        organization_id=subject.organization_id, subject_id=subject.id, after=after, anchor_key=anchor_key
+    )
+    return page[:limit], (page[limit - 1]["frame_id"] if len(page) > limit else None)
+
+
+def cited_rows(*, subject: Subject, row_ids: list[str]) -> list[EpisodicEvent | SemanticItem]:
+    """The evidence rows a frame cites, in citation order (erased rows are simply absent)."""
+    ids = [uuid.UUID(i) for i in row_ids]
+    found: dict[uuid.UUID, EpisodicEvent | SemanticItem] = {}
+    for model in (EpisodicEvent, SemanticItem):
+        for row in model.objects.filter(subject=subject, id__in=ids).defer("embedding"):
+            found[row.id] = row
+    return [found[i] for i in ids if i in found]
+
+
+def frame_get(*, subject: Subject, frame_id: str) -> tuple[dict[str, Any], list[EpisodicEvent | SemanticItem]]:
+    frames = store.frames_by_id(organization_id=subject.organization_id, subject_id=subject.id, frame_ids=[frame_id])
+    frame = frames.get(frame_id)
+    if frame is None:
+        raise NotFound(f"No frame {frame_id} for this subject.")
+    return frame, cited_rows(subject=subject, row_ids=list(frame["citations"]))

@@ -1,0 +1,198 @@
+"""Reads and writes of anchors, frames and arms in an organization's AGE graph.
+
+Every statement is a constant; every value is a parameter; every query filters by subject.
+Identity is protected three ways: per-key advisory transaction locks taken in sorted order
+(so concurrent indexers serialize on shared keys without deadlocking), a read-then-write
+inside the lock (AGE's MERGE is not concurrency-safe and has no ON CREATE/ON MATCH), and the
+unique expression indexes created with the graph as the last line of defence.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import connection
+
+from apps.graph.adapter import cypher
+
+ANCHOR_PROPERTIES = (
+    "subject_id",
+    "key",
+    "name",
+    "type",
+    "aliases",
+    "mention_count",
+    "admission_score",
+    "episodic_ids",
+    "semantic_ids",
+)
+FRAME_PROPERTIES = (
+    "frame_id",
+    "subject_id",
+    "kind",
+    "predicate",
+    "arms",
+    "literals",
+    "event_time",
+    "event_time_precision",
+    "mention_time",
+    "status",
+    "citations",
+)
+
+_ANCHORS_BY_KEY = """
+MATCH (n:Anchor) WHERE n.subject_id = $subject_id AND n.key IN $keys
+RETURN properties(n)
+"""
+_ANCHORS_CREATE = """
+UNWIND $anchors AS a
+CREATE (n:Anchor {subject_id: a.subject_id, key: a.key, name: a.name, type: a.type, aliases: a.aliases,
+                  mention_count: a.mention_count, admission_score: a.admission_score,
+                  episodic_ids: a.episodic_ids, semantic_ids: a.semantic_ids})
+RETURN count(n)
+"""
+_ANCHORS_UPDATE = """
+UNWIND $anchors AS a
+MATCH (n:Anchor) WHERE n.subject_id = a.subject_id AND n.key = a.key
+SET n.aliases = a.aliases, n.mention_count = a.mention_count, n.admission_score = a.admission_score,
+    n.episodic_ids = a.episodic_ids, n.semantic_ids = a.semantic_ids
+RETURN count(n)
+"""
+_FRAMES_BY_ID = """
+MATCH (f:Frame) WHERE f.subject_id = $subject_id AND f.frame_id IN $frame_ids
+RETURN properties(f)
+"""
+_FRAMES_CREATE = """
+UNWIND $frames AS x
+CREATE (f:Frame {frame_id: x.frame_id, subject_id: x.subject_id, kind: x.kind, predicate: x.predicate,
+                 arms: x.arms, literals: x.literals, event_time: x.event_time,
+                 event_time_precision: x.event_time_precision, mention_time: x.mention_time,
+                 status: x.status, citations: x.citations})
+RETURN count(f)
+"""
+_FRAMES_UPDATE = """
+UNWIND $frames AS x
+MATCH (f:Frame) WHERE f.subject_id = x.subject_id AND f.frame_id = x.frame_id
+SET f.citations = x.citations, f.literals = x.literals, f.status = x.status, f.mention_time = x.mention_time
+RETURN count(f)
+"""
+_ARMS_CREATE = """
+UNWIND $arms AS arm
+MATCH (f:Frame) WHERE f.subject_id = $subject_id AND f.frame_id = arm.frame_id
+MATCH (a:Anchor) WHERE a.subject_id = $subject_id AND a.key = arm.key
+CREATE (f)-[:ARM {role: arm.role}]->(a)
+RETURN count(*)
+"""
+
+
+def lock_keys(*, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Iterable[str]) -> None:
+    """Transaction-scoped advisory locks, in sorted order, one per identity key."""
+    names = sorted({f"{organization_id}:{subject_id}:{key}" for key in keys})
+    if not names:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(name, 0)) FROM unnest(%s::text[]) AS name ORDER BY name",
+            [names],
+        )
+
+
+def anchors_by_key(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    if not keys:
+        return {}
+    rows = cypher(
+        organization_id=organization_id,
+        query=_ANCHORS_BY_KEY,
+        params={"subject_id": str(subject_id), "keys": list(keys)},
+        returns=["props"],
+    )
+    return {row[0]["key"]: row[0] for row in rows}
+
+
+def frames_by_id(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, frame_ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    if not frame_ids:
+        return {}
+    rows = cypher(
+        organization_id=organization_id,
+        query=_FRAMES_BY_ID,
+        params={"subject_id": str(subject_id), "frame_ids": list(frame_ids)},
+        returns=["props"],
+    )
+    return {row[0]["frame_id"]: row[0] for row in rows}
+
+
+def _write(organization_id: uuid.UUID, query: str, name: str, items: list[dict[str, Any]], **extra: Any) -> None:
+    if items:
+        cypher(organization_id=organization_id, query=query, params={name: items, **extra}, returns=["n"])
+
+
+def anchors_write(*, organization_id: uuid.UUID, created: list[dict[str, Any]], updated: list[dict[str, Any]]) -> None:
+    _write(organization_id, _ANCHORS_CREATE, "anchors", created)
+    _write(organization_id, _ANCHORS_UPDATE, "anchors", updated)
+
+
+def frames_write(
+    *,
+    organization_id: uuid.UUID,
+    subject_id: uuid.UUID,
+    created: list[dict[str, Any]],
+    updated: list[dict[str, Any]],
+) -> None:
+    """New frames with their arms (to anchors already written), and citation updates."""
+    _write(organization_id, _FRAMES_CREATE, "frames", created)
+    arms = [
+        {"frame_id": frame["frame_id"], "role": role, "key": key} for frame in created for role, key in frame["arms"]
+    ]
+    _write(organization_id, _ARMS_CREATE, "arms", arms, subject_id=str(subject_id))
+    _write(organization_id, _FRAMES_UPDATE, "frames", updated)
+
+
+# --- inspection (paginated by key / frame id; pages are at most PAGE_CAP long) ---------------------
+
+PAGE_CAP = 200
+_ANCHOR_PAGE = """
+MATCH (n:Anchor) WHERE n.subject_id = $subject_id AND n.key > $after
+RETURN properties(n) ORDER BY n.key LIMIT 201
+"""
+_FRAME_PAGE = """
+MATCH (f:Frame) WHERE f.subject_id = $subject_id AND f.frame_id > $after
+RETURN properties(f) ORDER BY f.frame_id LIMIT 201
+"""
+_FRAME_PAGE_OF_ANCHOR = """
+MATCH (a:Anchor)<-[:ARM]-(f:Frame)
+WHERE a.subject_id = $subject_id AND a.key = $anchor_key AND f.subject_id = $subject_id AND f.frame_id > $after
+WITH DISTINCT f
+RETURN properties(f) ORDER BY f.frame_id LIMIT 201
+"""
+
+
+def anchor_page(*, organization_id: uuid.UUID, subject_id: uuid.UUID, after: str) -> list[dict[str, Any]]:
+    rows = cypher(
+        organization_id=organization_id,
+        query=_ANCHOR_PAGE,
+        params={"subject_id": str(subject_id), "after": after},
+        returns=["props"],
+    )
+    return [row[0] for row in rows]
+
+
+def frame_page(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, after: str, anchor_key: str | None = None
+) -> list[dict[str, Any]]:
+    params = {"subject_id": str(subject_id), "after": after}
+    if anchor_key is None:
+        rows = cypher(organization_id=organization_id, query=_FRAME_PAGE, params=params, returns=["props"])
+    else:
+        rows = cypher(
+            organization_id=organization_id,
+            query=_FRAME_PAGE_OF_ANCHOR,
+            params={**params, "anchor_key": anchor_key},
+            returns=["props"],
+        )
+    return [row[0] for row in rows]

@@ -1,0 +1,241 @@
+"""Graph indexing against the real AGE graph: invariants 1, 2 and 4, idempotency, concurrency."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+from django.db import connection, connections
+
+from apps.graph import adapter
+from apps.graph.models import AnchorVector
+from apps.graph.services import index_chunk, index_sweep_chunks
+from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.tenancy.scope import organization_scope
+from tests.factories import Tenant, make_tenant
+from tests.memory.conversation import SESSIONS
+
+ALL_ANCHORS = "MATCH (a:Anchor) RETURN properties(a)"
+ALL_FRAMES = "MATCH (f:Frame) RETURN properties(f)"
+ALL_ARMS = "MATCH (f:Frame)-[r:ARM]->(a:Anchor) RETURN f.frame_id, r.role, a.key"
+
+
+def _graph(tenant: Tenant) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[tuple[Any, ...]]]:
+    with organization_scope(tenant.id):
+        anchors = [r[0] for r in adapter.cypher(organization_id=tenant.id, query=ALL_ANCHORS, params={}, returns=["a"])]
+        frames = [r[0] for r in adapter.cypher(organization_id=tenant.id, query=ALL_FRAMES, params={}, returns=["f"])]
+        arms = adapter.cypher(organization_id=tenant.id, query=ALL_ARMS, params={}, returns=["f", "r", "k"])
+    return anchors, frames, arms
+
+
+def _write(tenant: Tenant, messages: list[dict[str, str]], external_id: str = "maya") -> str:
+    response = tenant.client().post(f"/v1/subjects/{external_id}/memories", {"messages": messages}, format="json")
+    assert response.status_code == 201, response.content
+    return str(response.json()["chunk_id"])
+
+
+def _index(tenant: Tenant, chunk_id: str) -> dict[str, Any]:
+    with organization_scope(tenant.id):
+        return index_chunk(chunk_id=chunk_id)  # type: ignore[arg-type]
+
+
+def test_every_frame_cites_existing_rows_and_every_arm_reaches_an_anchor() -> None:
+    tenant = make_tenant()
+    tenant.subject("maya")
+    for session in SESSIONS:
+        _index(tenant, _write(tenant, session))
+    anchors, frames, arms = _graph(tenant)
+    assert anchors and frames
+    with organization_scope(tenant.id):
+        episodic = {str(i) for i in EpisodicEvent.objects.values_list("id", flat=True)}
+        semantic = {str(i) for i in SemanticItem.objects.values_list("id", flat=True)}
+        assert set(EpisodicEvent.objects.values_list("index_status", flat=True)) == {"indexed"}
+        vectors = set(AnchorVector.objects.values_list("anchor_key", flat=True))
+    for frame in frames:  # invariant 1
+        rows = episodic if frame["kind"] == "episodic" else semantic
+        assert frame["citations"] and set(frame["citations"]) <= rows
+        assert len({key for _, key in frame["arms"]}) >= 2
+    keys = {a["key"] for a in anchors}
+    assert {key for _, _, key in arms} <= keys
+    assert vectors == keys  # every anchor has its name embedding beside the graph
+    assert len(keys) == len(anchors)  # one anchor per key
+    for anchor in anchors:
+        assert set(anchor["episodic_ids"]) <= episodic and set(anchor["semantic_ids"]) <= semantic
+    # No vault value or placeholder became part of the graph.
+    assert not any("vault" in a["key"] or "credential" in a["key"] for a in anchors)
+    # The fly frame keeps its literal and planned status; the purchase keeps count and price.
+    fly = next(f for f in frames if f["predicate"] == "fly")
+    assert fly["status"] == "planned" and fly["event_time"].startswith("2023-07")
+    buy = next(f for f in frames if f["predicate"] == "buy")
+    assert buy["literals"].get("price") == "$240"
+
+
+RUN_1 = [
+    {
+        "id": "r1",
+        "role": "user",
+        "name": "Maya",
+        "timestamp": "2023-05-08T10:00:00Z",
+        "content": "I went for a run with Tom around Lake Merritt.",
+    }
+]
+RUN_2 = [
+    {
+        "id": "r2",
+        "role": "user",
+        "name": "Maya",
+        "timestamp": "2023-06-08T10:00:00Z",
+        "content": "I went for a run with Tom around Lake Merritt.",
+    }
+]
+DATED_1 = [
+    {
+        "id": "d1",
+        "role": "user",
+        "name": "Maya",
+        "timestamp": "2023-05-08T10:00:00Z",
+        "content": "On 6 May 2023 I went for a run with Tom around Lake Merritt.",
+    }
+]
+DATED_2 = [
+    {
+        "id": "d2",
+        "role": "user",
+        "name": "Maya",
+        "timestamp": "2023-05-20T10:00:00Z",
+        "content": "On 6 May 2023 I went for a run with Tom around Lake Merritt.",
+    }
+]
+
+
+def _run_frames(tenant: Tenant) -> list[dict[str, Any]]:
+    return [f for f in _graph(tenant)[1] if f["kind"] == "episodic" and f["predicate"] in {"go", "run"}]
+
+
+def test_undated_occurrences_stay_apart_and_a_dated_repeat_shares_its_frame() -> None:
+    undated = make_tenant()
+    undated.subject("maya")
+    for messages in (RUN_1, RUN_2):
+        _index(undated, _write(undated, messages))
+    frames = _run_frames(undated)
+    assert len(frames) >= 2 and len({f["frame_id"] for f in frames}) == len(frames)  # invariant 2
+    assert all(len(f["citations"]) == 1 for f in frames)
+
+    dated = make_tenant()
+    dated.subject("maya")
+    for messages in (DATED_1, DATED_2):
+        _index(dated, _write(dated, messages))
+    frames = _run_frames(dated)
+    assert frames and all(len(f["citations"]) == 2 for f in frames)
+
+
+def test_reindexing_changes_nothing() -> None:
+    tenant = make_tenant()
+    tenant.subject("maya")
+    chunk = _write(tenant, SESSIONS[1])
+    _index(tenant, chunk)
+    before = _graph(tenant)
+    with organization_scope(tenant.id):
+        EpisodicEvent.objects.update(index_status="pending")  # as if the job ran twice
+    _index(tenant, chunk)
+    after = _graph(tenant)
+    assert sorted(map(str, before[0])) == sorted(map(str, after[0]))
+    assert sorted(map(str, before[1])) == sorted(map(str, after[1]))
+    assert sorted(before[2]) == sorted(after[2])
+
+
+def test_graph_unavailable_marks_rows_and_the_sweep_indexes_them_later() -> None:
+    tenant = make_tenant()
+    tenant.subject("maya")
+    chunk = _write(tenant, SESSIONS[1])
+    graph = tenant.organization.graph_name
+    with organization_scope(tenant.id):
+        evidence = list(EpisodicEvent.objects.values_list("id", "summary", "details"))
+    with connections["owner"].cursor() as cursor:
+        cursor.execute(f'ALTER SCHEMA "{graph}" RENAME TO "{graph}_away"')
+    try:
+        result = _index(tenant, chunk)
+    finally:
+        with connections["owner"].cursor() as cursor:
+            cursor.execute(f'ALTER SCHEMA "{graph}_away" RENAME TO "{graph}"')
+    assert result["failed"] == len(evidence)
+    with organization_scope(tenant.id):  # invariant 4: the evidence is intact, and marked
+        assert list(EpisodicEvent.objects.values_list("id", "summary", "details")) == evidence
+        marked = set(EpisodicEvent.objects.values_list("index_status", "index_error", "index_attempts"))
+        assert all(status == "failed" and error and attempts == 1 for status, error, attempts in marked)
+        assert [str(c) for c in index_sweep_chunks()] == [chunk]
+    _index(tenant, chunk)
+    with organization_scope(tenant.id):
+        assert set(EpisodicEvent.objects.values_list("index_status", flat=True)) == {"indexed"}
+        assert index_sweep_chunks() == []
+    assert _graph(tenant)[1]
+
+
+OVERLAPPING = [
+    f"I met Tom and Leo at the Oakland climbing gym on day {n}, and we climbed with Priya." for n in range(16)
+]
+
+
+@pytest.mark.slow
+def test_sixteen_concurrent_indexers_make_one_anchor_per_key_and_one_frame_per_identity() -> None:
+    tenant = make_tenant()
+    tenant.subject("maya")
+    chunks = [
+        _write(
+            tenant,
+            [{"id": f"c{n}", "role": "user", "name": "Maya", "timestamp": "2023-05-08T10:00:00Z", "content": text}],
+        )
+        for n, text in enumerate(OVERLAPPING)
+    ]
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(len(chunks))
+
+    def work(chunk_id: str) -> None:
+        try:
+            barrier.wait()
+            _index(tenant, chunk_id)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(c,)) for c in chunks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    anchors, frames, arms = _graph(tenant)
+    keys = Counter(a["key"] for a in anchors)
+    assert keys and max(keys.values()) == 1
+    assert Counter(f["frame_id"] for f in frames).most_common(1)[0][1] == 1
+    with organization_scope(tenant.id):
+        rows = {str(i) for i in EpisodicEvent.objects.values_list("id", flat=True)}
+        assert set(EpisodicEvent.objects.values_list("index_status", flat=True)) == {"indexed"}
+    tom = next(a for a in anchors if a["key"] == "tom")
+    assert set(tom["episodic_ids"]) == rows and tom["mention_count"] == len(rows)
+    cited = {c for f in frames for c in f["citations"]}
+    assert cited == rows
+    arm_counts = Counter(frame_id for frame_id, _, _ in arms)
+    assert all(arm_counts[f["frame_id"]] == len(f["arms"]) for f in frames)
+
+
+def test_inspection_api_pages_anchors_and_frames_and_resolves_citations() -> None:
+    tenant = make_tenant()
+    tenant.subject("maya")
+    for session in SESSIONS:
+        _index(tenant, _write(tenant, session))
+    client = tenant.client()
+    keys, url = [], "/v1/subjects/maya/graph/anchors?limit=3"
+    while url:
+        page = client.get(url).json()
+        keys += [a["key"] for a in page["results"]]
+        url = page["next_cursor"] and f"/v1/subjects/maya/graph/anchors?limit=3&cursor={page['next_cursor']}"
+    assert keys == sorted(keys) and len(keys) == len(set(keys)) == len(_graph(tenant)[0])
+    of_maya = client.get("/v1/subjects/maya/graph/frames?anchor=maya&limit=200").json()["results"]
+    assert of_maya and all(any(arm["anchor"] == "maya" for arm in f["arms"]) for f in of_maya)
+    detail = client.get(f"/v1/subjects/maya/graph/frames/{of_maya[0]['frame_id']}").json()
+    assert [r["id"] for r in detail["cited_rows"]] == detail["frame"]["citations"]
+    assert client.get("/v1/subjects/maya/graph/frames/not-a-frame").status_code == 404
