@@ -5,17 +5,22 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 from apps.graph.api import AnchorListApi, FrameDetailApi, FrameListApi, GraphCheckApi
 from apps.platform import health
 from apps.providers.api.views import ProviderConfigApi
+from apps.retrieval.api import SearchApi
 
 v1 = [
     path("", include("apps.tenancy.api.urls")),
     path("", include("apps.jobs.api.urls")),
     path("", include("apps.memory.api.urls")),
     path("", include("apps.webhooks.api.urls")),
+    path("", include("apps.consent.api.urls")),
+    path("", include("apps.erasure.api.urls")),
+    path("", include("apps.audit.api.urls")),
     path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
     path("subjects/<str:external_id>/graph/anchors", AnchorListApi.as_view(), name="graph-anchors"),
     path("subjects/<str:external_id>/graph/frames", FrameListApi.as_view(), name="graph-frames"),
     path("subjects/<str:external_id>/graph/frames/<str:frame_id>", FrameDetailApi.as_view(), name="graph-frame"),
     path("provider-config", ProviderConfigApi.as_view(), name="provider-config"),
+    path("subjects/<str:external_id>/search", SearchApi.as_view(), name="subject-search"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "docs",

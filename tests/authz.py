@@ -95,6 +95,7 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/v1/api-keys/{api_key}/rotate", "admin", {"overlap_seconds": 60}),
     Endpoint("GET", "/v1/jobs/{job}", "memories:read"),
     Endpoint("POST", "/v1/graph/check", "admin"),
+    Endpoint("POST", "/v1/subjects/{subject}/search", "memories:read", {"query": "Where did Ana hike?"}),
     Endpoint("GET", "/v1/subjects/{subject}/graph/anchors", "memories:read"),
     Endpoint("GET", "/v1/subjects/{subject}/graph/frames", "memories:read"),
     Endpoint("GET", "/v1/subjects/{subject}/graph/frames/{frame}", "memories:read"),

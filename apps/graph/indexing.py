@@ -117,15 +117,17 @@ def _nearest_anchors(*, subject: Subject, vectors: list[list[float]], model: str
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            SELECT q.idx, v.anchor_key, v.name, 1 - (v.embedding <=> q.vec::vector) AS cosine
-            FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, idx)
-            CROSS JOIN LATERAL (
-                SELECT anchor_key, name, embedding FROM graph_anchor_vector
+            WITH q AS MATERIALIZED (
+                SELECT idx, vec::vector AS vec FROM unnest(%s::text[]) WITH ORDINALITY AS t(vec, idx)
+            )
+            SELECT q.idx, v.anchor_key, v.name, v.cosine
+            FROM q CROSS JOIN LATERAL (
+                SELECT anchor_key, name, 1 - (embedding <=> q.vec) AS cosine FROM graph_anchor_vector
                 WHERE organization_id = %s AND subject_id = %s AND embedding_model = %s
-                ORDER BY embedding <=> q.vec::vector LIMIT %s
+                ORDER BY embedding <=> q.vec LIMIT %s
             ) v
-            WHERE 1 - (v.embedding <=> q.vec::vector) >= %s
-            ORDER BY q.idx, cosine DESC, v.anchor_key
+            WHERE v.cosine >= %s
+            ORDER BY q.idx, v.cosine DESC, v.anchor_key
             """,
             [
                 [str(vector) for vector in vectors],
@@ -155,6 +157,15 @@ class SubjectIndexer:
         self.embedder = embedder
         self.metering = metering
         self.stats = IndexStats()
+        self._name_vectors: dict[str, list[float]] = {}
+
+    def _embed_names(self, names: Sequence[str]) -> list[list[float]]:
+        """Name embeddings, each name embedded once per batch (repair and the anchor side table
+        reuse what canonicalization computed)."""
+        missing = [n for n in dict.fromkeys(names) if n not in self._name_vectors]
+        if missing:
+            self._name_vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
+        return [self._name_vectors[n] for n in names]
 
     # -- per record: extraction, canonicalization, admission, frames, repair ---------------------
 
@@ -173,7 +184,7 @@ class SubjectIndexer:
         found = iter(
             _nearest_anchors(
                 subject=self.subject,
-                vectors=self.embedder.embed([e.name for e in flat]),
+                vectors=self._embed_names([e.name for e in flat]),
                 model=self.embedder.model_name,
             )
         )
@@ -377,7 +388,7 @@ class SubjectIndexer:
     def _store_anchor_vectors(self, anchors: list[dict[str, Any]]) -> None:
         if not anchors:
             return
-        vectors = self.embedder.embed([a["name"] for a in anchors])
+        vectors = self._embed_names([a["name"] for a in anchors])
         AnchorVector.objects.bulk_create(
             [
                 AnchorVector(

@@ -1,0 +1,205 @@
+"""Graph-owned retrieval (paper §2.4, A.3): plan, enter through anchors, two bounded lanes,
+fusion within budgets. Episodic and semantic rows enter only through the graph; only a graph
+read that raises falls back to direct evidence retrieval, and the result says so."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from apps.graph.keys import anchor_key
+from apps.memory.models import CoreBlock, ProceduralItem, ResourceItem
+from apps.memory.search import fuse as fuse_typed
+from apps.memory.search import keyword_lane, vector_lane
+from apps.memory.services import current_rows
+from apps.providers.interfaces import Embedder
+from apps.retrieval import reads
+from apps.retrieval.fusion import count_tokens, fuse, trim_to_token_budget
+from apps.retrieval.planner import plan_query
+from apps.retrieval.scoring import named_anchor_keys, rank_facts, select_anchors
+from apps.retrieval.types import FactCandidate, FusedRow, Plan, RowCandidate, ScoredFact
+from apps.tenancy.models import Subject
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["graph", "flat"]
+FLAT_DEPTH = 50
+
+
+@dataclass
+class BudgetReport:
+    anchors_inspected: int = 0
+    frames_inspected: int = 0
+    rows_inspected: int = 0
+    rows_returned: int = 0
+    facts_returned: int = 0
+    tokens_returned: int = 0
+
+
+@dataclass
+class SearchResult:
+    plan: Plan
+    mode: Mode
+    facts: list[ScoredFact]
+    rows: list[FusedRow]
+    budget: BudgetReport
+    fallback: bool = False
+    typed: dict[str, list[Any]] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.ms[name] = self.ms.get(name, 0.0) + (now - self._last) * 1000
+        self._last = now
+
+
+def _graph_lanes(
+    *, subject: Subject, plan: Plan, vector: list[float], model: str, report: BudgetReport, clock: _Clock
+) -> tuple[list[RowCandidate], list[FactCandidate]]:
+    recalled = reads.recall_anchors(subject=subject, vector=vector, model=model)
+    named = list(named_anchor_keys(plan)) if plan.is_relation_query else []
+    candidates = reads.anchor_candidates(subject=subject, recalled=recalled, named_keys=named)
+    anchors = select_anchors(candidates, plan)
+    report.anchors_inspected = len(candidates)
+    clock.lap("graph")
+
+    # Base-recall lane: the anchors' own rows, the cited rows of their incident frames, and the
+    # rows of a bounded set of co-participants.
+    selected = [scored.anchor for scored in anchors]
+    base_ids: list[str] = []
+    for anchor in selected:
+        base_ids += anchor.episodic_ids[-reads.ROWS_PER_ANCHOR :] + anchor.semantic_ids[-reads.ROWS_PER_ANCHOR :]
+    incident = reads.incident_frames(subject=subject, keys=[a.anchor_key for a in selected])
+    selected_keys = {a.anchor_key for a in selected}
+    co_participants: list[str] = []
+    for frame in incident:
+        base_ids += list(frame["citations"])
+        co_participants += [key for _, key in frame["arms"] if key not in selected_keys]
+    co_keys = list(dict.fromkeys(co_participants))[: reads.CO_PARTICIPANTS]
+    for anchor in reads.anchor_candidates(subject=subject, recalled=[], named_keys=co_keys):
+        base_ids += anchor.episodic_ids[-2:] + anchor.semantic_ids[-2:]
+
+    # Relation lane: from the exactly named anchors, frames of the asked relation.
+    facts: list[FactCandidate] = []
+    if plan.is_relation_query:
+        named_present = [key for key in named if any(c.anchor_key == key for c in candidates)]
+        frames = reads.relation_frames(subject=subject, keys=named_present, predicates=_predicates(plan))
+        objects = {anchor_key(o) for o in plan.objects}
+        if objects:  # frames that must contain a named object
+            frames = [f for f in frames if objects & {key for _, key in f["arms"]}] or frames
+        facts = reads.fact_candidates(subject=subject, frames=frames)
+        report.frames_inspected = len(incident) + len(frames)
+    else:
+        report.frames_inspected = len(incident)
+    clock.lap("graph")
+
+    ranked = rank_facts(facts, plan)
+    cited_ids = [c for scored in ranked for c in scored.fact.citations]
+    rows = reads.rows_by_id(subject=subject, ids=[*cited_ids, *base_ids], vector=vector, model=model, lane="base")
+    # Same-chunk neighbours of the best base rows, recomputed from provenance.
+    best = [r.row_id for r in sorted(rows, key=lambda r: r.vector_rank if r.vector_rank is not None else 1 << 30)[:3]]
+    neighbours = reads.neighbour_ids(subject=subject, row_ids=best)
+    known = {r.row_id for r in rows}
+    rows += reads.rows_by_id(
+        subject=subject, ids=[i for i in neighbours if i not in known], vector=vector, model=model, lane="base"
+    )
+    clock.lap("rows")
+    return rows, [scored.fact for scored in ranked]
+
+
+def _predicates(plan: Plan) -> list[str]:
+    """Frame predicates that count as the question's relations: each surface form and its
+    multi-word forms joined the way extraction writes them (``go to`` → ``go_to``)."""
+    forms = set()
+    for form in plan.relation_forms:
+        forms.add(form)
+        forms.add(form.replace(" ", "_"))
+        forms.add(form.split(" ")[0])
+    return sorted(forms)
+
+
+def _typed_paths(subject: Subject, plan: Plan, memory_types: Sequence[str], embedder: Embedder, vector: list[float]) -> dict[str, list[Any]]:
+    typed: dict[str, list[Any]] = {}
+    if "core" in memory_types:
+        typed["core"] = list(current_rows(CoreBlock, subject=subject).order_by("label"))
+    for name, model in (("procedural", ProceduralItem), ("resource", ResourceItem)):
+        if name in memory_types:
+            rows = current_rows(model, subject=subject).defer("embedding")
+            hits = fuse_typed(
+                vector_lane(rows, vector=vector, model=embedder.model_name),
+                keyword_lane(rows, query=plan.question),
+                limit=3,
+            )
+            typed[name] = [hit.row for hit in hits]
+    return typed
+
+
+def _within(row: RowCandidate, since: datetime | None, until: datetime | None) -> bool:
+    moment = row.event_time or row.mention_time or row.created_at
+    if moment is None:
+        return False
+    return (since is None or moment >= since) and (until is None or moment < until)
+
+
+def search(
+    *,
+    subject: Subject,
+    question: str,
+    embedder: Embedder,
+    mode: Mode = "graph",
+    memory_types: Sequence[str] = ("episodic", "semantic"),
+    token_budget: int | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> SearchResult:
+    clock = _Clock()
+    plan = plan_query(question)
+    vector = embedder.embed([question])[0]
+    clock.lap("embedding")
+    report = BudgetReport()
+    fallback = False
+    facts: list[FactCandidate] = []
+    if mode == "graph":
+        try:
+            rows, facts = _graph_lanes(
+                subject=subject, plan=plan, vector=vector, model=embedder.model_name, report=report, clock=clock
+            )
+        except Exception as exc:  # a graph read raised: direct evidence retrieval, and say so
+            logger.warning("graph read failed; falling back", extra={"error_type": type(exc).__name__})
+            fallback = True
+    if mode == "flat" or fallback:
+        rows = reads.flat_rows(subject=subject, question=question, vector=vector, model=embedder.model_name, depth=FLAT_DEPTH)
+        clock.lap("rows")
+    if since is not None or until is not None:
+        rows = [row for row in rows if _within(row, since, until)]
+    scored_facts = rank_facts(facts, plan)
+    fused = fuse(rows, [s.fact for s in scored_facts], plan)
+    report.rows_inspected = fused.rows_inspected
+    returned = list(fused.rows)
+    if token_budget is not None:
+        returned = trim_to_token_budget(returned, token_budget, text=lambda r: r.row.text)
+    report.rows_returned = len(returned)
+    report.facts_returned = len(scored_facts)
+    report.tokens_returned = sum(count_tokens(r.row.text) for r in returned)
+    typed = _typed_paths(subject, plan, memory_types, embedder, vector) if set(memory_types) - {"episodic", "semantic"} else {}
+    clock.lap("typed")
+    return SearchResult(
+        plan=plan,
+        mode=mode,
+        facts=scored_facts,
+        rows=returned,
+        budget=report,
+        fallback=fallback,
+        typed=typed,
+        timings_ms=clock.ms,
+    )
