@@ -89,9 +89,11 @@ def _turn_text(turn: dict[str, object]) -> str:
     return f"{text} [shared an image: {caption}]" if caption else text
 
 
-def load_conversations(directory: Path | None = None) -> list[Conversation]:
+def load_conversations(directory: Path | None = None, data_file: str | None = None) -> list[Conversation]:
+    """Conversations of a LoCoMo-format file (default: the dev split); evidence fixes are applied
+    when ``evidence_fixes_dev.json`` sits beside it."""
     directory = directory or data_dir()
-    samples = json.loads((directory / DATA_FILE).read_text())
+    samples = json.loads((directory / (data_file or DATA_FILE)).read_text())
     fixes_path = directory / FIXES_FILE
     fixes = (
         {(f["sample_id"], f["qa_index"]): f["evidence"] for f in json.loads(fixes_path.read_text())}

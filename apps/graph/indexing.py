@@ -254,7 +254,7 @@ class SubjectIndexer:
 
     def plan(self, rows: Sequence[IndexedRecord]) -> list[RecordGraph]:
         records = [extraction_input(row) for row in rows]
-        extractions = [self.graph_llm.extract_frames(record, metering=self.metering) for record in records]
+        extractions = self.graph_llm.extract_frames_many(records, metering=self.metering)
         entity_keys = sorted({k for x in extractions for e in x.entities if (k := anchor_key(e.name))})
         existing_keys = set(
             store.anchors_by_key(

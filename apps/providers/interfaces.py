@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
@@ -32,6 +33,7 @@ class Purpose(StrEnum):
     EXTRACT = "extract"
     CANONICALIZE = "canonicalize"
     REPAIR = "repair"
+    ANSWER = "answer"
 
 
 class UsageMeter(Protocol):
@@ -94,6 +96,10 @@ class GraphLLM(Protocol):
         """The record's entities and n-ary frames; literals on the frames, never as entities."""
         ...
 
+    def extract_frames_many(self, records: Sequence[ExtractionInput], *, metering: MeteringContext) -> list[Extraction]:
+        """``extract_frames`` of each record, in order; a provider may batch the work."""
+        ...
+
     def decide_same_entity(
         self, record: ExtractionInput, questions: Sequence[SameEntityQuestion], *, metering: MeteringContext
     ) -> list[SameEntityDecision]:
@@ -117,3 +123,67 @@ class GraphLLM(Protocol):
         Only additions: ``frames`` (the primary extraction) are context, never returned changed.
         """
         ...
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One evidence row an answerer reads: its id (what an answer cites), type, times and text.
+
+    The text is stored memory: untrusted data, never instructions."""
+
+    row_id: str
+    memory_type: str
+    text: str
+    event_time: datetime | None  # when it happened, when known
+    mention_time: datetime | None  # when it was said or written
+
+
+@dataclass(frozen=True)
+class EvidenceFact:
+    """One graph fact an answerer reads: a predicate, its arguments ``(role, name)``, its
+    literals and times, and the ids of the rows it was extracted from."""
+
+    predicate: str
+    arguments: tuple[tuple[str, str], ...]
+    literals: tuple[tuple[str, str], ...]
+    event_time: datetime | None
+    status: str  # planned or done
+    citations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    """What the answering agent sees for one call (paper Algorithm 1 lines 16–20).
+
+    ``rows`` are in retrieval order (best first), the union of every search so far.
+    ``searches_left`` is how many more searches it may ask for through ``AnswerDraft.needs_more``.
+    A rewrite carries the rejected ``draft`` and the rules the answer check fired on it.
+    """
+
+    question: str
+    rows: tuple[EvidenceRow, ...]
+    facts: tuple[EvidenceFact, ...]
+    searches_left: int
+    draft: str | None = None
+    check_rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnswerDraft:
+    """An answer, the evidence row ids it cites, and optionally the query of one more search."""
+
+    answer: str
+    cited_row_ids: tuple[str, ...]
+    needs_more: str | None = None
+
+
+# What an answerer says when the evidence does not answer the question (the answer check reads
+# it as explicit uncertainty, which triggers its one extra search).
+UNKNOWN_ANSWER = "I don't know based on the stored memories."
+
+
+class AnswerLLM(Protocol):
+    """The answering agent of the answer endpoint: drafts an answer from retrieved evidence,
+    may ask for more searches, and rewrites a draft the answer check rejected."""
+
+    def answer(self, request: AnswerRequest, *, metering: MeteringContext) -> AnswerDraft: ...

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from apps.graph.coverage import MAX_REPAIR_ITEMS
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_signature
-from apps.graph.keys import may_denote_same
+from apps.graph.keys import anchor_key, may_denote_same
 from apps.providers import prompts
 from apps.providers.config import OpenAIConfig
 from apps.providers.errors import ProviderError
@@ -292,6 +292,9 @@ class OpenAIGraphLLM:
         )
         return reply.to_extraction()
 
+    def extract_frames_many(self, records: Sequence[ExtractionInput], *, metering: MeteringContext) -> list[Extraction]:
+        return [self.extract_frames(record, metering=metering) for record in records]  # one call per record
+
     def decide_same_entity(
         self, record: ExtractionInput, questions: Sequence[SameEntityQuestion], *, metering: MeteringContext
     ) -> list[SameEntityDecision]:
@@ -331,7 +334,8 @@ class OpenAIGraphLLM:
             if frame_signature(frame) not in known:
                 known.add(frame_signature(frame))
                 added.append(frame)
-        return consistent_extraction(reply.entities, added)
+        used = {anchor_key(name) for frame in added for name in frame.argument_names}
+        return consistent_extraction([entity for entity in reply.entities if anchor_key(entity.name) in used], added)
 
 
 class OpenAIEmbedder:

@@ -14,10 +14,12 @@ import uuid
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from apps.providers.answer_local import LocalAnswerLLM
+from apps.providers.answer_openai import OpenAIAnswerLLM
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
 from apps.providers.extraction_local import LocalGraphLLM
-from apps.providers.interfaces import Embedder, GraphLLM, MemoryLLM
+from apps.providers.interfaces import AnswerLLM, Embedder, GraphLLM, MemoryLLM
 from apps.providers.local_embedder import DIMENSION as LOCAL_DIMENSION
 from apps.providers.local_embedder import LocalEmbedder
 from apps.providers.local_provider import LocalMemoryLLM
@@ -116,3 +118,24 @@ def embedder() -> Embedder:
         settings.EMBEDDING_DIMENSION,
         _deployment_openai(model=settings.OPENAI_EMBEDDING_MODEL),
     )
+
+
+@functools.cache
+def _local_answer_llm() -> LocalAnswerLLM:
+    return LocalAnswerLLM()
+
+
+@functools.lru_cache(maxsize=256)
+def _openai_answer_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> OpenAIAnswerLLM:
+    return OpenAIAnswerLLM(config=config)
+
+
+def answer_llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> AnswerLLM:
+    """The answering agent of an organization's answer calls, chosen like :func:`llm_for`: the
+    deployment's ``LLM_PROVIDER``, or the organization's own endpoint when it has one (always
+    ``openai``)."""
+    if override is None:
+        if settings.LLM_PROVIDER == "local":
+            return _local_answer_llm()
+        return _openai_answer_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
+    return _openai_answer_llm(_override_config(organization_id, override), organization_id)

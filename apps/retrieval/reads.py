@@ -27,8 +27,8 @@ ANCHOR_RECALL = 15  # paper: K_A
 HNSW_MODEL = "all-MiniLM-L6-v2"  # the partial HNSW index of graph_anchor_vector covers this model
 HNSW_DIMENSION = 384
 EXACT_SCAN_LIMIT = 5000  # below this many anchors an exact scan is as fast and always complete
-ROWS_PER_ANCHOR = 12  # the most recent rows that mention an anchor
-FRAMES_PER_ANCHOR = 12  # incident frames per anchor in the base lane, by frame id
+ROWS_PER_ANCHOR = 24  # the most recent rows that mention an anchor
+FRAMES_PER_ANCHOR = 16  # incident frames per anchor in the base lane, by frame id
 CO_PARTICIPANTS = 8  # anchors reached through those frames whose rows join the base lane
 RELATION_FRAME_CAP = 240  # paper A.3
 
@@ -108,7 +108,7 @@ _INCIDENT_FRAMES = """
 MATCH (a:Anchor)<-[:ARM]-(f:Frame)
 WHERE a.subject_id = $subject_id AND a.key IN $keys AND f.subject_id = $subject_id
 WITH a.key AS anchor, f ORDER BY f.frame_id
-WITH anchor, collect(properties(f))[0..12] AS frames
+WITH anchor, collect(properties(f))[0..16] AS frames
 RETURN anchor, frames
 """
 _RELATION_FRAMES = """

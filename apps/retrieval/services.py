@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 Mode = Literal["graph", "flat"]
 FLAT_DEPTH = 50
+TOKEN_BUDGET_ROW_LIMIT = 64
 
 
 @dataclass
@@ -107,7 +108,7 @@ def _graph_lanes(
     cited_ids = [c for scored in ranked for c in scored.fact.citations]
     rows = reads.rows_by_id(subject=subject, ids=[*cited_ids, *base_ids], vector=vector, model=model, lane="base")
     # Same-chunk neighbours of the best base rows, recomputed from provenance.
-    best = [r.row_id for r in sorted(rows, key=lambda r: r.vector_rank if r.vector_rank is not None else 1 << 30)[:3]]
+    best = [r.row_id for r in sorted(rows, key=lambda r: r.vector_rank if r.vector_rank is not None else 1 << 30)[:5]]
     neighbours = reads.neighbour_ids(subject=subject, row_ids=best)
     known = {r.row_id for r in rows}
     rows += reads.rows_by_id(
@@ -183,7 +184,9 @@ def search(
     if since is not None or until is not None:
         rows = [row for row in rows if _within(row, since, until)]
     scored_facts = rank_facts(facts, plan)
-    fused = fuse(rows, [s.fact for s in scored_facts], plan)
+    # A caller's token budget is filled, past the plan's row budgets, from the same bounded
+    # candidates (cited and base rows first), then trimmed deterministically.
+    fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=TOKEN_BUDGET_ROW_LIMIT if token_budget else None)
     report.rows_inspected = fused.rows_inspected
     returned = list(fused.rows)
     if token_budget is not None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 import pytest
 
 from apps.graph.coverage import audit_coverage
 from apps.graph.frames import ExtractedFrame, Extraction
-from apps.graph.identity import frame_signature
+from apps.graph.identity import frame_identity, frame_signature
 from apps.providers.extraction_local import LocalGraphLLM
 from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
 from apps.providers.interfaces import MeteringContext
@@ -18,10 +19,9 @@ MENTIONED = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
 llm = LocalGraphLLM()
 
 
-def _record(text: str, *, actor: str | None = None, kind: str = "episodic", **fields: object) -> ExtractionInput:
-    return ExtractionInput.model_validate(
-        {"kind": kind, "text": text, "actor": actor, "mention_time": MENTIONED, **fields}
-    )
+def _record(text: str, **fields: object) -> ExtractionInput:
+    """An episodic record mentioned on MENTIONED; ``fields`` override (actor, kind, status, event_time)."""
+    return ExtractionInput.model_validate({"kind": "episodic", "mention_time": MENTIONED, **fields, "text": text})
 
 
 def _extract(text: str, metering: MeteringContext, **fields: object) -> Extraction:
@@ -75,6 +75,13 @@ def test_a_speaker_label_names_who_i_is_on_that_line(metering: MeteringContext) 
     assert _only(extraction, "go").roles == [("agent", "Caroline"), ("destination", "Paris")]
 
 
+def test_a_semantic_records_label_is_its_topic_not_a_speaker(metering: MeteringContext) -> None:
+    nurse = _extract("Tomas: Tomas: I'm a nurse at St. Mary's Hospital.", metering, kind="semantic", actor="Tomas")
+    assert _only(nurse, "be").roles == [("theme", "Tomas"), ("attribute", "nurse"), ("location", "St. Mary's Hospital")]
+    lake = _extract("Lake Tahoe: I went to Lake Tahoe with Ana.", metering, kind="semantic", actor="Tomas")
+    assert _only(lake, "go").roles == [("agent", "Tomas"), ("destination", "Lake Tahoe"), ("companion", "Ana")]
+
+
 def test_a_frame_needs_two_distinct_anchors(metering: MeteringContext) -> None:
     assert _extract("I ran 10 km this morning.", metering, actor="Maya").frames == []
     assert _extract("Maya met Maya.", metering).frames == []
@@ -86,7 +93,8 @@ def test_a_frame_needs_two_distinct_anchors(metering: MeteringContext) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["Did you go to Paris with Melanie?", "Caroline didn't go to Paris with Melanie.", "Hey Mel! Good to see you!"]
+    "text",
+    ["Did you go to Paris with Melanie?", "Caroline didn't go to Paris with Melanie.", "Hey Mel! Good to see you!"],
 )
 def test_questions_negations_and_small_talk_assert_nothing(text: str, metering: MeteringContext) -> None:
     assert _extract(text, metering, actor="Caroline").frames == []
@@ -164,7 +172,34 @@ def test_extraction_is_deterministic(metering: MeteringContext) -> None:
     text = "Caroline and Melanie went camping at the lake last weekend."
     first, second = _extract(text, metering), _extract(text + " ", metering)
     assert first == second
-    assert _only(first, "go").roles == [("agent", "Caroline"), ("agent", "Melanie"), ("theme", "camping"), ("location", "lake")]
+    assert _only(first, "go").roles == [
+        ("agent", "Caroline"),
+        ("agent", "Melanie"),
+        ("theme", "camping"),
+        ("location", "lake"),
+    ]
+
+
+def test_a_batch_extracts_what_single_calls_extract(metering: MeteringContext) -> None:
+    records = [_record(f"Caroline flew to Paris with Melanie on day {day}.", actor="Caroline") for day in range(40)]
+    records.append(_record("I adopted a puppy named Max.", actor="Maya"))  # more than one batch of parses
+
+    batch = llm.extract_frames_many(records, metering=metering)
+
+    assert batch == [llm.extract_frames(record, metering=metering) for record in records]
+    assert _only(batch[-1], "adopt").roles[0] == ("agent", "Maya")
+
+
+def test_undated_runs_from_two_rows_stay_two_frames_and_a_dated_one_is_shared(metering: MeteringContext) -> None:
+    subject, rows = uuid.uuid4(), (uuid.uuid4(), uuid.uuid4())
+    [run] = _extract("I went for a run with Melanie.", metering, actor="Caroline").frames
+    assert run.roles == [("agent", "Caroline"), ("purpose", "run"), ("companion", "Melanie")]
+    undated = {frame_identity(run, kind="episodic", subject_id=subject, memory_id=row) for row in rows}
+    assert len(undated) == 2
+
+    [dated] = _extract("I went for a run with Melanie on 7 May 2023.", metering, actor="Caroline").frames
+    assert dated.event_time == "2023-05-07"
+    assert len({frame_identity(dated, kind="episodic", subject_id=subject, memory_id=row) for row in rows}) == 1
 
 
 # --- same entity ------------------------------------------------------------------------------
@@ -238,7 +273,8 @@ def test_repair_describes_a_shared_image(metering: MeteringContext) -> None:
     assert share.predicate == "share"
     assert share.roles == [("agent", "Melanie"), ("depicts", "painting"), ("depicts", "sunset"), ("depicts", "lake")]
     assert share.literals == {"media": "image"}
-    assert audit_coverage(text, [*primary.frames, *added.frames]).visual_coverage == 1.0
+    after = audit_coverage(text, [*primary.frames, *added.frames])
+    assert not after.needs_repair and after.visual_coverage == 3 / 5  # look, photo | painting, sunset, lake
 
 
 def test_repair_completes_a_clause_that_holds_a_missing_value(metering: MeteringContext) -> None:

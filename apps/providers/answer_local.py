@@ -1,0 +1,247 @@
+"""The ``local`` answerer: extractive, deterministic and offline (architecture §13).
+
+It writes nothing of its own: it picks the evidence row that best supports an answer and
+answers with the relevant span of it, citing the rows it used. It never asks for another
+search. Stored text is only ever quoted, so an instruction inside it is inert.
+
+- **Support.** A row's terms are the content stems of its text and of the graph facts that
+  cite it. The question's plan (:func:`apps.retrieval.planner.plan_query`) names its content
+  stems, named entities, relation cues and keywords. A row supports an answer when it holds
+  every keyword that is not merely the kind of answer asked for ("places", "name", …), and it
+  is about the question: it holds a content stem other than a name, or a fact citing it has a
+  relation the question asks about, or (for a question of names only) it holds every name.
+  Rows rank by lexical coverage of the question's stems, plus a bonus for such a fact, then by
+  retrieval rank; for a question about a time, a row with a date wins a tie.
+- **Span.** A temporal question: the most specific date phrase of the best row, resolved
+  against the time it was mentioned, else the row's event time. A count question: the number
+  in front of the counted noun in the best row that has one (cardinals, ordinals, "twice"),
+  else the number of distinct supporting rows that name the counted thing or a fact of the
+  asked relation cites. Otherwise the best row's sentence with the highest overlap; a list or
+  intersection question adds the best sentence of the next supporting rows (at most three
+  rows in all). An intersection question only takes rows that name every side.
+- **Nothing supports an answer:** :data:`~apps.providers.interfaces.UNKNOWN_ANSWER`.
+
+Local inference costs no tokens, so nothing is metered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from apps.providers.dates import Precision, ResolvedDate, find_dates, most_specific
+from apps.providers.interfaces import (
+    UNKNOWN_ANSWER,
+    AnswerDraft,
+    AnswerRequest,
+    EvidenceFact,
+    EvidenceRow,
+    MeteringContext,
+)
+from apps.retrieval.planner import content_stems, plan_query, predicate_families, stem
+from apps.retrieval.types import Plan
+
+RELATION_BONUS = 0.5  # a fact of an asked relation cites the row: worth half the question's stems
+MAX_LIST_ROWS = 3  # rows a list or intersection answer quotes
+MAX_SPELLED = 20  # counts up to this are spelled out ("two"), larger ones in digits
+
+# Keywords that only say what kind of answer is wanted: a row need not contain them.
+_ANSWER_NOUNS = frozenset(
+    stem(word)
+    for word in """place city country town location destination name thing kind type sort activity event item
+    person people time date day week month year number amount way reason""".split()
+)
+_CARDINALS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "dozen": 12,
+}  # fmt: skip
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+    "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12,
+}  # fmt: skip
+_TIMES_WORDS = {"once": 1, "twice": 2, "thrice": 3}
+_SPELLED = {value: word for word, value in _CARDINALS.items() if word != "dozen"}
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
+_DIGITS = re.compile(r"^\d+$")
+_ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
+_BETWEEN_NUMBER_AND_NOUN = 2  # adjectives allowed between a number and its noun ("two young kids")
+_NOT_BETWEEN = frozenset({"and", "or", "but", "of", "with", "to", "in", "on", "at", "for", "from", "than"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SPEAKER = re.compile(r"^([^:\n]{1,60}):\s")
+
+
+@dataclass(frozen=True)
+class _Support:
+    row: EvidenceRow
+    rank: int  # position in retrieval order
+    score: float
+    related: bool  # a fact of an asked relation cites it
+    stems: frozenset[str]
+
+
+class LocalAnswerLLM:
+    def answer(self, request: AnswerRequest, *, metering: MeteringContext) -> AnswerDraft:
+        plan = plan_query(request.question)
+        supported = _supporting_rows(plan, request.rows, request.facts)
+        if not supported:
+            return AnswerDraft(answer=UNKNOWN_ANSWER, cited_row_ids=())
+        if plan.operator == "count":
+            return _count_answer(plan, supported)
+        if _asks_time(plan):
+            dated = _dated_answer(supported[0].row)
+            if dated is not None:
+                return AnswerDraft(answer=dated, cited_row_ids=(supported[0].row.row_id,))
+        if plan.operator in {"list-union", "intersection"}:
+            used = supported[:MAX_LIST_ROWS]
+        else:
+            used = supported[:1]
+        answer = " ".join(_best_sentence(support.row.text, plan) for support in used)
+        return AnswerDraft(answer=answer, cited_row_ids=tuple(support.row.row_id for support in used))
+
+
+def _asks_time(plan: Plan) -> bool:
+    return "date" in plan.answer_types or (plan.operator == "temporal" and "yes/no" not in plan.answer_types)
+
+
+def _fact_stems(fact: EvidenceFact) -> frozenset[str]:
+    text = " ".join([fact.predicate.replace("_", " "), *(name for _, name in fact.arguments)])
+    return content_stems(" ".join([text, *(value for _, value in fact.literals)]))
+
+
+def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[EvidenceFact]) -> list[_Support]:
+    wanted = plan.constraints.content_stems
+    names = frozenset(s for entity in plan.entities for s in content_stems(entity))
+    keywords = frozenset(stem(word) for word in plan.constraints.keywords) - _ANSWER_NOUNS - names
+    families = {family.name for family in plan.relations}
+    citing: dict[str, list[EvidenceFact]] = {}
+    for fact in facts:
+        for row_id in fact.citations:
+            citing.setdefault(row_id, []).append(fact)
+    asks_time = _asks_time(plan)
+    found: list[tuple[tuple[float, bool, int], _Support]] = []
+    for rank, row in enumerate(rows):
+        stems = content_stems(row.text).union(*(_fact_stems(fact) for fact in citing.get(row.row_id, [])))
+        related = any(
+            bool(predicate_families(fact.predicate) & families) or stem(fact.predicate) in wanted
+            for fact in citing.get(row.row_id, [])
+        )
+        if keywords and not keywords & stems:
+            continue
+        if wanted - names:
+            about = bool(stems & (wanted - names)) or related
+        else:
+            about = bool(names) and names <= stems
+        if plan.operator == "intersection" and names:
+            about = about and names <= stems  # both sides, or it is only one side's evidence
+        if not about:
+            continue
+        coverage = len(stems & wanted) / len(wanted) if wanted else 0.0
+        score = coverage + (RELATION_BONUS if related else 0.0)
+        support = _Support(row=row, rank=rank, score=score, related=related, stems=stems)
+        has_date = asks_time and _dated_answer(row) is not None
+        found.append(((-score, not has_date, rank), support))
+    return [support for _, support in sorted(found, key=lambda item: item[0])]
+
+
+# --- temporal ----------------------------------------------------------------------------
+
+
+def _format_date(resolved: ResolvedDate) -> str:
+    day = resolved.start
+    if resolved.precision is Precision.YEAR:
+        return str(day.year)
+    if resolved.precision is Precision.MONTH:
+        return f"{day:%B} {day.year}"
+    if resolved.precision is Precision.WEEK:
+        return f"the week of {day.day} {day:%B} {day.year}"
+    return f"{day.day} {day:%B} {day.year}"
+
+
+def _row_dates(row: EvidenceRow) -> list[ResolvedDate]:
+    moment = row.mention_time or row.event_time
+    if moment is None:  # without a time it was said, only dates that carry their own year resolve
+        return [d for d in find_dates(row.text, mention_time=date(2000, 1, 1)) if re.search(r"\d{4}", d.phrase)]
+    return find_dates(row.text, mention_time=moment)
+
+
+def _dated_answer(row: EvidenceRow) -> str | None:
+    """The most specific date the row's text names, resolved; else the row's event time."""
+    resolved = most_specific(_row_dates(row))
+    if resolved is not None:
+        return _format_date(resolved)
+    if row.event_time is not None:
+        return _format_date(ResolvedDate(phrase="", start=row.event_time.date(), precision=Precision.DAY))
+    return None
+
+
+# --- count -------------------------------------------------------------------------------
+
+
+def _number_of(token: str) -> int | None:
+    lowered = token.lower()
+    if _DIGITS.match(lowered):
+        return int(lowered)
+    ordinal = _ORDINAL_DIGITS.match(lowered)
+    if ordinal is not None:
+        return int(ordinal.group(1))
+    return _CARDINALS.get(lowered, _ORDINALS.get(lowered))
+
+
+def _counted_number(text: str, counted: str) -> int | None:
+    """The number right before the counted noun: "two kids", "3 new dresses", "third half marathon",
+    "twice" for "times"."""
+    wanted = stem(counted)
+    tokens = _TOKEN.findall(text)
+    for index, token in enumerate(tokens):
+        if wanted == "time" and token.lower() in _TIMES_WORDS:
+            return _TIMES_WORDS[token.lower()]
+        value = _number_of(token)
+        if value is None:
+            continue
+        for follower in tokens[index + 1 : index + 2 + _BETWEEN_NUMBER_AND_NOUN]:
+            if stem(follower) == wanted:
+                return value
+            if not follower[0].isalpha() or follower.lower() in _NOT_BETWEEN or _number_of(follower) is not None:
+                break
+    return None
+
+
+def _spelled(value: int) -> str:
+    return _SPELLED.get(value, str(value)) if value <= MAX_SPELLED else str(value)
+
+
+def _count_answer(plan: Plan, supported: list[_Support]) -> AnswerDraft:
+    counted = plan.counted
+    if counted is not None:
+        for support in supported:
+            value = _counted_number(support.row.text, counted)
+            if value is not None:
+                # Spelled out: the answer check tests digits against the evidence, and a count
+                # read off an ordinal ("my third marathon") is in no row as digits.
+                return AnswerDraft(answer=_spelled(value), cited_row_ids=(support.row.row_id,))
+    wanted = stem(counted) if counted is not None else None
+    members = [s for s in supported if s.related or (wanted is not None and wanted in s.stems)]
+    if not members:
+        return AnswerDraft(answer=UNKNOWN_ANSWER, cited_row_ids=())
+    distinct = list(dict.fromkeys(s.row.row_id for s in members))
+    return AnswerDraft(answer=_spelled(len(distinct)), cited_row_ids=tuple(distinct))
+
+
+# --- sentences ---------------------------------------------------------------------------
+
+
+def _best_sentence(text: str, plan: Plan) -> str:
+    """The sentence that covers most of the question's stems (the first of equals), keeping the
+    speaker ("Priya: …") that opens the row so "I" stays resolvable."""
+    speaker = _SPEAKER.match(text)
+    body = text[speaker.end() :] if speaker else text
+    while speaker and body.startswith(speaker.group(0)):  # "Priya: Priya: …" (a named semantic row)
+        body = body[speaker.end() :]
+    sentences = [s.strip() for s in _SENTENCE_END.split(body) if s.strip()] or [body.strip()]
+    wanted = plan.constraints.content_stems
+    overlaps = [len(content_stems(sentence) & wanted) for sentence in sentences]
+    best = sentences[overlaps.index(max(overlaps))]
+    return f"{speaker.group(1)}: {best}" if speaker else best
