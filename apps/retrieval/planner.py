@@ -1,0 +1,793 @@
+"""The deterministic query planner Π(q) (paper §2.4 eq. 9, A.3; architecture §7). Pure.
+
+``plan_query`` reads a question with regular expressions and small word tables, no model and
+no parser (≈0.1 ms a question), and returns a :class:`~apps.retrieval.types.Plan`:
+
+- **Operator** by cue, in this precedence (our choice; the paper names the operators only):
+  count ("how many", "how often", "number of"; but "how many years/weeks …" asks a time) >
+  intersection ("both", "in common", "alike"; "share", "same", "together" when two names are
+  joined by "and") > temporal, strong cues ("when" opening a clause, "what date/day/year/
+  month/time", "how long (ago)", "since when", "how many days …") > list-union ("list",
+  "what kinds/types/sorts", "what activities", "which … all", "what else", or a what/which
+  question about a plural noun: "What instruments does …", "What are Priya's hobbies?") >
+  temporal, weak cues ("before", "after", "first", "last time", "earliest", "most recent") >
+  single. A list question with a weak temporal cue ("Which books did she read after moving?")
+  stays a list and keeps the cue as a temporal constraint.
+- **Relation families**: :data:`RELATION_FAMILIES`, canonical relations with their surface
+  forms, matched on lemmas from :func:`lemma_candidates` (irregular forms plus suffix
+  stripping). Auxiliary "have" ("has Priya been …", "have in common") and the future "going
+  to <verb>" are not relation cues.
+- **Constraints**: named entities are capitalized spans not at a sentence start (months,
+  weekdays and "I" excluded; "of"/"the" may join a span: "Bank of America") plus quoted phrases;
+  numbers are the question's digits; keywords and content stems drive lexical matching.
+- **Objects**: quoted phrases and the named entities after a relation cue that are not its
+  subject ("When did Priya buy the Suica card?" → "Suica"). Conservative on purpose: the
+  relation lane keeps only frames that contain a named object (paper A.3).
+- **Answer types** and **role hints** from the wh-word and the position of each name.
+- **Temporal constraints**: dates via :func:`apps.providers.dates.find_dates` (relative
+  phrases only when ``now`` is given), before/after relations to a named date, and orders.
+- **Future**: the question asks about a plan ("will", "going to", "planning to", "next",
+  "upcoming"); scoring then does not penalize planned frames (our choice: the paper's penalty
+  is for questions about what happened).
+- **Budgets** from :data:`OPERATOR_BUDGETS`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from types import MappingProxyType
+
+from apps.graph.keys import anchor_key
+from apps.providers.dates import Precision, ResolvedDate, find_dates
+from apps.retrieval.types import (
+    AnswerType,
+    Budgets,
+    Constraints,
+    DateRange,
+    Operator,
+    Plan,
+    RangeRelation,
+    RelationFamily,
+    RoleGroup,
+    RoleHint,
+    TemporalConstraints,
+    TemporalOrder,
+)
+
+# Row budgets per operator (architecture §7; paper A.3 Table 6). single (6, 4) and count (8, 12)
+# are the paper's (§2.4); temporal, intersection and list-union are the architecture's choice.
+OPERATOR_BUDGETS: Mapping[Operator, Budgets] = MappingProxyType(
+    {
+        "single": Budgets(base_rows=6, cited_rows=4),
+        "temporal": Budgets(base_rows=6, cited_rows=6),
+        "intersection": Budgets(base_rows=6, cited_rows=8),
+        "list-union": Budgets(base_rows=8, cited_rows=10),
+        "count": Budgets(base_rows=8, cited_rows=12),
+    }
+)
+
+# Canonical relation families and their surface forms, as lemmas (our choice; the paper says
+# only that P_q holds "canonical relation families and their surface forms"). Frame predicates
+# are verb lemmas, so a family matches a frame when one of the predicate's lemmas is a form.
+# A form may belong to several families ("go": travel; "go to": attend as well).
+RELATION_FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "travel": ("go", "travel", "visit", "trip", "fly", "flight", "vacation", "holiday", "tour", "journey",
+                   "drive", "road trip", "abroad", "cruise"),
+        "purchase": ("buy", "purchase", "order", "shop", "pay", "spend", "afford"),
+        "own": ("own", "have", "possess", "keep", "owner"),
+        "attend": ("attend", "join", "go to", "participate", "event", "conference", "concert", "festival",
+                   "meetup", "workshop", "parade", "show", "performance"),
+        "work": ("work", "job", "career", "employ", "hire", "boss", "colleague", "coworker", "office",
+                 "profession", "occupation", "company", "business", "intern", "promote", "promotion", "quit",
+                 "retire"),
+        "like": ("like", "love", "enjoy", "favorite", "favourite", "prefer", "fan", "adore", "passion", "hobby",
+                 "interest", "dislike", "hate"),
+        "create": ("paint", "write", "make", "draw", "build", "create", "compose", "design", "bake", "cook",
+                   "knit", "sculpt", "craft", "sew", "record", "film", "photograph"),
+        "family": ("husband", "wife", "kid", "child", "son", "daughter", "mother", "mom", "father", "dad",
+                   "parent", "brother", "sister", "sibling", "grandmother", "grandma", "grandfather", "grandpa",
+                   "family", "marry", "spouse", "aunt", "uncle", "cousin", "niece", "nephew"),
+        "study": ("study", "learn", "school", "college", "university", "degree", "major", "course", "class",
+                  "student", "graduate", "research", "teach", "lesson", "exam"),
+        "move": ("move", "relocate", "live", "reside", "home", "house", "apartment", "neighborhood"),
+        "meet": ("meet", "friend", "hang out", "date", "befriend", "introduce", "catch up"),
+        "pet": ("pet", "dog", "cat", "puppy", "kitten", "adopt", "rescue"),
+        "play": ("play", "sport", "instrument", "game", "team", "practice"),
+        "read": ("read", "book", "novel", "author"),
+        "give": ("give", "gift", "present", "receive", "send"),
+        "health": ("sick", "ill", "injury", "injure", "hurt", "doctor", "hospital", "surgery", "diagnose",
+                   "therapy", "recover"),
+        "celebrate": ("celebrate", "birthday", "party", "anniversary", "wedding"),
+        "volunteer": ("volunteer", "donate", "charity", "fundraiser", "mentor"),
+        "exercise": ("run", "jog", "swim", "hike", "bike", "cycle", "yoga", "gym", "workout", "marathon", "race",
+                     "climb", "ski", "surf", "kayak", "camp"),
+        "watch": ("watch", "movie", "series", "episode"),
+        "eat": ("eat", "food", "restaurant", "dish", "meal", "dinner", "lunch", "breakfast"),
+    }
+)  # fmt: skip
+
+# Open-vocabulary frame roles grouped by what they say about direction (our choice). A role
+# outside every group is neutral: it neither agrees nor conflicts.
+ROLE_GROUPS: Mapping[RoleGroup, frozenset[str]] = MappingProxyType(
+    {
+        "agent": frozenset({"agent", "experiencer", "possessor", "owner", "creator", "subject", "speaker", "buyer",
+                            "author", "performer", "member", "employee", "host", "giver", "sender", "attendee",
+                            "participant", "actor", "student", "parent"}),
+        "companion": frozenset({"companion", "partner", "co_agent", "coagent", "friend", "accompaniment"}),
+        "theme": frozenset({"theme", "patient", "object", "item", "topic", "title", "content", "product", "name",
+                            "attribute", "work", "gift", "pet", "child", "activity", "skill"}),
+        "recipient": frozenset({"recipient", "beneficiary", "addressee", "receiver", "target", "audience"}),
+        "place": frozenset({"location", "destination", "place", "venue", "origin", "site", "city", "country",
+                            "employer", "organization", "school"}),
+        "time": frozenset({"time", "date", "occasion", "period", "duration"}),
+    }
+)  # fmt: skip
+_ROLE_TO_GROUP: Mapping[str, RoleGroup] = MappingProxyType(
+    {role: group for group, roles in ROLE_GROUPS.items() for role in roles}
+)
+# Agent and companion are the two sides of one joint activity ("A hiked with B" = "B hiked
+# with A"), so either satisfies a hint for the other.
+_SYMMETRIC: frozenset[RoleGroup] = frozenset({"agent", "companion"})
+
+_STOPWORDS: frozenset[str] = frozenset(
+    """a an the and or but nor of to in on at for with from by about as into onto than then so if
+    is are was were be been being am do does did doing done has have had having will would can could
+    should shall may might must what when where who whom whose which why how that this these those there
+    here it its he she they them his her hers their theirs him i me my mine we us our ours you your yours
+    any some all each every many much often long ever also just not no yes s t one ones kind kinds type
+    types sort sorts thing things time times way ways lot lots get got else both common ago before after since
+    until during first last latest earliest recently lately ever planning plan plans planned""".split()
+)  # fmt: skip
+_AUXILIARIES: frozenset[str] = frozenset(
+    "is are was were do does did has have had will would can could should shall might must am".split()
+)
+_MONTH_NAMES: frozenset[str] = frozenset(
+    """january february march april may june july august september october november december jan feb mar
+    apr jun jul aug sep sept oct nov dec""".split()
+)  # fmt: skip
+_WEEKDAY_NAMES: frozenset[str] = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_NOT_ENTITIES: frozenset[str] = _MONTH_NAMES | _WEEKDAY_NAMES | frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+_SPAN_JOINERS: frozenset[str] = frozenset({"of", "the", "de", "la", "du", "van", "von", "&"})
+_DETERMINERS: frozenset[str] = frozenset("a an the my his her their our your its this that these those some".split())
+_TIME_UNITS: frozenset[str] = frozenset(
+    "second seconds minute minutes hour hours day days week weeks month months year years decade decades".split()
+)
+# Words that name a time rather than a thing: constraints in T_q, never keywords.
+_NOT_KEYWORDS: frozenset[str] = (
+    _MONTH_NAMES
+    | _WEEKDAY_NAMES
+    | _TIME_UNITS
+    | frozenset("weekend weekends yesterday today tomorrow tonight morning evening night next past".split())
+)
+
+_IRREGULAR_LEMMAS: Mapping[str, str] = MappingProxyType(
+    {
+        "went": "go", "gone": "go", "goes": "go", "bought": "buy", "made": "make", "wrote": "write",
+        "written": "write", "drew": "draw", "drawn": "draw", "built": "build", "met": "meet", "flew": "fly",
+        "flown": "fly", "flies": "fly", "took": "take", "taken": "take", "saw": "see", "seen": "see", "gave": "give",
+        "given": "give", "got": "get", "gotten": "get", "taught": "teach", "ran": "run", "began": "begin",
+        "begun": "begin", "did": "do", "done": "do", "does": "do", "has": "have", "had": "have", "was": "be",
+        "were": "be", "is": "be", "are": "be", "been": "be", "am": "be", "ate": "eat", "eaten": "eat",
+        "sang": "sing", "sung": "sing", "swam": "swim", "swum": "swim", "rode": "ride", "ridden": "ride",
+        "left": "leave", "felt": "feel", "kept": "keep", "lost": "lose", "won": "win", "sold": "sell",
+        "told": "tell", "thought": "think", "brought": "bring", "found": "find", "heard": "hear", "paid": "pay",
+        "spent": "spend", "became": "become", "came": "come", "held": "hold", "led": "lead", "learnt": "learn",
+        "children": "child", "wives": "wife", "women": "woman", "men": "man", "people": "person", "grew": "grow",
+        "grown": "grow", "knew": "know", "known": "know", "chose": "choose", "chosen": "choose", "fell": "fall",
+        "fallen": "fall", "wore": "wear", "worn": "wear", "caught": "catch", "sat": "sit", "stood": "stand",
+        "sent": "send", "drove": "drive", "driven": "drive", "hung": "hang", "sewn": "sew", "threw": "throw",
+        "thrown": "throw", "dug": "dig", "hid": "hide", "hidden": "hide", "broke": "break", "broken": "break",
+        "spoke": "speak", "spoken": "speak", "cities": "city", "hobbies": "hobby", "parties": "party",
+    }
+)  # fmt: skip
+# Past participles that show a "have" is an auxiliary ("has Priya been", "have you made").
+_PARTICIPLES: frozenset[str] = frozenset(
+    """been done gone made had read met bought built kept left taught found written drawn flown taken seen given
+    gotten begun eaten sung swum ridden lost won sold told thought brought heard paid spent become come held led
+    grown known chosen fallen worn caught sat stood sent driven hung sewn thrown broken spoken hidden""".split()
+)  # fmt: skip
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*|[.?!;]")
+_QUOTED = re.compile(r"\"([^\"]{1,80})\"|“([^”]{1,80})”|(?:(?<=\s)|^)'([^']{1,80})'(?=[\s?.!,;:]|$)")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<![\w.])\d+(?=st\b|nd\b|rd\b|th\b)")
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+
+
+# --- words ---------------------------------------------------------------------------------
+
+
+def _fold(word: str) -> str:
+    """Lowercase, straight apostrophes, no possessive ``'s``."""
+    return _POSSESSIVE.sub("", word.lower().replace("’", "'"))
+
+
+@functools.lru_cache(maxsize=16384)
+def lemma_candidates(word: str) -> tuple[str, ...]:
+    """The possible lemmas of one word: irregular forms, then the word and its suffix-stripped forms.
+
+    Deliberately generous (``"making"`` → ``making, mak, make``): a candidate counts only if a
+    table knows it, so a wrong candidate is harmless.
+    """
+    folded = _fold(word)
+    irregular = _IRREGULAR_LEMMAS.get(folded)
+    if irregular is not None:
+        return (irregular,)
+    found = [folded]
+    if len(folded) > 3:
+        if folded.endswith("ies"):
+            found.append(folded[:-3] + "y")
+        if folded.endswith("es"):
+            found += [folded[:-2], folded[:-1]]
+        elif folded.endswith("s") and not folded.endswith(("ss", "us", "is")):
+            found.append(folded[:-1])
+        if folded.endswith("ied"):
+            found.append(folded[:-3] + "y")
+        if folded.endswith("ed"):
+            found += [folded[:-2], folded[:-1]]
+            if len(folded) > 4 and folded[-3] == folded[-4]:
+                found.append(folded[:-3])  # planned → plan
+        if folded.endswith("ing") and len(folded) > 4:
+            found += [folded[:-3], folded[:-3] + "e"]
+            if len(folded) > 5 and folded[-4] == folded[-5]:
+                found.append(folded[:-4])  # swimming → swim
+    return tuple(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude, consistent stem for lexical matching: "painted", "painting", "paints" → "paint".
+
+    Used on both sides of every comparison (question and evidence), so only consistency
+    matters: "make", "making" and "made" all become "mak".
+    """
+    folded = _fold(word)
+    folded = _IRREGULAR_LEMMAS.get(folded, folded)
+    if not folded.isalpha():
+        return folded
+    out = folded
+    if len(out) > 5 and out.endswith("ing"):
+        out = _undouble(out[:-3])
+    elif len(out) > 4 and out.endswith("ied"):
+        out = out[:-3] + "y"
+    elif len(out) > 4 and out.endswith("ed"):
+        out = _undouble(out[:-2])
+    elif len(out) > 4 and out.endswith("ies"):
+        out = out[:-3] + "y"
+    elif len(out) > 4 and out.endswith("es") and out[:-2].endswith(("s", "x", "ch", "sh", "z")):
+        out = out[:-2]
+    elif len(out) > 3 and out.endswith("s") and not out.endswith(("ss", "us", "is")):
+        out = out[:-1]
+    if len(out) >= 4 and out.endswith("e"):
+        out = out[:-1]
+    return out
+
+
+def _undouble(stem_: str) -> str:
+    if len(stem_) >= 4 and stem_[-1] == stem_[-2] and stem_[-1] not in "lsz":
+        return stem_[:-1]
+    return stem_
+
+
+def words(text: str) -> list[str]:
+    """The words of a text (letters and digits, with inner apostrophes and hyphens)."""
+    return [token for token in _WORD.findall(text) if token[0].isalnum()]
+
+
+def is_content_word(word: str) -> bool:
+    folded = _fold(word)
+    return len(folded) > 1 and folded not in _STOPWORDS and folded != "'"
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """The stems of a text's content words: what lexical coverage and paraphrase checks compare."""
+    return frozenset(stem(word) for word in words(text) if is_content_word(word))
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon() -> tuple[Mapping[str, tuple[str, ...]], Mapping[tuple[str, str], tuple[str, ...]]]:
+    single: dict[str, list[str]] = {}
+    double: dict[tuple[str, str], list[str]] = {}
+    for family, forms in RELATION_FAMILIES.items():
+        for form in forms:
+            parts = form.split()
+            if len(parts) == 1:
+                single.setdefault(form, []).append(family)
+            else:
+                double.setdefault((parts[0], parts[1]), []).append(family)
+    return (
+        MappingProxyType({form: tuple(families) for form, families in single.items()}),
+        MappingProxyType({pair: tuple(families) for pair, families in double.items()}),
+    )
+
+
+def predicate_families(predicate: str) -> frozenset[str]:
+    """The relation families a frame predicate belongs to ("work_at" → work; "pick up" → none)."""
+    single, double = _lexicon()
+    parts = [part for part in re.split(r"[\s_\-]+", predicate.lower()) if part]
+    found: set[str] = set()
+    for part in parts:
+        for lemma in lemma_candidates(part):
+            found.update(single.get(lemma, ()))
+    for first, second in itertools.pairwise(parts):
+        for lemma in lemma_candidates(first):
+            found.update(double.get((lemma, second), ()))
+    return frozenset(found)
+
+
+def role_group(role: str) -> RoleGroup | None:
+    return _ROLE_TO_GROUP.get(re.sub(r"[\s\-]+", "_", role.strip().lower()))
+
+
+def role_compatible(group: RoleGroup, allowed: Iterable[RoleGroup]) -> bool:
+    allowed_set = frozenset(allowed)
+    return group in allowed_set or (group in _SYMMETRIC and bool(allowed_set & _SYMMETRIC))
+
+
+# --- the question --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str
+    lower: str
+    index: int
+    sentence_start: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    text: str
+    first: int  # token indexes, inclusive
+    last: int
+    possessive: bool
+
+
+def _tokens(question: str) -> list[_Token]:
+    out: list[_Token] = []
+    start = True
+    for raw in _WORD.findall(question):
+        if raw in ".?!;":
+            start = True
+            continue
+        out.append(_Token(raw, _fold(raw), len(out), start))
+        start = False
+    return out
+
+
+def _is_capitalized(token: _Token) -> bool:
+    return token.text[0].isupper() and token.lower not in _NOT_ENTITIES
+
+
+def _entity_spans(tokens: list[_Token]) -> list[_Span]:
+    spans: list[_Span] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.sentence_start or not _is_capitalized(token):
+            i += 1
+            continue
+        last = i
+        while not _POSSESSIVE.search(tokens[last].text):
+            nxt = last + 1
+            if nxt < len(tokens) and _is_capitalized(tokens[nxt]) and not tokens[nxt].sentence_start:
+                last = nxt
+                continue
+            joined = nxt
+            while joined < len(tokens) and tokens[joined].lower in _SPAN_JOINERS:
+                joined += 1
+            if joined > nxt and joined < len(tokens) and _is_capitalized(tokens[joined]):
+                last = joined
+                continue
+            break
+        text = " ".join(_POSSESSIVE.sub("", t.text) for t in tokens[i : last + 1])
+        spans.append(_Span(text, i, last, bool(_POSSESSIVE.search(tokens[last].text))))
+        i = last + 1
+    return spans
+
+
+def _quoted(question: str) -> list[str]:
+    return [next(group for group in match.groups() if group).strip() for match in _QUOTED.finditer(question)]
+
+
+def _is_auxiliary_have(tokens: list[_Token], i: int) -> bool:
+    window = [t.lower for t in tokens[i + 1 : i + 4]]
+    if window[:2] == ["in", "common"] or window[:1] == ["to"]:
+        return True
+    return any(word in _PARTICIPLES or (word.endswith("ed") and len(word) > 4) for word in window)
+
+
+def _is_future_going(tokens: list[_Token], i: int) -> bool:
+    """ "going to visit" is a future marker; "going to the concert" is a relation cue."""
+    if tokens[i].lower != "going" or i + 2 >= len(tokens) or tokens[i + 1].lower != "to":
+        return False
+    after = tokens[i + 2]
+    return after.lower not in _DETERMINERS and not _is_capitalized(after)
+
+
+def _relations(tokens: list[_Token]) -> tuple[tuple[RelationFamily, ...], set[int]]:
+    single, double = _lexicon()
+    cues: dict[str, list[str]] = {}
+    cue_indexes: set[int] = set()
+    for i, token in enumerate(tokens):
+        lemmas = lemma_candidates(token.lower)
+        if "have" in lemmas and _is_auxiliary_have(tokens, i):
+            continue
+        if "be" in lemmas or "do" in lemmas or _is_future_going(tokens, i):
+            continue
+        hit = False
+        for lemma in lemmas:
+            for family in single.get(lemma, ()):
+                cues.setdefault(family, []).append(token.lower)
+                hit = True
+            if i + 1 < len(tokens):
+                for family in double.get((lemma, tokens[i + 1].lower), ()):
+                    cues.setdefault(family, []).append(f"{token.lower} {tokens[i + 1].lower}")
+                    hit = True
+        if hit:
+            cue_indexes.add(i)
+    families = tuple(
+        RelationFamily(name, tuple(sorted(RELATION_FAMILIES[name])), tuple(dict.fromkeys(found)))
+        for name, found in sorted(cues.items(), key=lambda item: (_first_position(tokens, item[1]), item[0]))
+    )
+    return families, cue_indexes
+
+
+def _first_position(tokens: list[_Token], cues: list[str]) -> int:
+    first_words = {cue.split()[0] for cue in cues}
+    return next((t.index for t in tokens if t.lower in first_words), len(tokens))
+
+
+# Operator cues (on the lowercased question).
+_COUNT = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b")
+_COUNT_OF_TIME = re.compile(r"\bhow many (?:" + "|".join(sorted(_TIME_UNITS)) + r")\b")
+_INTERSECTION = re.compile(r"\bboth\b|\bin common\b|\balike\b")
+_INTERSECTION_PAIRED = re.compile(r"\bshare[sd]?\b|\bsharing\b|\bsame\b|\btogether\b|\beach other\b")
+_TEMPORAL_STRONG = re.compile(
+    r"\bwhat (?:date|day|year|month|time|week|season)\b|\bwhich (?:date|day|year|month|week)\b|\bhow long\b"
+    r"|\bsince when\b|\bwhat age\b|\bat what point\b"
+)
+_WHEN_CLAUSE = re.compile(r"(?:^|[.?!;,]\s*|\b(?:and|or|since|until|about)\s+)when\b")
+_TEMPORAL_WEAK = re.compile(
+    r"\bbefore\b|\bafter\b|\bfirst\b|\blast time\b|\bearliest\b|\blatest\b|\bmost recent(?:ly)?\b|\brecently\b"
+    r"|\bwhen\b"
+)
+_LIST = re.compile(
+    r"\blist\b|\bname (?:all|some|every|the)\b|\bwhat (?:kinds|types|sorts) of\b|\bwhat activities\b"
+    r"|\bwhich\b.*\ball\b|\bwhat else\b|\bwhat things\b|\bin what ways\b|\bwhat (?:are|were) (?:some|all)\b"
+)
+
+
+def _plural_noun(word: str) -> bool:
+    return (
+        len(word) > 3
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is", "'s"))
+        and word not in _STOPWORDS
+        and word not in _AUXILIARIES
+    ) or word in {"children", "people", "men", "women"}
+
+
+def _asks_plural(tokens: list[_Token]) -> bool:
+    """ "What instruments does …", "Which cities has …", "What are Priya's hobbies?" """
+    if not tokens or tokens[0].lower not in {"what", "which"}:
+        return False
+    rest = [t.lower for t in tokens[1:6]]
+    if rest and rest[0] in {"are", "were", "have"}:
+        return any(_plural_noun(word) for word in rest[1:4])
+    before_aux = []
+    for word in rest:
+        if word in _AUXILIARIES:
+            break
+        before_aux.append(word)
+    return any(_plural_noun(word) for word in before_aux[:3])
+
+
+def _operator(lowered: str, tokens: list[_Token], spans: list[_Span]) -> Operator:
+    if _COUNT.search(lowered) and not _COUNT_OF_TIME.search(lowered):
+        return "count"
+    paired = len(spans) >= 2 and any(
+        right.first == left.last + 2 and tokens[left.last + 1].lower == "and"
+        for left, right in itertools.pairwise(spans)
+    )
+    if _INTERSECTION.search(lowered) or (paired and _INTERSECTION_PAIRED.search(lowered)):
+        return "intersection"
+    if _TEMPORAL_STRONG.search(lowered) or _WHEN_CLAUSE.search(lowered) or _COUNT_OF_TIME.search(lowered):
+        return "temporal"
+    if _LIST.search(lowered) or _asks_plural(tokens):
+        return "list-union"
+    if _TEMPORAL_WEAK.search(lowered):
+        return "temporal"
+    return "single"
+
+
+# Answer types.
+_PERSON_NOUNS: frozenset[str] = frozenset(
+    """friend friends person people partner boyfriend girlfriend husband wife sister brother mother mom father dad
+    son daughter child kid kids aunt uncle cousin grandmother grandma grandfather grandpa colleague coworker boss
+    mentor coach teacher doctor neighbor neighbour roommate""".split()
+)  # fmt: skip
+_LOCATION_NOUNS: frozenset[str] = frozenset(
+    """city cities country countries place places state states town towns location locations restaurant park
+    beach island street neighborhood neighbourhood venue school university museum store shop cafe""".split()
+)  # fmt: skip
+_ACTIVITY_NOUNS: frozenset[str] = frozenset("activity activities hobby hobbies sport sports game games".split())
+_DATE_CUE = re.compile(
+    r"(?:^|[.?!;,]\s*)when\b|\bwhat (?:date|day|year|month|time|week|season)\b|\bwhich (?:date|day|year|month|week)\b"
+    r"|\bhow long ago\b|\bsince when\b|\bhow many (?:days|weeks|months|years) ago\b"
+)
+_NUMBER_CUE = re.compile(
+    r"\bhow (?:many|much|often|old|far)\b|\bhow long\b(?! ago)|\bwhat (?:number|percentage|age|amount)\b"
+)
+_REASON_CUE = re.compile(
+    r"\bwhy\b|\bhow come\b|\bwhat (?:reason|motivated|inspired|caused|led|prompted|made)\b|\bfor what reason\b"
+)
+
+
+def _answer_types(operator: Operator, lowered: str, tokens: list[_Token]) -> tuple[AnswerType, ...]:
+    found: list[AnswerType] = []
+    if operator == "count":
+        found.append("number")
+    if _DATE_CUE.search(lowered):
+        found.append("date")
+    if _NUMBER_CUE.search(lowered):
+        found.append("number")
+    if _REASON_CUE.search(lowered):
+        found.append("reason")
+    first = tokens[0].lower if tokens else ""
+    head = [t.lower for t in tokens[1:4]]
+    if (
+        first in {"who", "whom", "whose"}
+        or "with whom" in lowered
+        or (first in {"what", "which"} and any(word in _PERSON_NOUNS for word in head))
+    ):
+        found.append("person")
+    if first == "where" or (first in {"what", "which", "in"} and any(word in _LOCATION_NOUNS for word in head)):
+        found.append("location")
+    if any(word in _ACTIVITY_NOUNS for word in head) or re.search(r"\bwhat (?:did|does|do|will) \w+ do\b", lowered):
+        found.append("activity")
+    if first in _AUXILIARIES:
+        found.append("yes/no")
+    if not found:
+        found.append("object")
+    return tuple(dict.fromkeys(found))
+
+
+# Role hints.
+_PREPOSITION_GROUPS: Mapping[str, frozenset[RoleGroup]] = MappingProxyType(
+    {
+        "with": frozenset({"companion"}),
+        "to": frozenset({"recipient", "place"}),
+        "into": frozenset({"place"}),
+        "toward": frozenset({"place"}),
+        "for": frozenset({"recipient"}),
+        "from": frozenset({"agent", "place"}),
+        "at": frozenset({"place"}),
+        "in": frozenset({"place"}),
+        "near": frozenset({"place"}),
+        "by": frozenset({"agent"}),
+        "about": frozenset({"theme"}),
+    }
+)
+
+
+def _role_hints(tokens: list[_Token], spans: list[_Span], cue_indexes: set[int]) -> tuple[RoleHint, ...]:
+    hints: list[RoleHint] = []
+    for span in spans:
+        key = anchor_key(span.text)
+        if not key:
+            continue
+        previous = tokens[span.first - 1].lower if span.first > 0 else ""
+        before = span.first - 1
+        while before >= 0 and tokens[before].lower in _DETERMINERS:
+            before -= 1
+        governing = tokens[before].lower if before >= 0 else ""  # "to the Bank of America" → "to"
+        groups: frozenset[RoleGroup] | None = None
+        if span.possessive or previous in _AUXILIARIES or span.last + 1 in cue_indexes:
+            groups = frozenset({"agent"})  # "did Priya …", "Priya's …", "the concert Priya attended"
+        elif governing in _PREPOSITION_GROUPS:
+            groups = _PREPOSITION_GROUPS[governing]
+        elif before >= 0 and before in cue_indexes:
+            groups = frozenset({"theme", "recipient", "place"})  # right after the verb: its object
+        elif previous == "and" and hints and hints[-1].key != key:
+            groups = hints[-1].groups  # "did Priya and Marcus …": coordinated with the name before
+        if groups is not None:
+            hints.append(RoleHint(span.text, key, groups))
+    return tuple(hints)
+
+
+def _answer_roles(tokens: list[_Token], lowered: str) -> frozenset[RoleGroup]:
+    if not tokens:
+        return frozenset()
+    first = tokens[0].lower
+    second = tokens[1].lower if len(tokens) > 1 else ""
+    last = tokens[-1].lower
+    if "with whom" in lowered or (first in {"who", "whom"} and last == "with"):
+        return frozenset({"companion"})
+    if first in {"who", "whom"} and last in {"to", "for"}:
+        return frozenset({"recipient"})
+    if first == "who" and second not in _AUXILIARIES:
+        return frozenset({"agent"})
+    if first in {"who", "whom"}:
+        return frozenset({"theme", "recipient", "companion"})
+    if first == "where":
+        return frozenset({"place"})
+    if first == "when":
+        return frozenset({"time"})
+    if first in {"what", "which"} and second in {"did", "does", "do", "has", "have", "will"}:
+        return frozenset({"theme"})
+    return frozenset()
+
+
+def _objects(quoted: list[str], spans: list[_Span], hints: tuple[RoleHint, ...], cue_indexes: set[int]) -> list[str]:
+    subjects = {hint.key for hint in hints if "agent" in hint.groups}
+    first_cue = min(cue_indexes, default=None)
+    found = list(quoted)
+    if first_cue is not None:
+        found += [s.text for s in spans if s.first > first_cue and anchor_key(s.text) not in subjects]
+    return list(dict.fromkeys(found))
+
+
+def _counted(lowered_tokens: list[str]) -> str | None:
+    skip = {"different", "other", "separate", "total", "distinct", "more", "of", "the", "her", "his", "their"}
+    for i, word in enumerate(lowered_tokens):
+        if (word == "many" and i > 0 and lowered_tokens[i - 1] == "how") or (
+            word == "of" and i > 0 and lowered_tokens[i - 1] == "number"
+        ):
+            for candidate in lowered_tokens[i + 1 : i + 4]:
+                if candidate not in skip:
+                    return candidate
+        if word == "often" and i > 0 and lowered_tokens[i - 1] == "how":
+            return "times"
+    return None
+
+
+# Temporal constraints.
+_ORDER_CUES: tuple[tuple[TemporalOrder, re.Pattern[str]], ...] = (
+    ("before", re.compile(r"\bbefore\b|\bprior to\b|\buntil\b")),
+    ("after", re.compile(r"\bafter\b|\bsince\b")),
+    ("first", re.compile(r"\bfirst\b|\bearliest\b|\binitially\b|\boriginally\b")),
+    (
+        "last",
+        re.compile(
+            r"\blast\b(?!\s+(?:night|weekend|week|month|year|summer|winter|spring|fall|autumn|monday|tuesday"
+            r"|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august"
+            r"|september|october|november|december)\b)|\blatest\b|\bmost recent(?:ly)?\b|\brecently\b|\blately\b"
+        ),
+    ),
+    ("order", re.compile(r"\border\b|\bsequence\b|\bchronolog|\bearlier or later\b|\bwhich came first\b")),
+)
+_FUTURE = re.compile(
+    r"\bwill\b|\bgoing to\b|\bplan(?:s|ning|ned)? (?:to|on)\b|\bupcoming\b|\bintend|\bhoping to\b"
+    r"|\bnext (?:week|weekend|month|year|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday)\b"
+)
+_HAS_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_BARE_MONTH = re.compile(
+    r"\b(january|february|march|april|june|july|august|september|october|november|december|(?-i:May))\b",
+    re.IGNORECASE,
+)
+_MONTH_NUMBER: Mapping[str, int] = MappingProxyType(
+    {
+        name: number
+        for number, names in enumerate(
+            (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+             ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+             ("october", "oct"), ("november", "nov"), ("december", "dec")),
+            start=1,
+        )
+        for name in names
+    }
+)  # fmt: skip
+# A fixed mention date for questions planned without ``now``: only phrases that carry their own
+# year are kept, so the value never leaks into a plan.
+_NO_NOW = date(2000, 1, 1)
+
+
+def month_number(name: str) -> int | None:
+    return _MONTH_NUMBER.get(name.lower().rstrip("."))
+
+
+def _period_end(resolved: ResolvedDate) -> date:
+    start = resolved.start
+    if resolved.precision is Precision.YEAR:
+        return date(start.year + 1, 1, 1)
+    if resolved.precision is Precision.MONTH:
+        return date(start.year + start.month // 12, start.month % 12 + 1, 1)
+    if resolved.precision is Precision.WEEK:
+        return start + timedelta(days=7)
+    return start + timedelta(days=1)
+
+
+def _range_relation(question: str, phrase: str) -> RangeRelation:
+    at = question.find(phrase)
+    # The word before the phrase, or the phrase's own first word ("since 2022" is one phrase).
+    cues = question[:at].lower().split()[-1:] if at > 0 else []
+    cues.append(phrase.lower().split()[0])
+    if cues[0] in {"before", "until", "by", "prior"}:
+        return "before"
+    if cues[0] in {"after", "since"} or cues[-1] == "since":
+        return "after"
+    return "in"
+
+
+def _temporal(question: str, lowered: str, now: datetime | None) -> TemporalConstraints:
+    orders = tuple(order for order, pattern in _ORDER_CUES if pattern.search(lowered))
+    mention = now.date() if now is not None else _NO_NOW
+    resolved = find_dates(question, mention_time=mention, prefer_future=bool(_FUTURE.search(lowered)))
+    ranges: list[DateRange] = []
+    relative: list[str] = []
+    covered: list[str] = []
+    for item in resolved:
+        absolute = bool(_HAS_YEAR.search(item.phrase)) or item.phrase[:4].isdigit()
+        if now is None and not absolute:
+            relative.append(item.phrase)
+            continue
+        covered.append(item.phrase)
+        precision = "day" if item.precision is Precision.TIME else item.precision.value
+        relation = _range_relation(question, item.phrase)
+        ranges.append(DateRange(item.phrase, item.start, _period_end(item), precision, relation))
+    in_ranges = " ".join(covered)
+    months = [
+        number
+        for match in _BARE_MONTH.finditer(question)
+        if match.group(0) not in in_ranges and (number := month_number(match.group(0))) is not None
+    ]
+    years = [int(match.group(0)) for match in _HAS_YEAR.finditer(question) if match.group(0) not in in_ranges]
+    return TemporalConstraints(
+        ranges=tuple(ranges),
+        orders=orders,
+        months=tuple(dict.fromkeys(months)),
+        years=tuple(dict.fromkeys(years)),
+        relative=tuple(relative),
+    )
+
+
+# --- the plan ------------------------------------------------------------------------------
+
+
+def plan_query(question: str, *, now: datetime | None = None) -> Plan:
+    """Π(q): the deterministic plan of one question. ``now`` resolves relative dates ("last week")."""
+    tokens = _tokens(question)
+    lowered = " ".join(question.lower().replace("’", "'").split())
+    spans = _entity_spans(tokens)
+    quoted = _quoted(question)
+    relations, cue_indexes = _relations(tokens)
+    operator = _operator(lowered, tokens, spans)
+    hints = _role_hints(tokens, spans, cue_indexes)
+    entities = list(dict.fromkeys([span.text for span in spans] + quoted))
+    entity_tokens = {t.index for span in spans for t in tokens[span.first : span.last + 1]}
+    keywords = [
+        t.lower
+        for t in tokens
+        if is_content_word(t.text)
+        and t.index not in entity_tokens
+        and t.index not in cue_indexes
+        and t.lower not in _NOT_KEYWORDS
+        and not t.lower[0].isdigit()
+    ]
+    constraints = Constraints(
+        numbers=tuple(dict.fromkeys(number.replace(",", "") for number in _NUMBER.findall(question))),
+        keywords=tuple(dict.fromkeys(keywords)),
+        content_stems=content_stems(question),
+    )
+    return Plan(
+        question=question,
+        operator=operator,
+        relations=relations,
+        constraints=constraints,
+        answer_types=_answer_types(operator, lowered, tokens),
+        temporal=_temporal(question, lowered, now),
+        budgets=OPERATOR_BUDGETS[operator],
+        entities=tuple(entities),
+        objects=tuple(_objects(quoted, spans, hints, cue_indexes)),
+        role_hints=hints,
+        answer_roles=_answer_roles(tokens, lowered),
+        counted=_counted([t.lower for t in tokens]) if operator == "count" else None,
+        future=bool(_FUTURE.search(lowered)),
+    )

@@ -1,0 +1,180 @@
+"""Citation-balanced fusion and token budgets (paper §2.4, A.3): pure functions, no database needed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+from apps.retrieval.fusion import (
+    PARAPHRASE_JACCARD,
+    count_tokens,
+    fuse,
+    rerank_score,
+    token_jaccard,
+    trim_to_token_budget,
+)
+from apps.retrieval.planner import plan_query
+from apps.retrieval.types import FactCandidate, FusedRow, Lane, MemoryType, RowCandidate
+
+PLAN = plan_query("What did Priya paint for her sister?")  # single: B^B = 6, B^R = 4
+MAY_3 = datetime(2023, 5, 3, 14, 0)
+MAY_9 = datetime(2023, 5, 9, 10, 0)
+
+
+def _row(
+    row_id: str,
+    text: str = "",
+    *,
+    lane: Lane = "base",
+    rank: int | None = None,
+    kind: MemoryType = "episodic",
+    when: datetime | None = None,
+) -> RowCandidate:
+    return RowCandidate(
+        row_id=row_id,
+        memory_type=kind,
+        text=text or f"row {row_id}",
+        event_time=None,
+        mention_time=when,
+        created_at=datetime(2024, 1, 1),
+        chunk_id=None,
+        session_id=None,
+        lane=lane,
+        vector_rank=rank,
+        lexical_score=0.0,
+    )
+
+
+def _fact(frame_id: str, citations: list[str]) -> FactCandidate:
+    return FactCandidate(
+        frame_id=frame_id,
+        predicate="paint",
+        roles=[("agent", "priya", "Priya"), ("theme", "mural", "mural")],
+        literals={},
+        event_time=None,
+        event_time_precision="day",
+        mention_time=None,
+        status="done",
+        citations=citations,
+        kind="episodic",
+    )
+
+
+def _sources(result_rows: tuple[FusedRow, ...]) -> Counter[str]:
+    return Counter(fused.source for fused in result_rows)
+
+
+def test_at_most_r_cited_then_b_base_rows() -> None:
+    cited = [_row(f"c{i}", lane="relation") for i in range(7)]
+    base = [_row(f"b{i}", rank=i) for i in range(10)]
+    facts = [_fact("f1", ["c0", "c1", "c2"]), _fact("f2", ["c3", "c4", "c5", "c6"])]
+    result = fuse([*base, *cited], facts, PLAN)
+    assert _sources(result.rows) == {"cited": 4, "base": 6}
+    assert result.row_ids[:4] == ("c0", "c1", "c2", "c3")  # in fact order
+    assert result.row_ids[4:] == ("b0", "b1", "b2", "b3", "b4", "b5")
+    assert result.rows_inspected == 17
+
+
+def test_a_larger_limit_fills_beyond_the_budgets_but_never_relabels() -> None:
+    cited = [_row(f"c{i}", lane="relation") for i in range(7)]
+    base = [_row(f"b{i}", rank=i) for i in range(10)]
+    result = fuse([*base, *cited], [_fact("f1", [f"c{i}" for i in range(7)])], PLAN, limit=14)
+    sources = _sources(result.rows)
+    assert sources["cited"] == PLAN.budgets.cited_rows and sources["base"] == PLAN.budgets.base_rows
+    assert sources["fill"] == 4
+    assert result.row_ids[10:] == ("c4", "c5", "c6", "b6")  # leftover cited rows fill first
+
+
+def test_missing_cited_rows_leave_room_to_fill_from_either_lane() -> None:
+    cited = [_row("c0", lane="relation"), _row("c1", lane="relation")]
+    uncited_relation = [_row(f"r{i}", lane="relation", rank=i) for i in range(4)]
+    base = [_row(f"b{i}", rank=i + 10) for i in range(5)]
+    result = fuse([*cited, *uncited_relation, *base], [_fact("f1", ["c0", "c1", "missing"])], PLAN)
+    assert _sources(result.rows) == {"cited": 2, "base": 5, "fill": 3}
+    assert len(result.rows) == PLAN.budgets.total_rows
+    assert {fused.row.row_id for fused in result.rows if fused.source == "fill"} == {"r0", "r1", "r2"}
+
+
+def test_no_duplicate_ids_across_lanes() -> None:
+    rows = [
+        _row("x", lane="relation"),
+        _row("x", rank=0),  # the same row through the base lane
+        _row("y", rank=1),
+        _row("y", lane="flat", rank=3),
+        _row("z", lane="relation"),
+    ]
+    result = fuse(rows, [_fact("f1", ["x", "x", "z"])], PLAN, limit=20)
+    assert sorted(result.row_ids) == ["x", "y", "z"]
+    assert result.rows_inspected == 3
+
+
+def test_types_are_ranked_apart_and_interleaved() -> None:
+    episodic = [_row(f"e{i}", rank=i) for i in range(5)]
+    semantic = [_row(f"s{i}", rank=i, kind="semantic") for i in range(5)]
+    result = fuse([*semantic, *episodic], [], PLAN)
+    assert result.row_ids[:6] == ("e0", "s0", "e1", "s1", "e2", "s2")
+
+
+def test_lexical_coverage_outweighs_the_shallow_vector_prior() -> None:
+    top_hit = _row("a", "We talked about the weather all afternoon.", rank=0)
+    covering = _row("b", "Priya painted a mural of sunflowers for her sister.", rank=4)
+    assert rerank_score(covering, PLAN) > rerank_score(top_hit, PLAN)
+    assert fuse([top_hit, covering], [], PLAN).row_ids == ("b", "a")
+
+
+def test_same_date_paraphrases_collapse() -> None:
+    first = _row("a", "Priya painted a sunflower mural for her sister today.", rank=0, when=MAY_3)
+    paraphrase = _row("b", "Today Priya painted her sister a sunflower mural!", rank=1, when=MAY_3)
+    assert token_jaccard(first.text, paraphrase.text) >= PARAPHRASE_JACCARD
+    result = fuse([first, paraphrase], [], PLAN)
+    assert result.row_ids == ("a",)
+    assert result.collapsed == (("b", "a"),)
+
+
+def test_the_same_wording_on_another_date_stays() -> None:
+    monday = _row("a", "Priya painted a sunflower mural for her sister.", rank=0, when=MAY_3)
+    later = _row("b", "Priya painted a sunflower mural for her sister.", rank=1, when=MAY_9)
+    undated = _row("c", "Priya painted a sunflower mural for her sister.", rank=2)
+    assert fuse([monday, later, undated], [], PLAN).row_ids == ("a", "b", "c")
+
+
+def test_only_episodic_rows_collapse_and_only_near_duplicates() -> None:
+    text = "Priya paints murals for her sister."
+    semantic = [
+        _row("a", text, rank=0, kind="semantic", when=MAY_3),
+        _row("b", text, rank=1, kind="semantic", when=MAY_3),
+    ]
+    assert fuse(semantic, [], PLAN).row_ids == ("a", "b")
+    puppy = _row("c", "Priya adopted a puppy named Max today.", rank=0, when=MAY_3)
+    kitten = _row("d", "Priya adopted a kitten named Max today.", rank=1, when=MAY_3)
+    assert token_jaccard(puppy.text, kitten.text) < PARAPHRASE_JACCARD
+    assert fuse([puppy, kitten], [], PLAN).row_ids == ("c", "d")
+    three = _row("e", "Priya said she painted 3 murals for the school fair this week.", rank=0, when=MAY_3)
+    four = _row("f", "Priya said she painted 4 murals for the school fair this week.", rank=1, when=MAY_3)
+    assert token_jaccard(three.text, four.text) >= PARAPHRASE_JACCARD  # a single digit is no content stem
+    assert fuse([three, four], [], PLAN).row_ids == ("e", "f")  # different quantities never collapse
+
+
+def test_a_collapsed_row_takes_no_budget() -> None:
+    base = [_row("a", "Priya painted a mural today.", rank=0, when=MAY_3)]
+    base += [_row("dup", "Today Priya painted a mural.", rank=1, when=MAY_3)]
+    base += [_row(f"b{i}", rank=i + 2) for i in range(6)]
+    result = fuse(base, [], PLAN)
+    assert "dup" not in result.row_ids
+    assert _sources(result.rows)["base"] == PLAN.budgets.base_rows
+
+
+def test_count_tokens_counts_words_and_punctuation() -> None:
+    assert count_tokens("Hello, world!") == 4
+    assert count_tokens("Priya's 3 kids.") == 6  # Priya ' s 3 kids .
+    assert count_tokens("") == 0
+
+
+def test_trimming_to_a_token_budget_is_deterministic() -> None:
+    rows = [_row("a", "one two three"), _row("b", "one two three four five six"), _row("c", "one two")]
+    kept = trim_to_token_budget(rows, 6, text=lambda row: row.text)
+    assert [row.row_id for row in kept] == ["a", "c"]  # b does not fit and is skipped whole
+    assert kept == trim_to_token_budget(rows, 6, text=lambda row: row.text)
+    assert sum(count_tokens(row.text) for row in kept) <= 6
+    assert trim_to_token_budget(rows, 0, text=lambda row: row.text) == []
+    assert [row.row_id for row in trim_to_token_budget(rows, 100, text=lambda row: row.text)] == ["a", "b", "c"]
