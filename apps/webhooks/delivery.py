@@ -1,5 +1,7 @@
 """Delivering webhook events: outbox fan-out, claim, send, record. Called by ``workers.webhooks``.
 
+- Commits kick the organization's drain after commit; a burst of commits shares one queued
+  drain. Beat publishes a drain for every organization with work, whatever was kicked.
 - ``outbox_drain`` (in the organization's scope) fans undispatched events out into one
   delivery per subscribed, enabled endpoint (unique per event and endpoint, so a second
   drain creates nothing) and publishes a send task, after commit, for every due delivery
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -38,9 +41,11 @@ logger = logging.getLogger(__name__)
 DRAIN_TASK = "webhooks.outbox.drain_organization"
 SEND_TASK = "webhooks.delivery.send"
 DRAIN_BATCH = 500
-# A published send task that has not run by then expires; the next drain publishes it again.
+# A published task that has not run by then expires; a drain after the lease publishes it again.
 QUEUE_LEASE = timedelta(seconds=60)
 ATTEMPT_LEASE_MARGIN = timedelta(seconds=30)
+# How long a queued drain suppresses further kicks should it be lost (beat covers the gap).
+DRAIN_MARK_SECONDS = 10
 USER_AGENT = "MIRIX-Webhooks/1.0"
 
 
@@ -50,14 +55,26 @@ def _publish(task_name: str, kwargs: dict[str, str]) -> None:
     app.send_task(task_name, kwargs=kwargs, queue=settings.WEBHOOKS_QUEUE, expires=QUEUE_LEASE.total_seconds())
 
 
+def _drain_mark(organization_id: uuid.UUID) -> str:
+    return f"webhooks:drain-queued:{organization_id}"
+
+
 def drain_publish(*, organization_id: uuid.UUID) -> None:
     _publish(DRAIN_TASK, {"organization_id": str(organization_id)})
 
 
+def _kick(organization_id: uuid.UUID) -> None:
+    """Publish the organization's drain unless one is already queued. The drain clears the mark
+    before it reads the outbox, so a commit that finds the mark set is seen by that drain's
+    read: a burst of commits shares one drain and none is left waiting for beat."""
+    if cache.add(_drain_mark(organization_id), 1, timeout=DRAIN_MARK_SECONDS):
+        drain_publish(organization_id=organization_id)
+
+
 def drain_on_commit(*, organization_id: uuid.UUID) -> None:
     """Kick the organization's drain once the current transaction commits. A lost kick only
-    costs latency: the beat drain finds the work anyway."""
-    transaction.on_commit(lambda: drain_publish(organization_id=organization_id), robust=True)
+    costs latency: the beat drain (which ignores the mark) finds the work anyway."""
+    transaction.on_commit(lambda: _kick(organization_id), robust=True)
 
 
 def organizations_with_due_work() -> list[uuid.UUID]:
@@ -90,6 +107,7 @@ class DrainResult:
 
 def outbox_drain(*, organization_id: uuid.UUID) -> DrainResult:
     """Fan out and queue, inside the organization's scope; sends are published after commit."""
+    cache.delete(_drain_mark(organization_id))
     now = timezone.now()
     pending_events = list(
         WebhookEvent.objects.select_for_update(skip_locked=True)
@@ -118,6 +136,8 @@ def outbox_drain(*, organization_id: uuid.UUID) -> DrainResult:
     if due:
         WebhookDelivery.objects.filter(id__in=due).update(queued_until=now + QUEUE_LEASE)
         transaction.on_commit(lambda: _publish_sends(organization_id, due), robust=True)
+    if DRAIN_BATCH in (len(pending_events), len(due)):
+        drain_on_commit(organization_id=organization_id)  # more is waiting
     return DrainResult(events_dispatched=len(pending_events), deliveries_queued=len(due))
 
 
@@ -282,7 +302,16 @@ def delivery_record(*, claim: ClaimedAttempt, result: AttemptResult) -> schedule
             if decision.verdict is schedule.Verdict.GONE
             else f"All {delivery.attempts_in_round} attempts of the retry schedule failed."
         )
-    delivery.save()
+    delivery.save(
+        update_fields=[
+            "status",
+            "next_attempt_at",
+            "queued_until",
+            "last_status_code",
+            "failure_reason",
+            "delivered_at",
+        ]
+    )
     if delivery.status == WebhookDelivery.Status.FAILED:
         _disable_automatically(endpoint=delivery.endpoint, delivery=delivery)
     return decision.verdict

@@ -239,6 +239,15 @@ def webhook_delivery_replay(*, organization_id: uuid.UUID, delivery_id: uuid.UUI
         delivery.queued_until = None
         delivery.failure_reason = ""
         delivery.delivered_at = None
-        delivery.save()
+        delivery.save(
+            update_fields=[
+                "status",
+                "attempts_in_round",
+                "next_attempt_at",
+                "queued_until",
+                "failure_reason",
+                "delivered_at",
+            ]
+        )
         drain_on_commit(organization_id=organization_id)
     return delivery

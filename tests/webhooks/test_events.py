@@ -175,3 +175,23 @@ def test_old_events_and_expired_secrets_are_pruned(settings: Any) -> None:
     assert [e.id for e in _events(tenant)] == [recent.id]
     with organization_scope(tenant.id):
         assert WebhookSecret.objects.count() == 1
+
+
+def test_a_burst_of_commits_shares_one_drain_and_later_commits_get_their_own(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = make_tenant()
+    make_endpoint(tenant, "https://hooks.example.com/in")
+    drain = (delivery.DRAIN_TASK, {"organization_id": str(tenant.id)})
+    for _ in range(5):
+        emit(tenant)
+    assert pipeline.published == [drain]
+
+    monkeypatch.setattr(delivery, "DRAIN_BATCH", 2)  # a full batch drains again at once
+    pipeline.pump(only=delivery.DRAIN_TASK)
+    with organization_scope(tenant.id):
+        assert not WebhookEvent.objects.filter(dispatched_at__isnull=True).exists()
+        assert WebhookDelivery.objects.count() == 5
+    assert {name for name, _ in pipeline.published} == {delivery.SEND_TASK}
+    emit(tenant)  # committed after the drains started: kicked again
+    assert pipeline.published[-1] == drain
