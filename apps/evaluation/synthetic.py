@@ -486,7 +486,11 @@ class _Stream:
         text = (template.action.planned_text if planned else action.text) or action.text
         sentence = text.format(**values) + template.context
         if event_time is not None:
-            when = f"{event_time:%B %Y}" if precision == "month" else f"{event_time:%B} {event_time.day}, {event_time.year}"
+            when = (
+                f"{event_time:%B %Y}"
+                if precision == "month"
+                else f"{event_time:%B} {event_time.day}, {event_time.year}"
+            )
             sentence = f"In {when}, {sentence}" if precision == "month" else f"On {when}, {sentence}"
         summary = sentence[0].upper() + sentence[1:] + "."
         actor = SUBJECT_NAME
@@ -599,7 +603,9 @@ HUB_QUESTIONS: tuple[tuple[QuestionKind, str], ...] = (
 )
 
 
-def benchmark_questions(records: Sequence[SyntheticRecord], *, count: int = 50, seed: int = DEFAULT_SEED) -> list[BenchmarkQuestion]:
+def benchmark_questions(
+    records: Sequence[SyntheticRecord], *, count: int = 50, seed: int = DEFAULT_SEED
+) -> list[BenchmarkQuestion]:
     """A fixed set of questions over the given records (pass a history's first thousand records
     so the same questions apply at every size): each pattern in turn, filled from a record of
     its action chosen by a seeded RNG, plus questions that name only hub persons."""

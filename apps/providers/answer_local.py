@@ -6,19 +6,21 @@ search. Stored text is only ever quoted, so an instruction inside it is inert.
 
 - **Support.** A row's terms are the content stems of its text and of the graph facts that
   cite it. The question's plan (:func:`apps.retrieval.planner.plan_query`) names its content
-  stems, named entities, relation cues and keywords. A row supports an answer when it holds
-  every keyword that is not merely the kind of answer asked for ("places", "name", …), and it
-  is about the question: it holds a content stem other than a name, or a fact citing it has a
-  relation the question asks about, or (for a question of names only) it holds every name.
-  Rows rank by lexical coverage of the question's stems, plus a bonus for such a fact, then by
-  retrieval rank; for a question about a time, a row with a date wins a tie.
+  stems, named entities and keywords. A row supports an answer when it holds every keyword
+  that is not merely the kind of answer asked for ("places", "name", …), and it is about the
+  question: it holds a content stem that is neither a name nor such a kind, or a fact citing it
+  has a relation the question asks about, or (for a question of names only) it holds every
+  name. An intersection question only takes rows that name every side. Rows rank by lexical
+  coverage of the question's stems, plus a bonus for such a fact, then by retrieval rank; for
+  a question about a time, a row with a date wins a tie.
 - **Span.** A temporal question: the most specific date phrase of the best row, resolved
   against the time it was mentioned, else the row's event time. A count question: the number
-  in front of the counted noun in the best row that has one (cardinals, ordinals, "twice"),
-  else the number of distinct supporting rows that name the counted thing or a fact of the
-  asked relation cites. Otherwise the best row's sentence with the highest overlap; a list or
-  intersection question adds the best sentence of the next supporting rows (at most three
-  rows in all). An intersection question only takes rows that name every side.
+  (cardinal, ordinal, "twice") in front of the counted noun in the best row that has one, else
+  in front of another word the question is about, else the number of distinct supporting rows
+  that name the counted thing or that a fact of the relation it cues cites ("pets": adopting,
+  not "have"). Otherwise the best row's sentence with the highest overlap; a list or
+  intersection question adds the best sentence of the next supporting rows that score more
+  than half as well (three rows at most).
 - **Nothing supports an answer:** :data:`~apps.providers.interfaces.UNKNOWN_ANSWER`.
 
 Local inference costs no tokens, so nothing is metered.
@@ -45,7 +47,7 @@ from apps.retrieval.types import Plan
 
 RELATION_BONUS = 0.5  # a fact of an asked relation cites the row: worth half the question's stems
 MAX_LIST_ROWS = 3  # rows a list or intersection answer quotes
-MAX_SPELLED = 20  # counts up to this are spelled out ("two"), larger ones in digits
+MIN_LIST_SHARE = 0.5  # ... each scoring more than this share of the best row's score
 
 # Keywords that only say what kind of answer is wanted: a row need not contain them.
 _ANSWER_NOUNS = frozenset(
@@ -63,6 +65,7 @@ _ORDINALS = {
     "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12,
 }  # fmt: skip
 _TIMES_WORDS = {"once": 1, "twice": 2, "thrice": 3}
+_TIMES = stem("times")  # what "how often" counts
 _SPELLED = {value: word for word, value in _CARDINALS.items() if word != "dozen"}
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
 _DIGITS = re.compile(r"^\d+$")
@@ -78,7 +81,7 @@ class _Support:
     row: EvidenceRow
     rank: int  # position in retrieval order
     score: float
-    related: bool  # a fact of an asked relation cites it
+    families: frozenset[str]  # the relation families of the facts that cite it
     stems: frozenset[str]
 
 
@@ -95,7 +98,8 @@ class LocalAnswerLLM:
             if dated is not None:
                 return AnswerDraft(answer=dated, cited_row_ids=(supported[0].row.row_id,))
         if plan.operator in {"list-union", "intersection"}:
-            used = supported[:MAX_LIST_ROWS]
+            floor = supported[0].score * MIN_LIST_SHARE
+            used = [supported[0], *(s for s in supported[1:] if s.score > floor)][:MAX_LIST_ROWS]
         else:
             used = supported[:1]
         answer = " ".join(_best_sentence(support.row.text, plan) for support in used)
@@ -106,6 +110,15 @@ def _asks_time(plan: Plan) -> bool:
     return "date" in plan.answer_types or (plan.operator == "temporal" and "yes/no" not in plan.answer_types)
 
 
+def _name_stems(plan: Plan) -> frozenset[str]:
+    return frozenset(s for entity in plan.entities for s in content_stems(entity))
+
+
+def _topical_stems(plan: Plan) -> frozenset[str]:
+    """What the question is about: its content stems but names and the kind of answer it wants."""
+    return plan.constraints.content_stems - _name_stems(plan) - _ANSWER_NOUNS
+
+
 def _fact_stems(fact: EvidenceFact) -> frozenset[str]:
     text = " ".join([fact.predicate.replace("_", " "), *(name for _, name in fact.arguments)])
     return content_stems(" ".join([text, *(value for _, value in fact.literals)]))
@@ -113,7 +126,8 @@ def _fact_stems(fact: EvidenceFact) -> frozenset[str]:
 
 def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[EvidenceFact]) -> list[_Support]:
     wanted = plan.constraints.content_stems
-    names = frozenset(s for entity in plan.entities for s in content_stems(entity))
+    names = _name_stems(plan)
+    topical = _topical_stems(plan)
     keywords = frozenset(stem(word) for word in plan.constraints.keywords) - _ANSWER_NOUNS - names
     families = {family.name for family in plan.relations}
     citing: dict[str, list[EvidenceFact]] = {}
@@ -123,15 +137,14 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
     asks_time = _asks_time(plan)
     found: list[tuple[tuple[float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
-        stems = content_stems(row.text).union(*(_fact_stems(fact) for fact in citing.get(row.row_id, [])))
-        related = any(
-            bool(predicate_families(fact.predicate) & families) or stem(fact.predicate) in wanted
-            for fact in citing.get(row.row_id, [])
-        )
+        row_facts = citing.get(row.row_id, [])
+        stems = content_stems(row.text).union(*(_fact_stems(fact) for fact in row_facts))
+        row_families = frozenset().union(*(predicate_families(fact.predicate) for fact in row_facts))
+        related = bool(row_families & families) or any(stem(fact.predicate) in wanted for fact in row_facts)
         if keywords and not keywords & stems:
             continue
-        if wanted - names:
-            about = bool(stems & (wanted - names)) or related
+        if topical:
+            about = bool(stems & topical) or related
         else:
             about = bool(names) and names <= stems
         if plan.operator == "intersection" and names:
@@ -140,7 +153,7 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
             continue
         coverage = len(stems & wanted) / len(wanted) if wanted else 0.0
         score = coverage + (RELATION_BONUS if related else 0.0)
-        support = _Support(row=row, rank=rank, score=score, related=related, stems=stems)
+        support = _Support(row=row, rank=rank, score=score, families=row_families, stems=stems)
         has_date = asks_time and _dated_answer(row) is not None
         found.append(((-score, not has_date, rank), support))
     return [support for _, support in sorted(found, key=lambda item: item[0])]
@@ -190,13 +203,12 @@ def _number_of(token: str) -> int | None:
     return _CARDINALS.get(lowered, _ORDINALS.get(lowered))
 
 
-def _counted_number(text: str, counted: str) -> int | None:
-    """The number right before the counted noun: "two kids", "3 new dresses", "third half marathon",
-    "twice" for "times"."""
-    wanted = stem(counted)
+def _counted_number(text: str, wanted: str) -> int | None:
+    """The number right before a noun (by stem): "two kids", "3 new dresses", "third half
+    marathon", "twice" for "times"."""
     tokens = _TOKEN.findall(text)
     for index, token in enumerate(tokens):
-        if wanted == "time" and token.lower() in _TIMES_WORDS:
+        if wanted == _TIMES and token.lower() in _TIMES_WORDS:
             return _TIMES_WORDS[token.lower()]
         value = _number_of(token)
         if value is None:
@@ -210,20 +222,29 @@ def _counted_number(text: str, counted: str) -> int | None:
 
 
 def _spelled(value: int) -> str:
-    return _SPELLED.get(value, str(value)) if value <= MAX_SPELLED else str(value)
+    """Up to twenty in words ("two"), larger counts in digits."""
+    return _SPELLED.get(value, str(value))
 
 
 def _count_answer(plan: Plan, supported: list[_Support]) -> AnswerDraft:
     counted = plan.counted
-    if counted is not None:
+    # The counted noun first ("two kids"), then any word the question is about ("my third half
+    # marathon" for "How often did she run a half marathon?").
+    nouns = [stem(counted)] if counted is not None else []
+    nouns += sorted(_topical_stems(plan) - set(nouns))
+    for noun in nouns:
         for support in supported:
-            value = _counted_number(support.row.text, counted)
+            value = _counted_number(support.row.text, noun)
             if value is not None:
                 # Spelled out: the answer check tests digits against the evidence, and a count
                 # read off an ordinal ("my third marathon") is in no row as digits.
                 return AnswerDraft(answer=_spelled(value), cited_row_ids=(support.row.row_id,))
-    wanted = stem(counted) if counted is not None else None
-    members = [s for s in supported if s.related or (wanted is not None and wanted in s.stems)]
+    wanted = stem(counted) if counted is not None else _TIMES
+    if wanted == _TIMES:  # "how often": occurrences of any asked relation
+        families = {family.name for family in plan.relations}
+    else:  # "how many pets": facts of the relation the counted noun itself cues, not of "have"
+        families = {family.name for family in plan.relations if any(stem(cue) == wanted for cue in family.cues)}
+    members = [s for s in supported if wanted in s.stems or s.families & families]
     if not members:
         return AnswerDraft(answer=UNKNOWN_ANSWER, cited_row_ids=())
     distinct = list(dict.fromkeys(s.row.row_id for s in members))

@@ -22,13 +22,16 @@ class SearchInputSerializer(serializers.Serializer[dict[str, Any]]):
     mode = serializers.ChoiceField(choices=("graph", "flat"), default="graph")
     memory_types = serializers.ListField(
         child=serializers.ChoiceField(
-            choices=SEARCHABLE, error_messages={"invalid_choice": f"memory types are {list(SEARCHABLE)}; the vault is never searched."}
+            choices=SEARCHABLE,
+            error_messages={"invalid_choice": f"memory types are {list(SEARCHABLE)}; the vault is never searched."},
         ),
         default=["episodic", "semantic"],
         min_length=1,
     )
     token_budget = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
-    since = serializers.DateTimeField(required=False, help_text="Only rows whose event (else mention) time is at or after.")
+    since = serializers.DateTimeField(
+        required=False, help_text="Only rows whose event (else mention) time is at or after."
+    )
     until = serializers.DateTimeField(required=False, help_text="Only rows whose event (else mention) time is before.")
 
 
@@ -64,12 +67,14 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
     ids = [uuid.UUID(fused.row.row_id) for fused in result.rows]
     provenance: dict[str, tuple[str, list[str]]] = {}
     for model in (EpisodicEvent, SemanticItem):
-        for row_id, chunk_id, message_ids in model.objects.filter(id__in=ids).values_list("id", "chunk_id", "source_message_ids"):
+        for row_id, chunk_id, message_ids in model.objects.filter(id__in=ids).values_list(
+            "id", "chunk_id", "source_message_ids"
+        ):
             provenance[str(row_id)] = (str(chunk_id), list(message_ids))
     rows = []
     for fused in result.rows:
         row = fused.row
-        chunk_id, message_ids = provenance.get(row.row_id, (row.chunk_id or "", []))
+        chunk, message_ids = provenance.get(row.row_id, (row.chunk_id or "", []))
         rows.append(
             {
                 "id": row.row_id,
@@ -77,7 +82,7 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
                 "text": row.text,
                 "event_time": row.event_time.isoformat() if row.event_time else None,
                 "mention_time": row.mention_time.isoformat() if row.mention_time else None,
-                "provenance": {"session_id": row.session_id, "chunk_id": chunk_id, "source_message_ids": message_ids},
+                "provenance": {"session_id": row.session_id, "chunk_id": chunk, "source_message_ids": message_ids},
                 "selected_as": fused.source,
             }
         )

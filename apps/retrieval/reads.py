@@ -42,7 +42,9 @@ class AnchorRecall:
 
 
 def _recall_sql(*, exact: bool) -> str:
-    distance = "embedding <=> %s::vector" if exact else f"embedding::vector({HNSW_DIMENSION}) <=> %s::vector({HNSW_DIMENSION})"
+    distance = (
+        "embedding <=> %s::vector" if exact else f"embedding::vector({HNSW_DIMENSION}) <=> %s::vector({HNSW_DIMENSION})"
+    )
     return f"""
         SELECT anchor_key, name, anchor_type, 1 - ({distance}) AS similarity
         FROM graph_anchor_vector
@@ -52,7 +54,9 @@ def _recall_sql(*, exact: bool) -> str:
     """
 
 
-def recall_anchors(*, subject: Subject, vector: list[float], model: str, limit: int = ANCHOR_RECALL) -> list[AnchorRecall]:
+def recall_anchors(
+    *, subject: Subject, vector: list[float], model: str, limit: int = ANCHOR_RECALL
+) -> list[AnchorRecall]:
     """The subject's anchors nearest to the question by name embedding.
 
     Large subjects go through the HNSW index with iterative scans (the subject filter applies
@@ -155,7 +159,10 @@ def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> li
     from apps.providers.dates import parse_event_time
 
     keys = sorted({key for frame in frames for _, key in frame["arms"]})
-    names = {k: str(v["name"]) for k, v in anchors_by_key(organization_id=subject.organization_id, subject_id=subject.id, keys=keys).items()}
+    names = {
+        k: str(v["name"])
+        for k, v in anchors_by_key(organization_id=subject.organization_id, subject_id=subject.id, keys=keys).items()
+    }
     facts = []
     for frame in frames:
         event_time = parse_event_time(frame["event_time"]).start if frame.get("event_time") else None

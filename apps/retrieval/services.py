@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from datetime import datetime
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from apps.graph.keys import anchor_key
@@ -129,7 +129,9 @@ def _predicates(plan: Plan) -> list[str]:
     return sorted(forms)
 
 
-def _typed_paths(subject: Subject, plan: Plan, memory_types: Sequence[str], embedder: Embedder, vector: list[float]) -> dict[str, list[Any]]:
+def _typed_paths(
+    subject: Subject, plan: Plan, memory_types: Sequence[str], embedder: Embedder, vector: list[float]
+) -> dict[str, list[Any]]:
     typed: dict[str, list[Any]] = {}
     if "core" in memory_types:
         typed["core"] = list(current_rows(CoreBlock, subject=subject).order_by("label"))
@@ -179,7 +181,9 @@ def search(
             logger.warning("graph read failed; falling back", extra={"error_type": type(exc).__name__})
             fallback = True
     if mode == "flat" or fallback:
-        rows = reads.flat_rows(subject=subject, question=question, vector=vector, model=embedder.model_name, depth=FLAT_DEPTH)
+        rows = reads.flat_rows(
+            subject=subject, question=question, vector=vector, model=embedder.model_name, depth=FLAT_DEPTH
+        )
         clock.lap("rows")
     if since is not None or until is not None:
         rows = [row for row in rows if _within(row, since, until)]
@@ -194,7 +198,11 @@ def search(
     report.rows_returned = len(returned)
     report.facts_returned = len(scored_facts)
     report.tokens_returned = sum(count_tokens(r.row.text) for r in returned)
-    typed = _typed_paths(subject, plan, memory_types, embedder, vector) if set(memory_types) - {"episodic", "semantic"} else {}
+    typed = (
+        _typed_paths(subject, plan, memory_types, embedder, vector)
+        if set(memory_types) - {"episodic", "semantic"}
+        else {}
+    )
     clock.lap("typed")
     return SearchResult(
         plan=plan,

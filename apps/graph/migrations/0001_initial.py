@@ -8,31 +8,46 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('tenancy', '0002_row_level_security'),
+        ("tenancy", "0002_row_level_security"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AnchorVector',
+            name="AnchorVector",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('anchor_key', models.CharField(max_length=300)),
-                ('name', models.CharField(max_length=300)),
-                ('anchor_type', models.CharField(max_length=32)),
-                ('embedding', pgvector.django.vector.VectorField()),
-                ('embedding_model', models.CharField(max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('organization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenancy.organization')),
-                ('subject', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenancy.subject')),
+                ("id", models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
+                ("anchor_key", models.CharField(max_length=300)),
+                ("name", models.CharField(max_length=300)),
+                ("anchor_type", models.CharField(max_length=32)),
+                ("embedding", pgvector.django.vector.VectorField()),
+                ("embedding_model", models.CharField(max_length=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "organization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenancy.organization"
+                    ),
+                ),
+                (
+                    "subject",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenancy.subject"
+                    ),
+                ),
             ],
             options={
-                'db_table': 'graph_anchor_vector',
-                'indexes': [models.Index(fields=['organization', 'subject', 'anchor_type'], name='anchor_vector_subject_type')],
-                'constraints': [models.UniqueConstraint(fields=('organization', 'subject', 'anchor_key'), name='anchor_vector_key_unique')],
+                "db_table": "graph_anchor_vector",
+                "indexes": [
+                    models.Index(fields=["organization", "subject", "anchor_type"], name="anchor_vector_subject_type")
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("organization", "subject", "anchor_key"), name="anchor_vector_key_unique"
+                    )
+                ],
             },
         ),
     ]

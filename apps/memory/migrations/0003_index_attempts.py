@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0002_row_level_security'),
+        ("memory", "0002_row_level_security"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='episodicevent',
-            name='index_attempts',
+            model_name="episodicevent",
+            name="index_attempts",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='semanticitem',
-            name='index_attempts',
+            model_name="semanticitem",
+            name="index_attempts",
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.RunSQL(

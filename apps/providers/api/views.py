@@ -43,7 +43,11 @@ class ProviderConfigApi(OrganizationApiView):
     def get(self, request: Request) -> Response:
         return Response(ProviderConfigOutputSerializer(self._state()).data)
 
-    @extend_schema(request=ProviderConfigInputSerializer, responses=ProviderConfigOutputSerializer, operation_id="provider_config_set")
+    @extend_schema(
+        request=ProviderConfigInputSerializer,
+        responses=ProviderConfigOutputSerializer,
+        operation_id="provider_config_set",
+    )
     def put(self, request: Request) -> Response:
         payload = ProviderConfigInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

@@ -80,7 +80,9 @@ class Command(BaseCommand):
         finally:
             if not options["keep"]:
                 tenancy.organization_offboard(organization_id=organization.id)
-        body = self._report(totals, conversations=len(conversations), episodic=episodic, semantic=semantic, covered=covered)
+        body = self._report(
+            totals, conversations=len(conversations), episodic=episodic, semantic=semantic, covered=covered
+        )
         self.stdout.write(body)
         if options["write_docs"]:
             write_section("bench_ingest", body)
@@ -122,7 +124,10 @@ class Command(BaseCommand):
             return {
                 name: int(
                     adapter.cypher(
-                        organization_id=subject.organization_id, query=query, params={"s": str(subject.id)}, returns=["n"]
+                        organization_id=subject.organization_id,
+                        query=query,
+                        params={"s": str(subject.id)},
+                        returns=["n"],
                     )[0][0]
                 )
                 for name, query in _SIZE.items()

@@ -20,17 +20,18 @@ import logging
 import math
 import os
 import platform
+import signal
+import threading
 import time
 import uuid
 from argparse import ArgumentParser
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
+from django.db import connection, connections
 from psycopg import sql
 from tqdm import tqdm
 
@@ -194,18 +195,30 @@ def history_load(
                 )
             rows_bar.update(len(batch))
 
+    # Anchors go in with empty row lists and get them after the arms exist: an arm write reads
+    # its anchor's properties once per arm, so arms to a hub that already holds tens of
+    # thousands of row ids cost memory ∝ arms × list size in the backend (see the module doc).
+    # Busy anchors are updated last and alone, for the same reason.
     anchors = [spec.properties(subject.id) for spec in history.anchors.values()]
+    empty = [{**props, "mention_count": 0, "episodic_ids": [], "semantic_ids": []} for props in anchors]
     frames = [spec.properties(subject.id) for spec in history.frames.values()]
     with _timed(seconds, "anchors"), bar(total=len(anchors), desc="anchors", unit="anchor") as anchors_bar:
-        for batch in _batches(anchors):
+        for batch in _batches(empty):
             with organization_scope(organization_id):
                 store.anchors_write(organization_id=organization_id, created=list(batch), updated=[])
             anchors_bar.update(len(batch))
     with _timed(seconds, "frames"), bar(total=len(frames), desc="frames + arms", unit="frame") as frames_bar:
         for batch in _batches(frames):
             with organization_scope(organization_id):
-                store.frames_write(organization_id=organization_id, subject_id=subject.id, created=list(batch), updated=[])
+                store.frames_write(
+                    organization_id=organization_id, subject_id=subject.id, created=list(batch), updated=[]
+                )
             frames_bar.update(len(batch))
+    with _timed(seconds, "anchor rows"), bar(total=len(anchors), desc="anchor row lists", unit="anchor") as rows_bar:
+        for batch in _by_list_size(anchors):
+            with organization_scope(organization_id):
+                store.anchors_write(organization_id=organization_id, created=[], updated=batch)
+            rows_bar.update(len(batch))
     with _timed(seconds, "anchor vectors"), bar(total=len(anchors), desc="anchor vectors", unit="anchor") as vec_bar:
         for batch in _batches(list(history.anchors.values())):
             with organization_scope(organization_id):
@@ -229,6 +242,21 @@ def history_load(
     report.max_citations = max((len(f.citations) for f in history.frames.values()), default=0)
     report.hub_rows = max((len(a.episodic_ids) for a in history.anchors.values()), default=0)
     return report
+
+
+def _by_list_size(anchors: list[dict[str, Any]], budget: int = 20_000) -> Iterator[list[dict[str, Any]]]:
+    """Batches of at most BATCH anchors and about ``budget`` row ids, smallest lists first."""
+    batch: list[dict[str, Any]] = []
+    ids = 0
+    for props in sorted(anchors, key=lambda p: (len(p["episodic_ids"]), p["key"])):
+        size = len(props["episodic_ids"]) + len(props["semantic_ids"])
+        if batch and (len(batch) >= BATCH or ids + size > budget):
+            yield batch
+            batch, ids = [], 0
+        batch.append(props)
+        ids += size
+    if batch:
+        yield batch
 
 
 def _episodic_row(
@@ -285,6 +313,53 @@ def hnsw_build_seconds(subject: Subject) -> float:
             cursor.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(name))
 
 
+class BackendMemoryGuard:
+    """Cancels the statement running on this process's database backend if the backend's
+    resident memory passes ``limit_gib``, so a read or write that blows up fails this command
+    instead of getting the backend OOM-killed, which restarts the whole cluster. Works only
+    when the backend runs on this machine and its /proc entry is readable (the embedded
+    Postgres); otherwise it does nothing."""
+
+    def __init__(self, limit_gib: float) -> None:
+        self.limit_kib = int(limit_gib * 2**20)
+        self.tripped = False
+        self._stop = threading.Event()
+        self._pid = 0
+
+    def _resident_kib(self) -> int | None:
+        try:
+            with open(f"/proc/{self._pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+        except OSError:
+            return None
+        return None
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.05):
+            resident = self._resident_kib()
+            if resident is not None and resident > self.limit_kib and not self.tripped:
+                self.tripped = True
+                os.kill(self._pid, signal.SIGINT)  # what pg_cancel_backend sends
+
+    def __enter__(self) -> BackendMemoryGuard:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            row = cursor.fetchone()
+        self._pid = int(row[0]) if row else 0
+        if self._pid and self._resident_kib() is not None:
+            threading.Thread(target=self._watch, name="backend-memory-guard", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self.tripped:
+            raise CommandError(
+                f"the database backend passed {self.limit_kib / 2**20:.1f} GiB and its statement was cancelled"
+            )
+
+
 # --- measuring -----------------------------------------------------------------------------
 
 
@@ -314,7 +389,12 @@ def read_timers(into: dict[str, float]) -> Iterator[None]:
 
 
 def measure(
-    *, subject: Subject, questions: Sequence[synthetic.BenchmarkQuestion], embedder: Embedder, repeats: int, progress: bool
+    *,
+    subject: Subject,
+    questions: Sequence[synthetic.BenchmarkQuestion],
+    embedder: Embedder,
+    repeats: int,
+    progress: bool,
 ) -> list[Sample]:
     """One warm-up pass, then ``repeats`` passes; each search in a transaction of its own, as a
     request would be."""
@@ -362,6 +442,12 @@ class Command(BaseCommand):
         parser.add_argument("--keep", action="store_true", help="Keep the benchmark organizations afterwards.")
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument(
+            "--backend-memory-limit-gib",
+            type=float,
+            default=4.0,
+            help="Cancel a statement whose (local) database backend grows past this much memory.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.getLogger("apps").setLevel(logging.WARNING)  # the progress bars are the output
@@ -384,7 +470,9 @@ class Command(BaseCommand):
         if options["write_docs"]:
             self._plot(results)
             write_section("bench_retrieval", body)
-            self.stdout.write(f"wrote docs/benchmarks.md (bench_retrieval) and {PLOT.relative_to(BENCHMARKS.parent.parent)}")
+            self.stdout.write(
+                f"wrote docs/benchmarks.md (bench_retrieval) and {PLOT.relative_to(BENCHMARKS.parent.parent)}"
+            )
 
     def _run_size(self, size: int, options: dict[str, Any], vectors: Embedder, progress: bool) -> SizeResult:
         organization = tenancy.organization_create(
@@ -399,7 +487,8 @@ class Command(BaseCommand):
             questions = synthetic.benchmark_questions(
                 history.records[:QUESTION_SOURCE], count=options["questions"], seed=options["seed"]
             )
-            load = history_load(subject=subject, history=history, embedder=vectors, progress=progress)
+            with BackendMemoryGuard(options["backend_memory_limit_gib"]):
+                load = history_load(subject=subject, history=history, embedder=vectors, progress=progress)
             load.seconds = {"generation": generated, **load.seconds}
             with _timed(load.seconds, "analyze"):
                 analyze(organization.graph_name)
@@ -408,9 +497,14 @@ class Command(BaseCommand):
                 size=size, load=load, hnsw_build_seconds=build, hnsw_path=load.anchors > reads.EXACT_SCAN_LIMIT
             )
             del history
-            result.samples = measure(
-                subject=subject, questions=questions, embedder=vectors, repeats=options["repeats"], progress=progress
-            )
+            with BackendMemoryGuard(options["backend_memory_limit_gib"]):
+                result.samples = measure(
+                    subject=subject,
+                    questions=questions,
+                    embedder=vectors,
+                    repeats=options["repeats"],
+                    progress=progress,
+                )
             return result
         finally:
             if not options["keep"]:
@@ -541,7 +635,9 @@ class Command(BaseCommand):
         ):
             evidence.plot(sizes, [_mean(r, attribute) for r in results], "o-", label=f"{label} (mean)")
             evidence.plot(sizes, [_max(r, attribute) for r in results], ":", color=evidence.lines[-1].get_color())
-        evidence.set(xscale="log", xlabel="records per subject", ylabel="per search (dotted: max)", title="evidence per search")
+        evidence.set(
+            xscale="log", xlabel="records per subject", ylabel="per search (dotted: max)", title="evidence per search"
+        )
         evidence.set_ylim(bottom=0)
         evidence.grid(True, which="both", alpha=0.3)
         evidence.legend(fontsize="small")
@@ -581,7 +677,9 @@ def _machine() -> str:
     with connections["owner"].cursor() as cursor:
         cursor.execute("SHOW server_version")
         server = cursor.fetchone()
-        cursor.execute("SELECT extname, extversion FROM pg_extension WHERE extname IN ('vector', 'age') ORDER BY extname")
+        cursor.execute(
+            "SELECT extname, extversion FROM pg_extension WHERE extname IN ('vector', 'age') ORDER BY extname"
+        )
         extensions = ", ".join(f"{name} {version}" for name, version in cursor.fetchall())
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (

@@ -43,9 +43,13 @@ class Command(BaseCommand):
     help = "Evidence recall on LoCoMo (per category, at the system budget and within token budgets)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--data", type=Path, default=None, help="A LoCoMo-format JSON file (default: the dev split).")
+        parser.add_argument(
+            "--data", type=Path, default=None, help="A LoCoMo-format JSON file (default: the dev split)."
+        )
         parser.add_argument("--mode", default="graph", help="flat, graph, or a comma-separated list (one ingestion).")
-        parser.add_argument("--out", type=Path, default=Path("var/eval_locomo.jsonl"), help="JSON lines, one per question.")
+        parser.add_argument(
+            "--out", type=Path, default=Path("var/eval_locomo.jsonl"), help="JSON lines, one per question."
+        )
         parser.add_argument("--conversations", type=int, default=0, help="Only the first N conversations (0: all).")
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
 
@@ -53,7 +57,9 @@ class Command(BaseCommand):
         modes = [m.strip() for m in options["mode"].split(",") if m.strip()]
         unknown = sorted(set(modes) - set(MODES))
         if unknown:
-            raise CommandError(f"unknown mode(s) {unknown}; available: {list(MODES)} (graph+dream comes with AutoDream)")
+            raise CommandError(
+                f"unknown mode(s) {unknown}; available: {list(MODES)} (graph+dream comes with AutoDream)"
+            )
         logging.getLogger("apps").setLevel(logging.WARNING)
         data: Path | None = options["data"]
         conversations = load_conversations(data.parent if data else None, data.name if data else None)
@@ -66,7 +72,8 @@ class Command(BaseCommand):
         try:
             for conversation in conversations:
                 organization = tenancy.organization_create(
-                    name=f"LoCoMo {conversation.sample_id}", slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}"
+                    name=f"LoCoMo {conversation.sample_id}",
+                    slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}",
                 )
                 organizations.append(organization.id)
                 subject = self._ingest(organization.id, conversation, index="graph" in modes)
@@ -86,7 +93,9 @@ class Command(BaseCommand):
     def _ingest(self, organization_id: uuid.UUID, conversation: Conversation, *, index: bool) -> Subject:
         llm, vectors = llm_for(organization_id), embedder()
         with organization_scope(organization_id):
-            subject = tenancy.subject_create(organization_id=organization_id, external_id=conversation.sample_id, kind="user")
+            subject = tenancy.subject_create(
+                organization_id=organization_id, external_id=conversation.sample_id, kind="user"
+            )
         for session in tqdm(conversation.sessions, desc=f"ingest {conversation.sample_id}", unit="session"):
             with organization_scope(organization_id):
                 written = memory_write_messages(
@@ -117,7 +126,10 @@ class Command(BaseCommand):
             with organization_scope(subject.organization_id):
                 system = search(subject=subject, question=question.question, embedder=vectors, mode=mode)  # type: ignore[arg-type]
                 wide = search(
-                    subject=subject, question=question.question, embedder=vectors, mode=mode,  # type: ignore[arg-type]
+                    subject=subject,
+                    question=question.question,
+                    embedder=vectors,
+                    mode=mode,  # type: ignore[arg-type]
                     token_budget=max(TOKEN_BUDGETS),
                 )
             latency = (time.perf_counter() - started) * 1000 / 2
@@ -142,7 +154,9 @@ class Command(BaseCommand):
             )
         return lines
 
-    def _report(self, lines: list[dict[str, Any]], modes: list[str], conversations: list[Conversation], out: Path) -> str:
+    def _report(
+        self, lines: list[dict[str, Any]], modes: list[str], conversations: list[Conversation], out: Path
+    ) -> str:
         table = _recall_table(lines, modes)
         plot = _plot(table, modes)
         header = "| mode | category | questions | recall @ system budget | @512 tok | @1024 tok | @2048 tok | rows/q | tokens/q |"
@@ -207,11 +221,11 @@ def _recall_table(lines: list[dict[str, Any]], modes: list[str]) -> dict[str, di
             group = groups.get(category, [])
             n = max(1, len(group))
             cell: dict[Any, float] = {"n": len(group)}
-            cell["system"] = sum(_recall(l["evidence"], l["returned"], None) for l in group) / n
+            cell["system"] = sum(_recall(line["evidence"], line["returned"], None) for line in group) / n
             for budget in TOKEN_BUDGETS:
-                cell[budget] = sum(_recall(l["evidence"], l["returned_wide"], budget) for l in group) / n
-            cell["rows"] = sum(l["rows_returned"] for l in group) / n
-            cell["tokens"] = sum(l["tokens_returned"] for l in group) / n
+                cell[budget] = sum(_recall(line["evidence"], line["returned_wide"], budget) for line in group) / n
+            cell["rows"] = sum(line["rows_returned"] for line in group) / n
+            cell["tokens"] = sum(line["tokens_returned"] for line in group) / n
             table[mode][category] = cell
     return table
 
