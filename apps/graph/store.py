@@ -42,8 +42,11 @@ FRAME_PROPERTIES = (
     "citations",
 )
 
+# `n.key IN $keys` is planned as a scan of every anchor; `UNWIND` with a property map is one
+# lookup in the GIN index of the label's properties per key.
 _ANCHORS_BY_KEY = """
-MATCH (n:Anchor) WHERE n.subject_id = $subject_id AND n.key IN $keys
+UNWIND $keys AS k
+MATCH (n:Anchor {subject_id: $subject_id, key: k})
 RETURN properties(n)
 """
 _ANCHORS_CREATE = """
@@ -61,7 +64,8 @@ SET n.aliases = a.aliases, n.mention_count = a.mention_count, n.admission_score 
 RETURN count(n)
 """
 _FRAMES_BY_ID = """
-MATCH (f:Frame) WHERE f.subject_id = $subject_id AND f.frame_id IN $frame_ids
+UNWIND $frame_ids AS i
+MATCH (f:Frame {subject_id: $subject_id, frame_id: i})
 RETURN properties(f)
 """
 _FRAMES_CREATE = """

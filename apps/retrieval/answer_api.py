@@ -1,0 +1,104 @@
+"""``POST /v1/subjects/{external_id}/answer``: an answer from the subject's memories, citing them.
+
+The answer loop (:mod:`apps.retrieval.answering`) runs the searches, the answering agent of the
+organization's provider, the answer check and at most one rewrite. The audit entry lists the
+rows the answer cites.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.memory.api.views import SubjectMemoryApi
+from apps.providers.interfaces import MeteringContext
+from apps.providers.registry import answer_llm_for, embedder
+from apps.providers.selectors import provider_override
+from apps.providers.services import DatabaseUsageMeter
+from apps.retrieval.answering import answer_question
+from apps.retrieval.types import Plan
+
+MAX_QUESTION_CHARS = 2000
+MAX_TOKEN_BUDGET = 100_000
+
+
+class AnswerInputSerializer(serializers.Serializer[dict[str, Any]]):
+    question = serializers.CharField(max_length=MAX_QUESTION_CHARS)
+    mode = serializers.ChoiceField(
+        choices=["graph", "flat"], default="graph", help_text="'flat' skips the graph (direct evidence retrieval)."
+    )
+    token_budget = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_TOKEN_BUDGET,
+        help_text="The most evidence tokens each search may return.",
+    )
+
+
+class AnswerBudgetsSerializer(serializers.Serializer[Any]):
+    base_rows = serializers.IntegerField()
+    cited_rows = serializers.IntegerField()
+
+
+class AnswerPlanSerializer(serializers.Serializer[Plan]):
+    operator = serializers.CharField()
+    relations = serializers.SerializerMethodField()
+    answer_types = serializers.ListField(child=serializers.CharField())
+    entities = serializers.ListField(child=serializers.CharField())
+    objects = serializers.ListField(child=serializers.CharField())
+    counted = serializers.CharField(allow_null=True)
+    future = serializers.BooleanField()
+    budgets = AnswerBudgetsSerializer()
+
+    def get_relations(self, plan: Plan) -> list[str]:
+        return [family.name for family in plan.relations]
+
+
+class AnswerCheckSerializer(serializers.Serializer[Any]):
+    fired = serializers.ListField(
+        child=serializers.CharField(), source="check_rules", help_text="The answer check's rules that fired."
+    )
+    rewritten = serializers.BooleanField(help_text="A fired check added one search and one rewrite.")
+
+
+class AnswerSerializer(serializers.Serializer[Any]):
+    answer = serializers.CharField()
+    cited_row_ids = serializers.ListField(
+        child=serializers.CharField(), help_text="Evidence rows the answer rests on; only rows it was shown."
+    )
+    searches = serializers.IntegerField()
+    check = AnswerCheckSerializer(source="*")
+    plan = AnswerPlanSerializer()
+    fallback = serializers.BooleanField(help_text="A graph read failed and direct evidence retrieval answered.")
+
+
+class AnswerApi(SubjectMemoryApi):
+    """An answer to a question from the subject's memories, citing the rows it rests on: at most
+    five searches, a rule-based answer check, and at most one more search and rewrite."""
+
+    parser_classes = [JSONParser]
+    required_scopes = {"POST": {"memories:read"}}
+    audit_actions = {"POST": "memory.answer"}
+
+    @extend_schema(request=AnswerInputSerializer, responses=AnswerSerializer, operation_id="memories_answer")
+    def post(self, request: Request, external_id: str) -> Response:
+        subject = self.subject(external_id)
+        payload = AnswerInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        organization_id = self.organization_id
+        result = answer_question(
+            subject=subject,
+            question=payload.validated_data["question"],
+            mode=payload.validated_data["mode"],
+            token_budget=payload.validated_data.get("token_budget"),
+            embedder=embedder(),
+            answerer=answer_llm_for(organization_id, override=provider_override(organization_id=organization_id)),
+            metering=MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter()),
+        )
+        self.audit_targets = list(result.cited_row_ids)
+        return Response(AnswerSerializer(result).data)
