@@ -13,6 +13,8 @@ v1 = [
     path("", include("apps.jobs.api.urls")),
     path("", include("apps.memory.api.urls")),
     path("", include("apps.webhooks.api.urls")),
+    path("", include("apps.consent.api.urls")),
+    path("", include("apps.erasure.api.urls")),
     path("", include("apps.audit.api.urls")),
     path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
     path("subjects/<str:external_id>/graph/anchors", AnchorListApi.as_view(), name="graph-anchors"),

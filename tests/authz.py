@@ -164,3 +164,36 @@ def _webhook_objects(tenant: Tenant) -> dict[str, str]:
 
 
 EXTRA_OBJECTS.append(_webhook_objects)
+
+
+# Consent, erasure, export and the audit log.
+ENDPOINTS += [
+    Endpoint("GET", "/v1/subjects/{subject}/consent", "memories:read"),
+    Endpoint("PUT", "/v1/subjects/{subject}/consent", "memories:write", {"purposes": {"learn_skills": True}}),
+    Endpoint("DELETE", "/v1/subjects/{subject}", "admin"),
+    Endpoint("GET", "/v1/subjects/{subject}/export", "admin"),
+    Endpoint("GET", "/v1/erasure-requests/{erasure_request}", "admin"),
+    # With a limit the log comes as one JSON page; without, as a JSON-lines stream (tested
+    # in tests/erasure/test_audit_log.py, another organization's key included).
+    Endpoint("GET", "/v1/audit-log?limit=50", "admin"),
+    Endpoint("GET", "/v1/audit-log/verify", "admin"),
+]
+
+
+def _erasure_objects(tenant: Tenant) -> dict[str, str]:
+    """A subject erasure request (requested, not run) of a second subject."""
+    from apps.erasure.services import subject_erase_request
+
+    tenant.subject("matrix-erased")
+    with organization_scope(tenant.id):
+        erasure = subject_erase_request(organization_id=tenant.id, external_id="matrix-erased")
+    return {"erasure_request": str(erasure.request.id)}
+
+
+EXTRA_OBJECTS.append(_erasure_objects)
+
+
+# Answers (the local answerer: extractive, offline).
+ENDPOINTS += [
+    Endpoint("POST", "/v1/subjects/{subject}/answer", "memories:read", {"question": "Where did Ana hike with Leo?"}),
+]

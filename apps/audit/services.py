@@ -26,6 +26,11 @@ def acting_as(actor: str) -> Iterator[None]:
         _actor.reset(token)
 
 
+def current_actor() -> str:
+    """Who is acting in this context, as the audit log names it ("system" outside any)."""
+    return _actor.get() or "system"
+
+
 def audit_record(
     *, organization_id: uuid.UUID, action: str, subject_id: uuid.UUID | None = None, target_ids: Sequence[str] = ()
 ) -> AuditEntry:
@@ -41,7 +46,7 @@ def audit_record(
     entry = AuditEntry(
         organization_id=organization_id,
         sequence=(last.sequence + 1) if last else 1,
-        actor=_actor.get() or "system",
+        actor=current_actor(),
         action=action,
         subject_id=subject_id,
         target_ids=[str(t) for t in target_ids],

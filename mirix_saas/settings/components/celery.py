@@ -44,4 +44,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "webhooks.events.prune",
         "schedule": timedelta(hours=1),
     },
+    "erasure-drain": {
+        "task": "maintenance.erasure.drain",
+        "schedule": timedelta(seconds=30),
+    },
 }

@@ -30,6 +30,8 @@ INSTALLED_APPS = [
     "apps.vault",
     "apps.resources",
     "apps.webhooks",
+    "apps.consent",
+    "apps.erasure",
 ]
 
 MIDDLEWARE = [

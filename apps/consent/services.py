@@ -1,0 +1,198 @@
+"""Consent: enforcement on the write paths, and versioned changes.
+
+Every change appends a record (who, when, granted or withdrawn); the current state of a
+purpose is its latest record, or its default (``purposes.PURPOSES``). Withdrawing purposes
+requests the erasure of what they cover through the erasure machinery (job + outbox), in the
+transaction of the change.
+
+Checks take a shared lock on the subject row and changes an exclusive one (``locks``), so a
+write that passed its check commits before a withdrawal or an erasure request does, and a
+write that starts later sees them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apps.audit.services import current_actor
+from apps.consent.locks import subject_lock_shared
+from apps.consent.models import ConsentRecord
+from apps.consent.purposes import PURPOSES, STORE_CONVERSATIONS, STORE_SENSITIVE_VALUES, unknown_purposes
+from apps.consent.selectors import ConsentState, consent_state
+from apps.erasure.erasers import delete_batch
+from apps.erasure.models import ErasureRequest
+from apps.erasure.registry import Counts, ErasureTarget
+from apps.erasure.selectors import purposes_being_erased, subject_erasure_pending
+from apps.erasure.services import erasure_request_create
+from apps.platform.errors import ApplicationError, Conflict, NotFound, ValidationFailed
+from apps.tenancy.models import Subject
+from apps.vault.detect import redact_sensitive
+from apps.webhooks.events import CONSENT_CHANGED
+from apps.webhooks.services import webhook_event_emit
+
+logger = logging.getLogger(__name__)
+
+
+class ConsentRequired(ApplicationError):
+    status_code = 403
+    code = "consent_required"
+
+
+class SubjectBeingErased(Conflict):
+    code = "erasure_in_progress"
+
+
+def _lock_shared(subject: Subject) -> None:
+    if not subject_lock_shared(organization_id=subject.organization_id, subject_id=subject.id):
+        raise NotFound("No such subject in this organization.")
+    pending = subject_erasure_pending(subject_id=subject.id)
+    if pending is not None:
+        raise SubjectBeingErased(
+            "The subject is being erased; nothing more can be stored for it.",
+            details={"erasure_request_id": str(pending.id)},
+        )
+
+
+def _require(subject: Subject, purpose: str, states: Mapping[str, ConsentState]) -> None:
+    if not states[purpose].granted:
+        raise ConsentRequired(
+            f"The subject has not consented to {purpose!r}; nothing was stored.",
+            details={"missing_purpose": purpose, "subject_id": str(subject.id)},
+        )
+
+
+def consent_require(*, subject: Subject, purpose: str) -> None:
+    """Raise ``ConsentRequired`` (403, ``details.missing_purpose``) unless ``subject`` has
+    consented to ``purpose``. Call it in the transaction of the work it permits: it holds
+    the subject row so that a withdrawal waits for that work to commit."""
+    if purpose not in PURPOSES:
+        raise ValueError(f"unknown consent purpose {purpose!r}")
+    _lock_shared(subject)
+    _require(subject, purpose, consent_state(subject=subject))
+
+
+def _payload_texts(payload: Any) -> Iterator[str]:
+    """The texts of a memory write as the API received it (messages, text, a document, or
+    batch chunks of these). Anything malformed is skipped: validation reports it later."""
+    if not isinstance(payload, Mapping):
+        return
+    text = payload.get("text")
+    if isinstance(text, str):
+        yield text
+    messages = payload.get("messages")
+    if isinstance(messages, list):
+        for message in messages:
+            if isinstance(message, Mapping) and isinstance(message.get("content"), str):
+                yield message["content"]
+    chunks = payload.get("chunks")
+    if isinstance(chunks, list):
+        for chunk in chunks:
+            yield from _payload_texts(chunk)
+    upload = payload.get("file")
+    if upload is not None and hasattr(upload, "read") and hasattr(upload, "seek"):
+        data = upload.read()
+        upload.seek(0)
+        if isinstance(data, bytes):
+            yield data.decode("utf-8", errors="replace")
+
+
+def consent_check_memory_write(*, subject: Subject, payload: Any) -> None:
+    """The write paths' check: storing needs ``store_conversations``; a payload in which the
+    vault detector finds a sensitive value also needs ``store_sensitive_values`` — without it
+    the whole write is refused (ADR 0008), so nothing of it is stored anywhere."""
+    _lock_shared(subject)
+    states = consent_state(subject=subject)
+    _require(subject, STORE_CONVERSATIONS, states)
+    if not states[STORE_SENSITIVE_VALUES].granted and any(
+        redact_sensitive(text).detections for text in _payload_texts(payload)
+    ):
+        _require(subject, STORE_SENSITIVE_VALUES, states)
+
+
+@dataclass(frozen=True)
+class ConsentChange:
+    states: dict[str, ConsentState]
+    records: list[ConsentRecord]  # appended by this change (none when nothing changed)
+    erasure_request: ErasureRequest | None  # erasing what the withdrawn purposes covered
+
+
+def consent_update(*, subject: Subject, changes: Mapping[str, bool]) -> ConsentChange:
+    """Grant or withdraw purposes for ``subject``, in the caller's organization scope and
+    transaction. Unchanged purposes append nothing; withdrawn ones have what they covered
+    erased (one erasure request for all of them)."""
+    unknown = unknown_purposes(list(changes))
+    if unknown or not changes:
+        raise ValidationFailed(
+            f"purposes must be a non-empty map of {sorted(PURPOSES)} to true or false; unknown: {unknown}",
+            details={"purposes": unknown},
+        )
+    locked = Subject.objects.select_for_update().filter(id=subject.id).first()
+    if locked is None:
+        raise NotFound("No such subject in this organization.")
+    pending = subject_erasure_pending(subject_id=subject.id)
+    if pending is not None:
+        raise SubjectBeingErased(
+            "The subject is being erased; its consent can no longer change.",
+            details={"erasure_request_id": str(pending.id)},
+        )
+    states = consent_state(subject=subject)
+    being_erased = purposes_being_erased(subject_id=subject.id)
+    actor = current_actor()
+    records = []
+    for purpose in PURPOSES:  # a fixed order: versions and events come out the same every time
+        if purpose not in changes or changes[purpose] == states[purpose].granted:
+            continue
+        granted = changes[purpose]
+        if granted and purpose in being_erased:
+            raise Conflict(
+                f"What {purpose!r} covered is still being erased; grant it again once that erasure completes.",
+                details={"purpose": purpose, "erasure_request_id": str(being_erased[purpose])},
+            )
+        records.append(
+            ConsentRecord.objects.create(
+                organization_id=subject.organization_id,
+                subject=subject,
+                purpose=purpose,
+                version=states[purpose].version + 1,
+                granted=granted,
+                actor=actor,
+            )
+        )
+    withdrawn = [r.purpose for r in records if not r.granted]
+    request = (
+        erasure_request_create(subject=subject, kind=ErasureRequest.Kind.CONSENT_WITHDRAWAL, purposes=withdrawn)
+        if withdrawn
+        else None
+    )
+    for record in records:
+        webhook_event_emit(
+            organization_id=subject.organization_id,
+            event_type=CONSENT_CHANGED,
+            subject_id=subject.id,
+            payload={
+                "subject_id": str(subject.id),
+                "purpose": record.purpose,
+                "granted": record.granted,
+                "version": record.version,
+                "erasure_request_id": str(request.id) if request and not record.granted else None,
+            },
+        )
+    if records:
+        logger.info(
+            "consent changed",
+            extra={
+                "subject_id": str(subject.id),
+                "changes": {r.purpose: r.granted for r in records},
+                "erasure_request_id": str(request.id) if request else None,
+            },
+        )
+    return ConsentChange(states=consent_state(subject=subject), records=records, erasure_request=request)
+
+
+def consent_erase(target: ErasureTarget) -> Counts:
+    """This app's erasure step: an erased subject's consent history goes with it."""
+    rows = ConsentRecord.objects.for_organization(target.organization_id).filter(subject_id=target.subject_id)
+    return delete_batch(rows)

@@ -1,0 +1,106 @@
+"""SQL and Cypher of erasure and export: every value a bound parameter, every identifier
+generated on the server (graph names) or read from the catalog and quoted.
+
+Subject-level functions run in the organization's scope (application role, RLS, the
+organization's graph through ``apps.graph.adapter``). ``organization_rows_erase`` is a
+platform operation on the owner connection, inside the caller's owner transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection
+from typing import Any
+
+import psycopg
+from django.db import connections
+from psycopg import sql
+
+from apps.graph import adapter as graph
+
+GRAPH_BATCH = 500
+
+# Edges first (an edge may join two of the subject's vertices: DISTINCT deletes it once),
+# then the vertices, which no edge references any more.
+_EDGES_DELETE = (
+    f"MATCH (n)-[e]-() WHERE n.subject_id = $subject_id WITH DISTINCT e LIMIT {GRAPH_BATCH} DELETE e RETURN count(*)"
+)
+_VERTICES_DELETE = (
+    f"MATCH (n) WHERE n.subject_id = $subject_id WITH n LIMIT {GRAPH_BATCH} DETACH DELETE n RETURN count(*)"
+)
+_VERTICES = "MATCH (n) WHERE n.subject_id = $subject_id RETURN n"
+_EDGES = "MATCH (a)-[e]->(b) WHERE a.subject_id = $subject_id OR b.subject_id = $subject_id RETURN DISTINCT e"
+
+
+def graph_subject_erase_batch(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
+    """Delete up to a batch of the subject's edges, or when none is left, of its vertices."""
+    params = {"subject_id": str(subject_id)}
+    rows = graph.cypher(organization_id=organization_id, query=_EDGES_DELETE, params=params, returns=["n"])
+    edges = int(rows[0][0]) if rows else 0
+    if edges:
+        return {"graph_edges": edges}
+    rows = graph.cypher(organization_id=organization_id, query=_VERTICES_DELETE, params=params, returns=["n"])
+    return {"graph_vertices": int(rows[0][0]) if rows else 0}
+
+
+def graph_subject_elements(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, list[Any]]:
+    """The subject's vertices (anchors, frames, ...) and every edge touching them."""
+    params = {"subject_id": str(subject_id)}
+    vertices = graph.cypher(organization_id=organization_id, query=_VERTICES, params=params, returns=["n"])
+    edges = graph.cypher(organization_id=organization_id, query=_EDGES, params=params, returns=["e"])
+    return {"vertices": [row[0] for row in vertices], "edges": [row[0] for row in edges]}
+
+
+def _owner_connection() -> psycopg.Connection[Any]:
+    wrapper = connections["owner"]
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    assert raw is not None
+    return raw  # type: ignore[no-any-return]
+
+
+def _count(cursor: psycopg.Cursor[Any], query: sql.Composed, params: tuple[Any, ...] = ()) -> int:
+    row = cursor.execute(query, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _graph_size(cursor: psycopg.Cursor[Any], graph_name: str) -> dict[str, int]:
+    if cursor.execute("SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (graph_name,)).fetchone() is None:
+        return {"graph_vertices": 0, "graph_edges": 0}
+    return {
+        key: _count(cursor, sql.SQL("SELECT count(*) FROM {}.{}").format(sql.Identifier(graph_name), sql.Identifier(t)))
+        for key, t in (("graph_vertices", "_ag_label_vertex"), ("graph_edges", "_ag_label_edge"))
+    }
+
+
+def organization_rows_erase(
+    *, organization_id: uuid.UUID, graph_name: str, keep_tables: Collection[str]
+) -> dict[str, int]:
+    """Drop the organization's graph and delete its rows from every table with an
+    ``organization_id`` column (but ``keep_tables``), then the organization row itself.
+
+    Runs inside ``transaction.atomic(using="owner")``: foreign keys are deferred, so the
+    order of the deletes does not matter and everything commits or nothing does.
+    """
+    counts: dict[str, int] = {}
+    with psycopg.Cursor(_owner_connection()) as cursor:
+        counts.update(_graph_size(cursor, graph_name))
+        graph.graph_drop(graph_name)
+        tables = cursor.execute(
+            """SELECT c.table_name FROM information_schema.columns c
+               JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+               WHERE c.table_schema = 'public' AND c.column_name = 'organization_id' AND t.table_type = 'BASE TABLE'
+               ORDER BY c.table_name"""
+        ).fetchall()
+        for (table,) in tables:
+            if table in keep_tables:
+                continue
+            cursor.execute(
+                sql.SQL("DELETE FROM public.{} WHERE organization_id = %s").format(sql.Identifier(table)),
+                (organization_id,),
+            )
+            if cursor.rowcount:
+                counts[table] = cursor.rowcount
+        cursor.execute("DELETE FROM public.tenancy_organization WHERE id = %s", (organization_id,))
+        counts["tenancy_organization"] = cursor.rowcount
+    return counts

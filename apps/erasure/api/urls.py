@@ -1,0 +1,8 @@
+from django.urls import path
+
+from apps.erasure.api import views
+
+urlpatterns = [
+    path("erasure-requests/<uuid:erasure_request_id>", views.ErasureRequestDetailApi.as_view(), name="erasure-request"),
+    path("subjects/<str:external_id>/export", views.SubjectExportApi.as_view(), name="subject-export"),
+]

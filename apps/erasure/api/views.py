@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import uuid
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.erasure import selectors
+from apps.erasure.api.serializers import ErasureRequestSerializer
+from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.selectors import subject_get
+
+ADMIN = {"admin"}
+
+
+class ErasureRequestDetailApi(OrganizationApiView):
+    """An erasure request: its progress, and once completed its receipt."""
+
+    required_scopes = {"GET": ADMIN}
+    audit_actions = {"GET": "erasure.read"}
+
+    @extend_schema(responses=ErasureRequestSerializer, operation_id="erasure_requests_get")
+    def get(self, request: Request, erasure_request_id: uuid.UUID) -> Response:
+        erasure = selectors.erasure_request_get(erasure_request_id=erasure_request_id)
+        self.audit_subject_id = erasure.subject_id
+        self.audit_targets = [str(erasure.id)]
+        return Response(ErasureRequestSerializer(erasure).data)
+
+
+class SubjectExportApi(OrganizationApiView):
+    """Everything stored about a subject, as JSON. Vault values and uploaded documents'
+    bytes only for a key that also holds ``vault:read``; each value read is audited."""
+
+    required_scopes = {"GET": ADMIN}
+    audit_actions = {"GET": "subject.export"}
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="subjects_export")
+    def get(self, request: Request, external_id: str) -> Response:
+        subject = subject_get(external_id=external_id)
+        self.audit_subject_id = subject.id
+        export = selectors.subject_export(subject=subject, include_secrets="vault:read" in self.principal.scopes)
+        self.audit_targets = [str(entry_id) for entry_id in export.vault_entries_read]
+        response = Response(export.data)
+        response["Content-Disposition"] = f'attachment; filename="subject-{subject.id}.json"'
+        return response
