@@ -18,6 +18,7 @@ from celery import Task
 from django.db import InterfaceError, OperationalError
 
 from apps.audit.services import acting_as, audit_record
+from apps.jobs.models import Job
 from apps.jobs.selectors import job_get
 from apps.jobs.services import job_fail, job_progress, job_start, job_succeed
 from apps.platform.errors import NotFound
@@ -34,41 +35,64 @@ JobBody = Callable[..., dict[str, Any]]
 StepwiseBody = Callable[..., Generator[dict[str, Any], None, dict[str, Any]]]
 
 
-def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Callable[[JobBody], Task[Any, Any]]:
-    def decorate(body: JobBody) -> Task[Any, Any]:
-        @app.task(
-            name=name,
-            bind=True,
-            acks_late=True,
-            reject_on_worker_lost=True,
-            soft_time_limit=time_limit,
-            time_limit=time_limit + 30,
-            max_retries=max_retries,
-        )
-        def run(self: Task[Any, Any], /, *, organization_id: str, job_id: str, **kwargs: Any) -> None:
-            org_id, job_uuid = uuid.UUID(organization_id), uuid.UUID(job_id)
-            log = {"task": name, "organization_id": organization_id, "job_id": job_id}
-            try:
-                with organization_scope(org_id), acting_as(f"task:{name}"):
-                    job = job_start(job_id=job_uuid)
-                    if job is None:
-                        logger.info("job already finished", extra=log)
-                        return
-                    result = body(job, **kwargs)
-                    job_succeed(job_id=job_uuid, result=result)
-                    audit_record(
-                        organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[job_id]
-                    )
-                logger.info("job succeeded", extra=log)
-            except RECOVERABLE_ERRORS as exc:
-                if self.request.retries < max_retries:
-                    logger.warning("job retrying", extra={**log, "error_type": type(exc).__name__})
-                    raise self.retry(exc=exc, countdown=min(300, 2 ** (self.request.retries + 1))) from None
-                _record_failure(org_id, job_uuid, exc, log)
-            except Exception as exc:  # terminal: record it, do not retry
-                _record_failure(org_id, job_uuid, exc, log)
+Execute = Callable[[uuid.UUID, uuid.UUID, dict[str, str], dict[str, Any]], None]
 
-        return run
+
+def _tenant_job_task(*, name: str, time_limit: int, max_retries: int, execute: Execute) -> Task[Any, Any]:
+    """A Celery task over one job of one organization: late acks, time limits, bounded retries
+    of recoverable errors, and every other error recorded on the job as terminal."""
+
+    @app.task(
+        name=name,
+        bind=True,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        soft_time_limit=time_limit,
+        time_limit=time_limit + 30,
+        max_retries=max_retries,
+    )
+    def run(self: Task[Any, Any], /, *, organization_id: str, job_id: str, **kwargs: Any) -> None:
+        org_id, job_uuid = uuid.UUID(organization_id), uuid.UUID(job_id)
+        log = {"task": name, "organization_id": organization_id, "job_id": job_id}
+        try:
+            execute(org_id, job_uuid, log, kwargs)
+        except RECOVERABLE_ERRORS as exc:
+            if self.request.retries < max_retries:
+                logger.warning("job retrying", extra={**log, "error_type": type(exc).__name__})
+                raise self.retry(exc=exc, countdown=min(300, 2 ** (self.request.retries + 1))) from None
+            _record_failure(org_id, job_uuid, exc, log)
+        except Exception as exc:  # terminal: record it, do not retry
+            _record_failure(org_id, job_uuid, exc, log)
+
+    return run
+
+
+def _claim(job_uuid: uuid.UUID, log: dict[str, str]) -> Job | None:
+    """The job, marked running; None when a redelivered message finds it already finished."""
+    job = job_start(job_id=job_uuid)
+    if job is None:
+        logger.info("job already finished", extra=log)
+    return job
+
+
+def _succeed(org_id: uuid.UUID, job: Job, result: dict[str, Any]) -> None:
+    job_succeed(job_id=job.id, result=result)
+    audit_record(organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[str(job.id)])
+
+
+def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Callable[[JobBody], Task[Any, Any]]:
+    """The whole job in one transaction of the organization's scope."""
+
+    def decorate(body: JobBody) -> Task[Any, Any]:
+        def execute(org_id: uuid.UUID, job_uuid: uuid.UUID, log: dict[str, str], kwargs: dict[str, Any]) -> None:
+            with organization_scope(org_id), acting_as(f"task:{name}"):
+                job = _claim(job_uuid, log)
+                if job is None:
+                    return
+                _succeed(org_id, job, body(job, **kwargs))
+            logger.info("job succeeded", extra=log)
+
+        return _tenant_job_task(name=name, time_limit=time_limit, max_retries=max_retries, execute=execute)
 
     return decorate
 
@@ -82,48 +106,22 @@ def stepwise_job_task(
     committed step, so every step must be idempotent with respect to its own commit."""
 
     def decorate(body: StepwiseBody) -> Task[Any, Any]:
-        @app.task(
-            name=name,
-            bind=True,
-            acks_late=True,
-            reject_on_worker_lost=True,
-            soft_time_limit=time_limit,
-            time_limit=time_limit + 30,
-            max_retries=max_retries,
-        )
-        def run(self: Task[Any, Any], /, *, organization_id: str, job_id: str, **kwargs: Any) -> None:
-            org_id, job_uuid = uuid.UUID(organization_id), uuid.UUID(job_id)
-            log = {"task": name, "organization_id": organization_id, "job_id": job_id}
-            try:
+        def execute(org_id: uuid.UUID, job_uuid: uuid.UUID, log: dict[str, str], kwargs: dict[str, Any]) -> None:
+            with organization_scope(org_id), acting_as(f"task:{name}"):
+                job = _claim(job_uuid, log)
+            if job is None:
+                return
+            steps = body(job, **kwargs)
+            while True:
                 with organization_scope(org_id), acting_as(f"task:{name}"):
-                    job = job_start(job_id=job_uuid)
-                    if job is None:
-                        logger.info("job already finished", extra=log)
-                        return
-                steps = body(job, **kwargs)
-                while True:
-                    with organization_scope(org_id), acting_as(f"task:{name}"):
-                        try:
-                            job_progress(job_id=job_uuid, result=next(steps))
-                        except StopIteration as finished:
-                            job_succeed(job_id=job_uuid, result=finished.value)
-                            audit_record(
-                                organization_id=org_id,
-                                action="job.succeeded",
-                                subject_id=job.subject_id,
-                                target_ids=[job_id],
-                            )
-                            break
-                logger.info("job succeeded", extra=log)
-            except RECOVERABLE_ERRORS as exc:
-                if self.request.retries < max_retries:
-                    logger.warning("job retrying", extra={**log, "error_type": type(exc).__name__})
-                    raise self.retry(exc=exc, countdown=min(300, 2 ** (self.request.retries + 1))) from None
-                _record_failure(org_id, job_uuid, exc, log)
-            except Exception as exc:  # terminal: record it, do not retry
-                _record_failure(org_id, job_uuid, exc, log)
+                    try:
+                        job_progress(job_id=job_uuid, result=next(steps))
+                    except StopIteration as finished:
+                        _succeed(org_id, job, finished.value)
+                        break
+            logger.info("job succeeded", extra=log)
 
-        return run
+        return _tenant_job_task(name=name, time_limit=time_limit, max_retries=max_retries, execute=execute)
 
     return decorate
 
