@@ -426,6 +426,7 @@ class _Stream:
         self.objects = _PitmanYor(self.rng, _Namer(self.rng, "object", taken), discount=0.75, concentration=40.0)
         self.session = 0
         self.session_left = 0
+        self.session_position = 0
         self.session_start = HISTORY_START
         self.chunk_id = uuid.uuid5(subject_id, "chunk:0")
 
@@ -447,10 +448,12 @@ class _Stream:
         if self.session_left == 0:
             self.session += 1
             self.session_left = rng.randint(*SESSION_LENGTH)
+            self.session_position = 0
             self.session_start = HISTORY_START + SESSION_GAP * self.session + timedelta(minutes=rng.randint(0, 90))
             self.chunk_id = uuid.uuid5(self.subject_id, f"chunk:{self.session}")
         self.session_left -= 1
-        mention = self.session_start + timedelta(seconds=40 * (index % 64))
+        self.session_position += 1
+        mention = self.session_start + timedelta(seconds=40 * self.session_position)  # one turn every 40 s
 
         action = ACTIONS[rng.randrange(len(ACTIONS))]
         planned = action.planned_text is not None and rng.random() < PLANNED_SHARE

@@ -18,7 +18,6 @@ from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from apps.graph.adapter import cypher
-from apps.graph.store import anchors_by_key
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
 from apps.tenancy.models import Subject
@@ -65,9 +64,11 @@ def recall_anchors(
     text = str(vector)
     params: list[Any] = [text, subject.organization_id, subject.id, model, text, limit]
     with connection.cursor() as cursor:
+        # Counted only up to the threshold: a full count(*) grows with the subject's anchors.
         cursor.execute(
-            "SELECT count(*) FROM graph_anchor_vector WHERE organization_id = %s AND subject_id = %s AND embedding_model = %s",
-            [subject.organization_id, subject.id, model],
+            "SELECT count(*) FROM (SELECT 1 FROM graph_anchor_vector WHERE organization_id = %s AND subject_id = %s"
+            " AND embedding_model = %s LIMIT %s) AS bounded",
+            [subject.organization_id, subject.id, model, EXACT_SCAN_LIMIT + 1],
         )
         total = int(cursor.fetchone()[0])
         use_index = model == HNSW_MODEL and len(vector) == HNSW_DIMENSION and total > EXACT_SCAN_LIMIT
@@ -91,51 +92,73 @@ def anchor_candidates(
     """Recalled and exactly named anchors with their graph properties, in one graph read."""
     similarity = {a.anchor_key: a.similarity for a in recalled}
     keys = list(dict.fromkeys([*similarity, *named_keys]))
-    found = anchors_by_key(organization_id=subject.organization_id, subject_id=subject.id, keys=keys)
+    found = _anchors(subject, _ANCHOR_CANDIDATES, keys)
     return [
         AnchorCandidate(
             anchor_key=key,
-            name=str(props["name"]),
-            type=str(props["type"]),
+            name=str(props[1]),
+            type=str(props[2]),
             vector_similarity=similarity.get(key, 0.0),
-            degree=int(props["mention_count"]),
-            is_person=props["type"] == "person",
-            episodic_ids=list(props["episodic_ids"]),
-            semantic_ids=list(props["semantic_ids"]),
+            degree=int(props[3]),
+            is_person=props[2] == "person",
+            episodic_ids=list(props[4]),
+            semantic_ids=list(props[5]),
         )
         for key in keys
         if (props := found.get(key)) is not None
     ]
 
 
-_INCIDENT_FRAMES = """
-MATCH (a:Anchor)<-[:ARM]-(f:Frame)
-WHERE a.subject_id = $subject_id AND a.key IN $keys AND f.subject_id = $subject_id
-WITH a.key AS anchor, f ORDER BY f.frame_id
-WITH anchor, collect(properties(f))[0..16] AS frames
-RETURN anchor, frames
+# AGE plans `a.key IN $keys` (and `UNWIND … WHERE a.key = k`) as a scan of every anchor of the
+# graph; `UNWIND $keys AS k MATCH (n:Anchor {subject_id: …, key: k})` is one lookup in the GIN
+# index of Anchor.properties per key. Joined on to edges and frames, though, an UNWIND is
+# estimated at 1000 rows and the planner hash-joins every edge and frame of the graph, so the
+# adjacency reads go one anchor at a time (`a.key = $key`: the unique btree, nested loops).
+# Anchor properties hold every row id that mentions the anchor (megabytes for a hub) and each
+# expression over them reads the whole value: row ids come sliced, and nothing reads the anchor
+# again once per edge.
+_ANCHOR_CANDIDATES = f"""
+UNWIND $keys AS k
+MATCH (n:Anchor {{subject_id: $subject_id, key: k}})
+WITH k, properties(n) AS p
+RETURN [k, p.name, p.type, p.mention_count, p.episodic_ids[-{ROWS_PER_ANCHOR}..], p.semantic_ids[-{ROWS_PER_ANCHOR}..]]
 """
-_RELATION_FRAMES = """
+_ANCHOR_NAMES = """
+UNWIND $keys AS k
+MATCH (n:Anchor {subject_id: $subject_id, key: k})
+RETURN [k, n.name]
+"""
+_INCIDENT_FRAMES = f"""
 MATCH (a:Anchor)<-[:ARM]-(f:Frame)
-WHERE a.subject_id = $subject_id AND a.key IN $keys AND f.subject_id = $subject_id AND f.predicate IN $predicates
+WHERE a.subject_id = $subject_id AND a.key = $key AND f.subject_id = $subject_id
+RETURN properties(f) ORDER BY f.frame_id LIMIT {FRAMES_PER_ANCHOR}
+"""
+_RELATION_FRAMES = f"""
+MATCH (a:Anchor)<-[:ARM]-(f:Frame)
+WHERE a.subject_id = $subject_id AND a.key = $key AND f.subject_id = $subject_id AND f.predicate IN $predicates
 WITH DISTINCT f
-RETURN properties(f) ORDER BY f.frame_id LIMIT 240
+RETURN properties(f) ORDER BY f.frame_id LIMIT {RELATION_FRAME_CAP}
 """
+
+
+def _anchors(subject: Subject, query: str, keys: Sequence[str]) -> dict[str, list[Any]]:
+    """One index lookup per key; each row is a list that starts with the key."""
+    if not keys:
+        return {}
+    rows = cypher(
+        organization_id=subject.organization_id,
+        query=query,
+        params={"subject_id": str(subject.id), "keys": list(keys)},
+        returns=["anchor"],
+    )
+    return {str(row[0][0]): list(row[0]) for row in rows}
 
 
 def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, Any]]:
     """Up to FRAMES_PER_ANCHOR frames per anchor (lowest frame ids: a deterministic choice)."""
-    if not keys:
-        return []
-    rows = cypher(
-        organization_id=subject.organization_id,
-        query=_INCIDENT_FRAMES,
-        params={"subject_id": str(subject.id), "keys": list(keys)},
-        returns=["anchor", "frames"],
-    )
     frames: dict[str, dict[str, Any]] = {}
-    for _, anchor_frames in rows:
-        for frame in anchor_frames:
+    for key in dict.fromkeys(keys):
+        for frame in _adjacent_frames(subject, _INCIDENT_FRAMES, key=key):
             frames.setdefault(frame["frame_id"], frame)
     return [frames[k] for k in sorted(frames)]
 
@@ -143,12 +166,20 @@ def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, 
 def relation_frames(*, subject: Subject, keys: Sequence[str], predicates: Sequence[str]) -> list[dict[str, Any]]:
     """One-hop adjacency from the named anchors, predicate-filtered in the database, then at
     most 240 frames by frame id."""
-    if not keys or not predicates:
+    if not predicates:
         return []
+    frames: dict[str, dict[str, Any]] = {}
+    for key in dict.fromkeys(keys):
+        for frame in _adjacent_frames(subject, _RELATION_FRAMES, key=key, predicates=list(predicates)):
+            frames.setdefault(frame["frame_id"], frame)
+    return [frames[k] for k in sorted(frames)[:RELATION_FRAME_CAP]]
+
+
+def _adjacent_frames(subject: Subject, query: str, **params: Any) -> list[dict[str, Any]]:
     rows = cypher(
         organization_id=subject.organization_id,
-        query=_RELATION_FRAMES,
-        params={"subject_id": str(subject.id), "keys": list(keys), "predicates": list(predicates)},
+        query=query,
+        params={"subject_id": str(subject.id), **params},
         returns=["frame"],
     )
     return [row[0] for row in rows]
@@ -159,10 +190,7 @@ def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> li
     from apps.providers.dates import parse_event_time
 
     keys = sorted({key for frame in frames for _, key in frame["arms"]})
-    names = {
-        k: str(v["name"])
-        for k, v in anchors_by_key(organization_id=subject.organization_id, subject_id=subject.id, keys=keys).items()
-    }
+    names = {k: str(v[1]) for k, v in _anchors(subject, _ANCHOR_NAMES, keys).items()}
     facts = []
     for frame in frames:
         event_time = parse_event_time(frame["event_time"]).start if frame.get("event_time") else None

@@ -65,7 +65,7 @@ TIMED_READS = (
 # Caps from apps/retrieval (reads.py, scoring.py): what a search may inspect at any size.
 ANCHOR_CAP = reads.ANCHOR_RECALL + MAX_NAMED_ANCHORS + reads.CO_PARTICIPANTS
 FRAME_CAP = ANCHOR_LIMIT * reads.FRAMES_PER_ANCHOR + reads.RELATION_FRAME_CAP
-NEIGHBOUR_ROWS = 3 * 2  # the best three base rows, one neighbour either side
+NEIGHBOUR_ROWS = 5 * 2  # services: the best five base rows, one neighbour either side
 P95_RATIO_TARGET = 1.5
 GRAPH_ROWS_P50_TARGET_MS = 50.0
 
@@ -584,6 +584,9 @@ class Command(BaseCommand):
                 f"| {r.size:,} | " + " | ".join(f"{_p(r, n, 50)} / {_p(r, n, 95)}" for n in TIMED_READS) + " |"
                 for r in results
             ],
+            f"| p50 growth {first.size:,} → {last.size:,} | "
+            + " | ".join(_growth(first, last, n) for n in TIMED_READS)
+            + " |",
             "",
             "Evidence per search, mean / max (caps: anchors "
             f"{ANCHOR_CAP} = {reads.ANCHOR_RECALL} recalled + {MAX_NAMED_ANCHORS} named + {reads.CO_PARTICIPANTS} "
@@ -656,6 +659,11 @@ def _p(result: SizeResult, name: str, q: float) -> str:
     return "–" if math.isnan(value) else f"{value:.1f}"
 
 
+def _growth(first: SizeResult, last: SizeResult, name: str) -> str:
+    before, after = percentile(first.series(name), 50), percentile(last.series(name), 50)
+    return "–" if math.isnan(before) or math.isnan(after) or before <= 0 else f"{after / before:.1f}×"
+
+
 def _mean(result: SizeResult, attribute: str) -> float:
     values = [float(getattr(s, attribute)) for s in result.samples]
     return sum(values) / len(values) if values else math.nan
@@ -682,7 +690,9 @@ def _machine() -> str:
         )
         extensions = ", ".join(f"{name} {version}" for name, version in cursor.fetchall())
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    load = os.getloadavg()[1]
     return (
         f"{platform.machine()}, {os.cpu_count()} cores, {memory:.0f} GiB, Postgres {server[0] if server else '?'} "
-        f"({extensions}), embedded, local MiniLM embedder on the CPU"
+        f"({extensions}), embedded, local MiniLM embedder on the CPU; load average {load:.1f} (5 min) when the "
+        "report was written"
     )
