@@ -87,7 +87,9 @@ def _graph_lanes(
         base_ids += list(frame["citations"])
         co_participants += [key for _, key in frame["arms"] if key not in selected_keys]
     co_keys = list(dict.fromkeys(co_participants))[: reads.CO_PARTICIPANTS]
-    for anchor in reads.anchor_candidates(subject=subject, recalled=[], named_keys=co_keys):
+    co_anchors = reads.anchor_candidates(subject=subject, recalled=[], named_keys=co_keys)
+    report.anchors_inspected += len(co_anchors)  # co-participants are read too
+    for anchor in co_anchors:
         base_ids += anchor.episodic_ids[-2:] + anchor.semantic_ids[-2:]
 
     # Relation lane: from the exactly named anchors, frames of the asked relation.
