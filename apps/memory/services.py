@@ -576,7 +576,3 @@ def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) 
             model.objects.bulk_update(rows, ["embedding", "embedding_model"])
             return len(rows)
     return 0
-
-
-def memory_stale_embedding_count(*, embedder: Embedder) -> int:
-    return sum(model.objects.exclude(embedding_model=embedder.model_name).count() for model in EMBEDDED_STORES)
