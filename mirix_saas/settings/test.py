@@ -10,8 +10,11 @@ for _name in ("DATABASE_URL", "DATABASE_OWNER_URL", "DATABASE_ADMIN_URL", "CELER
     if not os.environ.get("MIRIX_TEST_KEEP_ENV"):
         os.environ.pop(_name, None)
 configure_embedded_environment(database=TEST_DATABASE)
-os.environ["CELERY_BROKER_URL"] = embedded_redis.broker_url(redis_dir(), db=2)
-os.environ["CACHE_URL"] = embedded_redis.cache_url(redis_dir(), db=3)
+# Concurrent test runs pick their own pair of Redis dbs (broker, cache) so that their
+# workers never consume each other's messages.
+_REDIS_DB = int(os.environ.get("MIRIX_TEST_REDIS_DB", "2"))
+os.environ["CELERY_BROKER_URL"] = embedded_redis.broker_url(redis_dir(), db=_REDIS_DB)
+os.environ["CACHE_URL"] = embedded_redis.cache_url(redis_dir(), db=_REDIS_DB + 1)
 # Child processes (workers, servers) started by tests inherit the same environment.
 os.environ["MIRIX_TEST_KEEP_ENV"] = "1"
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
