@@ -10,7 +10,17 @@ from mirix_saas.bootstrap import prepare_environment
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirix_saas.settings.local")
 prepare_environment()
 
-app = Celery("mirix_saas", include=["workers.maintenance", "workers.indexing", "workers.webhooks", "workers.erasure"])
+app = Celery(
+    "mirix_saas",
+    include=[
+        "workers.maintenance",
+        "workers.indexing",
+        "workers.webhooks",
+        "workers.erasure",
+        "workers.procedural",
+        "workers.dream",
+    ],
+)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
 

@@ -1,4 +1,3 @@
-from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
@@ -16,6 +15,8 @@ v1 = [
     path("", include("apps.consent.api.urls")),
     path("", include("apps.erasure.api.urls")),
     path("", include("apps.audit.api.urls")),
+    path("", include("apps.dream.urls")),
+    path("", include("apps.procedural.api.urls")),
     path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
     path("subjects/<str:external_id>/graph/anchors", AnchorListApi.as_view(), name="graph-anchors"),
     path("subjects/<str:external_id>/graph/frames", FrameListApi.as_view(), name="graph-frames"),
@@ -35,7 +36,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("v1/", include(v1)),
-    path("console/admin/", admin.site.urls),
+    path("console/", include("apps.console.urls")),
 ]
 
 handler404 = "apps.platform.exception_handler.json_not_found"

@@ -197,3 +197,62 @@ EXTRA_OBJECTS.append(_erasure_objects)
 ENDPOINTS += [
     Endpoint("POST", "/v1/subjects/{subject}/answer", "memories:read", {"question": "Where did Ana hike with Leo?"}),
 ]
+
+
+# Verified procedural memory: sessions, skills, skill search, feedback, reverting a change.
+ENDPOINTS += [
+    Endpoint(
+        "POST",
+        "/v1/subjects/{subject}/sessions",
+        "memories:write",
+        {
+            "task": "Convert 5 miles to kilometres",
+            "domain": "units",
+            "steps": [{"kind": "action", "content": "multiply by 1.609"}],
+            "final_output": "8.05 km",
+        },
+    ),
+    Endpoint("GET", "/v1/subjects/{subject}/skills", "memories:read"),
+    Endpoint("GET", "/v1/subjects/{subject}/skills/{skill}", "memories:read"),
+    Endpoint("POST", "/v1/subjects/{subject}/skills/search", "memories:read", {"query": "convert miles"}),
+    Endpoint("POST", "/v1/feedback?retrieval_id={retrieval}", "memories:write", {"items_used": [], "success": True}),
+    Endpoint("POST", "/v1/skill-events/{skill_event}/revert", "admin"),
+]
+
+
+def _procedural_objects(tenant: Tenant) -> dict[str, str]:
+    """A skill of the matrix subject (which consents to learning skills), a retrieval of it
+    and a weight change that can be reverted."""
+    from apps.consent.services import consent_update
+    from apps.procedural.evolution import skill_weight_set
+    from apps.procedural.selectors import skill_search
+    from apps.procedural.services import skill_create
+    from apps.providers.registry import embedder
+    from apps.tenancy.selectors import subject_get
+
+    with organization_scope(tenant.id):
+        subject = subject_get(external_id="matrix-subject")
+        consent_update(subject=subject, changes={"learn_skills": True})
+        skill = skill_create(
+            subject=subject,
+            name="Unit conversion",
+            domain="units",
+            text="Multiply miles by 1.609.",
+            citations=(),
+            job=None,
+        )
+        skill_weight_set(skill, 0.4, kind="weight_changed", details={})
+        retrieval = skill_search(subject=subject, query="convert miles", embedder=embedder())
+        event = skill.events.order_by("-sequence").first()
+        assert event is not None
+    return {"skill": str(skill.id), "retrieval": str(retrieval.retrieval.id), "skill_event": str(event.id)}
+
+
+EXTRA_OBJECTS.append(_procedural_objects)
+
+
+# Semantic AutoDream: a final round (it may omit chunk ids) and the merges it recorded.
+ENDPOINTS += [
+    Endpoint("POST", "/v1/subjects/{subject}/dream", "memories:write", {"final": True}),
+    Endpoint("GET", "/v1/subjects/{subject}/dream/merges", "memories:read"),
+]

@@ -26,10 +26,16 @@ def purge_queues() -> None:
 
 @contextmanager
 def celery_worker(
-    *, queues: list[str] | None = None, concurrency: int = 1, name: str = "w1"
+    *, queues: list[str] | None = None, concurrency: int = 1, name: str = "w1", env: dict[str, str] | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """A worker process with the test settings; stopped (and reaped) on exit."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mirix_saas.settings.test", "MIRIX_TEST_KEEP_ENV": "1"}
+    """A worker process with the test settings (and ``env`` on top); stopped (and reaped) on
+    exit, unless the test killed it first."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mirix_saas.settings.test",
+        "MIRIX_TEST_KEEP_ENV": "1",
+        **(env or {}),
+    }
     log = open(ROOT / "var" / f"test-worker-{name}.log", "wb")
     process = subprocess.Popen(
         [
@@ -62,14 +68,20 @@ def celery_worker(
     try:
         yield process
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_process_group(process)
         log.close()
+
+
+def stop_process_group(process: subprocess.Popen[bytes], *, timeout: float = 20) -> None:
+    """SIGTERM a process started in a session of its own (and its children), SIGKILL after
+    ``timeout``; reaped either way. Nothing happens to one that already exited."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2):  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from django.db.models import F
 from apps.consent.purposes import STORE_CONVERSATIONS, STORE_SENSITIVE_VALUES
 from apps.erasure import adapter
 from apps.erasure.registry import Counts, Eraser, ErasureTarget, eraser_register
-from apps.graph.models import AnchorVector
+from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs.models import Job
 from apps.memory.models import STORES, IngestionBatch, VaultEntry
 from apps.resources.storage import storage, subject_prefix
@@ -39,6 +39,8 @@ _RECEIPT_KEYS = {
     "webhooks.webhookdelivery": "webhook_deliveries",
     "webhooks.webhookattempt": "webhook_attempts",
     "graph.anchorvector": "anchor_vectors",
+    "graph.anchorframe": "anchor_frames",
+    "graph.anchorrow": "anchor_rows",
     "consent.consentrecord": "consent_records",
     "tenancy.subject": "subjects",
 }
@@ -135,6 +137,9 @@ def register_builtin_erasers() -> None:
         ),
         # Name embeddings of the subject's anchors, kept beside the graph.
         Eraser("anchor_vectors", _model_eraser(AnchorVector), ("anchor_vectors",), conversations, order=300),
+        # The adjacency index beside the graph (which frames and rows touch each anchor).
+        Eraser("anchor_frames", _model_eraser(AnchorFrame), ("anchor_frames",), conversations, order=302),
+        Eraser("anchor_rows", _model_eraser(AnchorRow), ("anchor_rows",), conversations, order=304),
         Eraser("graph", _graph_erase, ("graph_vertices", "graph_edges"), conversations, order=310),
         Eraser("objects", _objects_erase, ("objects",), conversations, order=400),
         # Subject erasure only: what the subject's remaining jobs and any other model hold.

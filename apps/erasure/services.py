@@ -34,6 +34,7 @@ from apps.erasure.registry import Eraser, ErasureTarget, erasers_for
 from apps.jobs.models import Job
 from apps.jobs.services import job_create
 from apps.platform.errors import NotFound
+from apps.platform.faults import fault_pause
 from apps.resources.storage import organization_prefix, storage
 from apps.tenancy.models import Organization, Subject
 from apps.tenancy.scope import organization_scope
@@ -195,6 +196,7 @@ def erasure_run(*, erasure_request_id: uuid.UUID) -> Generator[dict[str, Any], N
             request.steps_done = [*request.steps_done, step.name]
         request.save(update_fields=["status", "started_at", "counts", "steps_done"])
         _outbox_touch(request, now=now)
+        fault_pause(f"erasure.step.{step.name}")
         yield _progress(request)
 
 

@@ -103,3 +103,22 @@ def frame_identity(frame: ExtractedFrame, *, kind: RecordKind, subject_id: uuid.
         event_time=frame.event_time,
         memory_id=memory_id,
     )
+
+
+def frame_id_from_arms(
+    *,
+    subject_id: uuid.UUID,
+    kind: RecordKind,
+    predicate: str,
+    arms: Iterable[tuple[str, str]],
+    event_time: str | None,
+    first_citation: str,
+) -> str:
+    """The id of a stored frame recomputed from its arms ``(role, κ)`` (keys, not names), as an
+    anchor merge re-keys it: semantic ``H(u, p, σ)``, episodic ``H(u, p, σ, χ)`` with χ the
+    frame's event time or else the row it was first extracted from."""
+    signature = sorted({f"{normalize_label(role)}:{key}" for role, key in arms if key})
+    if kind == "semantic":
+        return _digest([FRAME_ID_VERSION, "semantic", str(subject_id), normalize_label(predicate), signature])
+    chi = f"time:{event_time.strip()}" if event_time and event_time.strip() else f"row:{first_citation}"
+    return _digest([FRAME_ID_VERSION, "episodic", str(subject_id), normalize_label(predicate), signature, chi])

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import connection
 
-from apps.graph import store
+from apps.graph import adjacency, store
 from apps.graph.admission import Admission, admit_anchors
 from apps.graph.coverage import audit_coverage
 from apps.graph.frames import ExtractedEntity, ExtractedFrame, Extraction, RecordKind
@@ -287,8 +287,11 @@ class SubjectIndexer:
         touched_anchors: dict[str, dict[str, Any]] = {}
         created_frames: dict[str, dict[str, Any]] = {}
         touched_frames: dict[str, dict[str, Any]] = {}
+        known = adjacency.known_mentions(
+            organization_id=organization_id, subject_id=subject_id, row_ids=[str(row.id) for row in rows]
+        )
         for graph in graphs:
-            self._merge_anchors(graph, anchors, created_anchors, touched_anchors)
+            self._merge_anchors(graph, anchors, created_anchors, touched_anchors, known)
             self._merge_frames(graph, frames, created_frames, touched_frames)
         store.anchors_write(
             organization_id=organization_id,
@@ -315,7 +318,10 @@ class SubjectIndexer:
         existing: dict[str, dict[str, Any]],
         created: dict[str, dict[str, Any]],
         touched: dict[str, dict[str, Any]],
+        known: set[tuple[str, str]],
     ) -> None:
+        """An anchor's vertex keeps its newest row ids (the store bounds the list); every
+        mention goes to the adjacency index, which also tells a re-run what was counted."""
         ids_field = "episodic_ids" if graph.kind == "episodic" else "semantic_ids"
         for anchor in graph.admission.admitted:
             score = 1.0 if anchor.type in NAMED_TYPES else 0.5
@@ -337,7 +343,7 @@ class SubjectIndexer:
                     },
                 )
             row_id = str(graph.row.id)
-            if row_id in props[ids_field]:
+            if row_id in props[ids_field] or (anchor.key, row_id) in known:
                 continue  # this row was already counted (a re-run): nothing changes
             props[ids_field] = [*props[ids_field], row_id]
             props["mention_count"] = int(props["mention_count"]) + 1

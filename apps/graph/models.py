@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from pgvector.django import VectorField
 
@@ -30,3 +31,64 @@ class AnchorVector(TenantModel):
 
     def __str__(self) -> str:
         return f"{self.anchor_key} ({self.anchor_type})"
+
+
+class AnchorFrame(TenantModel):
+    """Adjacency index beside the graph: one row per (anchor, incident frame), with the frame's
+    predicate and the anchor's roles in it. Maintained by the graph store's writes in the same
+    transaction and rebuildable from the frames (``apps.graph.adjacency``)."""
+
+    id = models.BigAutoField(primary_key=True)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    anchor_key = models.CharField(max_length=300)
+    frame_id = models.CharField(max_length=200)
+    predicate = models.CharField(max_length=200)
+    roles = ArrayField(models.CharField(max_length=64), default=list)
+    event_time = models.CharField(max_length=40, blank=True, default="")
+
+    class Meta:
+        db_table = "graph_anchor_frame"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "subject", "anchor_key", "frame_id"], name="anchor_frame_unique"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["organization", "subject", "anchor_key", "predicate", "frame_id"],
+                name="anchor_frame_predicate",
+            ),
+            models.Index(fields=["organization", "subject", "frame_id"], name="anchor_frame_frame"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.anchor_key} ← {self.frame_id}"
+
+
+class AnchorRow(TenantModel):
+    """Adjacency index beside the graph: one row per (anchor, evidence row that mentions it).
+    The serial ``id`` orders mentions by arrival, so "the newest rows of an anchor" is one
+    bounded index scan. The anchor vertex keeps only counts and its newest few ids."""
+
+    id = models.BigAutoField(primary_key=True)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    anchor_key = models.CharField(max_length=300)
+    memory_type = models.CharField(max_length=16)
+    row_id = models.UUIDField()
+
+    class Meta:
+        db_table = "graph_anchor_row"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "subject", "anchor_key", "row_id"], name="anchor_row_unique"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["organization", "subject", "anchor_key", "memory_type", "id"], name="anchor_row_newest"
+            ),
+            models.Index(fields=["organization", "subject", "row_id"], name="anchor_row_row"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.anchor_key} ← {self.memory_type}:{self.row_id}"

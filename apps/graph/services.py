@@ -12,7 +12,10 @@ from django.utils import timezone
 
 from apps.graph import adapter
 from apps.graph.indexing import IndexStats, SubjectIndexer
+from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
+from apps.memory.services import INDEX_TASK
+from apps.platform.faults import fault_pause
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import embedder, graph_llm_for
 from apps.providers.services import DatabaseUsageMeter
@@ -58,6 +61,7 @@ def _index_subject_rows(subject: Subject, rows: list[IndexedRecord], totals: Ind
         with transaction.atomic():
             stats = _indexer(subject).index(rows)
             _mark(rows, status=IndexedRecord.IndexStatus.INDEXED)
+            fault_pause("indexing.before_commit")
         _add(totals, stats)
         return []
     except Exception:  # a graph error or a provider failure: isolate it
@@ -119,3 +123,47 @@ def index_sweep_chunks() -> list[uuid.UUID]:
         ):
             chunks.setdefault(chunk_id, None)
     return list(chunks)[:SWEEP_CHUNKS]
+
+
+def index_retry_failed(*, organization_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> list[uuid.UUID]:
+    """Give the failed rows (of one subject, or of the whole organization in scope) a fresh
+    round of attempts and queue one indexing job per chunk; returns the ids of those jobs."""
+    chunks: dict[uuid.UUID, uuid.UUID] = {}
+    for model in INDEXED_STORES:
+        rows = model.objects.filter(index_status=IndexedRecord.IndexStatus.FAILED)
+        if subject_id is not None:
+            rows = rows.filter(subject_id=subject_id)
+        for chunk_id, row_subject_id in rows.values_list("chunk_id", "subject_id").distinct():
+            chunks.setdefault(chunk_id, row_subject_id)
+        rows.update(index_status=IndexedRecord.IndexStatus.PENDING, index_attempts=0, index_error="")
+    job_ids = []
+    for chunk_id, row_subject_id in chunks.items():
+        job = job_create(organization_id=organization_id, kind="memory.index", subject_id=row_subject_id)
+        job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+        job_ids.append(job.id)
+    return job_ids
+
+
+ADJACENCY_REBUILDS_PER_SWEEP = 10
+
+
+def adjacency_rebuild_missing() -> list[uuid.UUID]:
+    """Subjects of the organization in scope whose graph has anchors but whose adjacency index
+    is empty (indexed before the index existed, or restored without it): each rebuilt from its
+    graph in a transaction of its own, at most ADJACENCY_REBUILDS_PER_SWEEP per call."""
+    from django.db.models import Exists, OuterRef
+
+    from apps.graph import adjacency
+    from apps.graph.models import AnchorRow, AnchorVector
+
+    subjects = (
+        Subject.objects.filter(Exists(AnchorVector.objects.filter(subject_id=OuterRef("pk"))))
+        .exclude(Exists(AnchorRow.objects.filter(subject_id=OuterRef("pk"))))
+        .order_by("id")[:ADJACENCY_REBUILDS_PER_SWEEP]
+    )
+    rebuilt = []
+    for subject in subjects:
+        with transaction.atomic():
+            adjacency.rebuild(organization_id=subject.organization_id, subject_id=subject.id)
+        rebuilt.append(subject.id)
+    return rebuilt

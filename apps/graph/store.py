@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import connection
 
+from apps.graph import adjacency
 from apps.graph.adapter import cypher
 
 ANCHOR_PROPERTIES = (
@@ -137,8 +138,29 @@ def _write(organization_id: uuid.UUID, query: str, name: str, items: list[dict[s
 
 
 def anchors_write(*, organization_id: uuid.UUID, created: list[dict[str, Any]], updated: list[dict[str, Any]]) -> None:
-    _write(organization_id, _ANCHORS_CREATE, "anchors", created)
-    _write(organization_id, _ANCHORS_UPDATE, "anchors", updated)
+    """Anchors as property maps. Every row id their ``episodic_ids`` / ``semantic_ids`` list is
+    recorded in the adjacency index (repeats ignored); the vertex keeps only the newest
+    ``adjacency.ANCHOR_ROWS_KEPT`` of each, so no anchor grows with its mentions."""
+    by_subject: dict[str, list[dict[str, Any]]] = {}
+    for props in [*created, *updated]:
+        by_subject.setdefault(str(props["subject_id"]), []).append(props)
+    for subject_id, anchors in sorted(by_subject.items()):
+        adjacency.add_mentions(
+            organization_id=organization_id,
+            subject_id=uuid.UUID(subject_id),
+            mentions=adjacency.anchor_mentions(anchors),
+        )
+    _write(organization_id, _ANCHORS_CREATE, "anchors", [_bounded(a) for a in created])
+    _write(organization_id, _ANCHORS_UPDATE, "anchors", [_bounded(a) for a in updated])
+
+
+def _bounded(props: dict[str, Any]) -> dict[str, Any]:
+    kept = adjacency.ANCHOR_ROWS_KEPT
+    return {
+        **props,
+        "episodic_ids": list(props["episodic_ids"])[-kept:],
+        "semantic_ids": list(props["semantic_ids"])[-kept:],
+    }
 
 
 def frames_write(
@@ -150,6 +172,7 @@ def frames_write(
 ) -> None:
     """New frames with their arms (to anchors already written), and citation updates."""
     _write(organization_id, _FRAMES_CREATE, "frames", created)
+    adjacency.add_frames(organization_id=organization_id, subject_id=subject_id, frames=created)
     arms = [
         {"frame_id": frame["frame_id"], "role": role, "key": key} for frame in created for role, key in frame["arms"]
     ]

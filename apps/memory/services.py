@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.memory.locks import subject_write_lock
 from apps.memory.manager import IncomingMessage, MemoryPlan, VaultFinding, plan_memories, redact_messages
 from apps.memory.models import (
     STORES,
@@ -265,6 +266,7 @@ def memory_write_messages(
     plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
 
     with stopwatch.phase("database"):
+        subject_write_lock(subject_id=subject.id)  # held to commit: see apps.memory.locks
         core = _core_rows(plan, subject=subject, provenance=provenance)
     episodic, semantic, procedural = _evidence_rows(plan, subject=subject, provenance=provenance, messages=redacted)
     embedded: tuple[Sequence[EmbeddedRecord], ...] = (episodic, semantic, procedural)
@@ -436,6 +438,7 @@ def memory_supersede(
             f"Updatable fields of {memory_type} memories: {sorted(allowed)}; got {unknown or 'none'}."
         )
     model = STORES[memory_type]
+    subject_write_lock(subject_id=subject.id)
     old = model.objects.select_for_update().filter(subject=subject, id=record_id).first()
     if old is None:
         from apps.platform.errors import NotFound
@@ -523,6 +526,7 @@ class BatchProgress:
     chunks_total: int
     chunks_done: int
     records_written: int
+    chunk_id: uuid.UUID | None = None  # the chunk this step wrote, if it wrote one
 
     @property
     def finished(self) -> bool:
@@ -540,6 +544,7 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
     """Write the next chunk of the batch; the chunk and the progress commit together, so a
     worker that dies mid-batch resumes exactly where the last commit left it."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
+    chunk_id = None
     if batch.chunks_done < batch.chunks_total:
         chunk = batch.chunks[batch.chunks_done]
         result = memory_write_messages(
@@ -553,8 +558,12 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use
         batch.save(update_fields=["chunks_done", "records_written", "chunks"])
+        chunk_id = result.chunk_id
     return BatchProgress(
-        chunks_total=batch.chunks_total, chunks_done=batch.chunks_done, records_written=batch.records_written
+        chunks_total=batch.chunks_total,
+        chunks_done=batch.chunks_done,
+        records_written=batch.records_written,
+        chunk_id=chunk_id,
     )
 
 

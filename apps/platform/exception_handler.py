@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import psycopg
 import sentry_sdk
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
@@ -57,6 +58,22 @@ def _drf_error(exc: drf.APIException) -> tuple[str, str, Any]:
     return code, str(exc.detail), {}
 
 
+_DATABASE_UNAVAILABLE = ("service_unavailable", "The database is unavailable; retry shortly.")
+_RETRY_AFTER = {"Retry-After": "5"}
+
+
+def _log_database_unavailable(exc: Exception) -> None:
+    logger.warning("database unavailable", extra={"error_type": type(exc).__name__})
+    sentry_sdk.capture_exception(exc)
+
+
+def database_unavailable(exc: Exception) -> JsonResponse:
+    """The 503 for a database that went away where DRF's handler cannot see it: while the
+    request's transaction ends (its commit, or the reconnect after a failed rollback)."""
+    _log_database_unavailable(exc)
+    return JsonResponse(error_body(*_DATABASE_UNAVAILABLE), status=503, headers=_RETRY_AFTER)
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     _rollback_open_transactions()
     headers: dict[str, str] = {}
@@ -80,14 +97,18 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         if wait is not None:
             headers["Retry-After"] = str(max(1, int(wait + 0.999)))
         return Response(error_body(code, message, details), status=exc.status_code, headers=headers)
-    if isinstance(exc, (OperationalError, InterfaceError)):
-        logger.warning("database unavailable", extra={"error_type": type(exc).__name__})
-        sentry_sdk.capture_exception(exc)
+    if isinstance(exc.__cause__, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)):
+        # The database rolled this request back to break a cycle with another one; nothing
+        # of it was stored, and the same request succeeds when sent again.
+        logger.warning("transaction conflict", extra={"error_type": type(exc.__cause__).__name__})
         return Response(
-            error_body("service_unavailable", "The database is unavailable; retry shortly."),
-            status=503,
-            headers={"Retry-After": "5"},
+            error_body("conflict", "A concurrent request conflicted with this one; retry it."),
+            status=409,
+            headers={"Retry-After": "1"},
         )
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        _log_database_unavailable(exc)
+        return Response(error_body(*_DATABASE_UNAVAILABLE), status=503, headers=_RETRY_AFTER)
     # Never echo raw error text (database errors can carry other queries' text).
     logger.error("unhandled error", exc_info=exc, extra={"error_type": type(exc).__name__})
     sentry_sdk.capture_exception(exc)

@@ -61,6 +61,7 @@ from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, Extra
 from apps.graph.identity import frame_signature, normalize_label
 from apps.graph.keys import anchor_key, may_denote_same
 from apps.providers.dates import find_dates, most_specific
+from apps.providers.dream_schemas import DreamQuestion, DreamVerdict, local_verdict
 from apps.providers.extraction_schemas import (
     ExtractionInput,
     SameEntityDecision,
@@ -974,6 +975,9 @@ class LocalGraphLLM:
             )
             decisions.append(SameEntityDecision(name=question.name, same_as=same_as))
         return decisions
+
+    def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
+        return local_verdict(question)
 
     def repair_frames(
         self,

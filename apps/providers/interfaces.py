@@ -10,7 +10,17 @@ from enum import StrEnum
 from typing import Protocol
 
 from apps.graph.frames import ExtractedFrame, Extraction
+from apps.providers.dream_schemas import DreamQuestion, DreamVerdict
 from apps.providers.extraction_schemas import ExtractionInput, SameEntityDecision, SameEntityQuestion
+from apps.providers.procedural_schemas import (
+    AbstractReply,
+    CurateInput,
+    CurateReply,
+    DistillInput,
+    DistillReply,
+    ReplayRequest,
+    ReplayResult,
+)
 from apps.providers.schemas import (
     CoreDraft,
     EpisodicDraft,
@@ -33,7 +43,12 @@ class Purpose(StrEnum):
     EXTRACT = "extract"
     CANONICALIZE = "canonicalize"
     REPAIR = "repair"
+    DREAM = "dream"
     ANSWER = "answer"
+    DISTILL = "distill"
+    CURATE = "curate"
+    ABSTRACT = "abstract"
+    REPLAY = "replay"
 
 
 class UsageMeter(Protocol):
@@ -124,6 +139,12 @@ class GraphLLM(Protocol):
         """
         ...
 
+    def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
+        """Semantic AutoDream: are the pair's two anchors one entity, and which of the two
+        existing names represents it. A representative that is not one of the two names is
+        rejected by the caller."""
+        ...
+
 
 @dataclass(frozen=True)
 class EvidenceRow:
@@ -187,3 +208,28 @@ class AnswerLLM(Protocol):
     may ask for more searches, and rewrites a draft the answer check rejected."""
 
     def answer(self, request: AnswerRequest, *, metering: MeteringContext) -> AnswerDraft: ...
+
+
+class ReplayUnavailable(Exception):
+    """The provider cannot replay this SCEC (e.g. the local provider has no executor for it)."""
+
+
+class ProceduralLLM(Protocol):
+    """Procedural AutoDream (distill, curate), general-form abstraction and SEDM replay.
+
+    Replies are proposals: the procedural app checks every quote before storing anything."""
+
+    @property
+    def version(self) -> str:
+        """The model (and its version) whose replies these are, stored with what they produce."""
+        ...
+
+    def distill(self, session: DistillInput, *, metering: MeteringContext) -> DistillReply: ...
+
+    def curate(self, request: CurateInput, *, metering: MeteringContext) -> CurateReply: ...
+
+    def abstract(self, text: str, *, metering: MeteringContext) -> AbstractReply: ...
+
+    def replay(self, request: ReplayRequest, *, metering: MeteringContext) -> ReplayResult:
+        """One arm of an A/B replay; raises ``ReplayUnavailable`` when it cannot run it."""
+        ...

@@ -11,12 +11,13 @@ per purpose.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
@@ -29,6 +30,7 @@ from apps.graph.identity import frame_signature
 from apps.graph.keys import anchor_key, may_denote_same
 from apps.providers import prompts
 from apps.providers.config import OpenAIConfig
+from apps.providers.dream_schemas import DreamQuestion, DreamVerdict, verdict_schema
 from apps.providers.errors import ProviderError
 from apps.providers.extraction_schemas import (
     ExtractionInput,
@@ -142,6 +144,10 @@ class _ResilientClient:
             raise _Retryable("timeout") from None
         except openai.APIConnectionError:
             raise _Retryable("connection_error") from None
+        except (json.JSONDecodeError, openai.APIResponseValidationError):
+            # A 200 whose body is not the JSON the SDK expects (an HTML error page, a cut-off
+            # body): retried like a malformed reply; the body goes nowhere.
+            raise _Retryable("malformed_reply") from None
         except openai.APIStatusError as exc:
             status = exc.status_code
             if status == 429:
@@ -227,15 +233,17 @@ def _structured_reply(
     user_prompt: str,
     output: type[OutputT],
     metering: MeteringContext,
+    schema: dict[str, Any] | None = None,
 ) -> OutputT:
-    """One chat completion constrained to ``output``'s strict JSON schema, metered and retried."""
+    """One chat completion constrained to ``output``'s strict JSON schema (or a narrower
+    ``schema`` of the same shape), metered and retried."""
     messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": system_prompt},
         {"role": "user", "content": user_prompt},
     ]
     response_format: ResponseFormatJSONSchema = {
         "type": "json_schema",
-        "json_schema": {"name": output.__name__, "schema": output.model_json_schema(), "strict": True},
+        "json_schema": {"name": output.__name__, "schema": schema or output.model_json_schema(), "strict": True},
     }
     model = client.config.model
 
@@ -336,6 +344,19 @@ class OpenAIGraphLLM:
                 added.append(frame)
         used = {anchor_key(name) for frame in added for name in frame.argument_names}
         return consistent_extraction([entity for entity in reply.entities if anchor_key(entity.name) in used], added)
+
+    def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
+        """One call per pair, the representative constrained to the pair's two names by the schema
+        (the caller still rejects any other name)."""
+        return _structured_reply(
+            self._client,
+            Purpose.DREAM,
+            prompts.DREAM_DECIDE,
+            prompts.render_dream_question(question),
+            DreamVerdict,
+            metering,
+            schema=verdict_schema(question),
+        )
 
 
 class OpenAIEmbedder:

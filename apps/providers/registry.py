@@ -19,11 +19,13 @@ from apps.providers.answer_openai import OpenAIAnswerLLM
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
 from apps.providers.extraction_local import LocalGraphLLM
-from apps.providers.interfaces import AnswerLLM, Embedder, GraphLLM, MemoryLLM
+from apps.providers.interfaces import AnswerLLM, Embedder, GraphLLM, MemoryLLM, ProceduralLLM
 from apps.providers.local_embedder import DIMENSION as LOCAL_DIMENSION
 from apps.providers.local_embedder import LocalEmbedder
 from apps.providers.local_provider import LocalMemoryLLM
 from apps.providers.openai_provider import OpenAIEmbedder, OpenAIGraphLLM, OpenAIMemoryLLM
+from apps.providers.procedural_local import LocalProceduralLLM
+from apps.providers.procedural_openai import OpenAIProceduralLLM
 
 logger = logging.getLogger(__name__)
 
@@ -139,3 +141,25 @@ def answer_llm_for(organization_id: uuid.UUID | None = None, *, override: Provid
             return _local_answer_llm()
         return _openai_answer_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
     return _openai_answer_llm(_override_config(organization_id, override), organization_id)
+
+
+@functools.cache
+def _local_procedural_llm() -> LocalProceduralLLM:
+    return LocalProceduralLLM()
+
+
+@functools.lru_cache(maxsize=256)
+def _openai_procedural_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> OpenAIProceduralLLM:
+    return OpenAIProceduralLLM(config=config)
+
+
+def procedural_llm_for(
+    organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None
+) -> ProceduralLLM:
+    """The distiller, curator, abstractor and replayer of an organization's procedural memory,
+    chosen like :func:`llm_for`."""
+    if override is None:
+        if settings.LLM_PROVIDER == "local":
+            return _local_procedural_llm()
+        return _openai_procedural_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
+    return _openai_procedural_llm(_override_config(organization_id, override), organization_id)

@@ -11,11 +11,11 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.memory.api.views import SubjectMemoryApi
+from apps.platform.parsers import StrictJSONParser
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import answer_llm_for, embedder
 from apps.providers.selectors import provider_override
@@ -81,7 +81,7 @@ class AnswerApi(SubjectMemoryApi):
     """An answer to a question from the subject's memories, citing the rows it rests on: at most
     five searches, a rule-based answer check, and at most one more search and rewrite."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [StrictJSONParser]
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.answer"}
 

@@ -11,13 +11,14 @@ from rest_framework.response import Response
 from apps.memory.api.serializers import MemoryRecordSerializer
 from apps.memory.api.views import SubjectMemoryApi
 from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.procedural.api.hooks import procedural_skills
 from apps.providers.registry import embedder
 from apps.retrieval.services import SearchResult, search
 
 SEARCHABLE = ("episodic", "semantic", "core", "procedural", "resource")
 
 
-class SearchInputSerializer(serializers.Serializer[dict[str, Any]]):
+class SubjectSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
     query = serializers.CharField(max_length=2000)
     mode = serializers.ChoiceField(choices=("graph", "flat"), default="graph")
     memory_types = serializers.ListField(
@@ -95,9 +96,9 @@ class SearchApi(SubjectMemoryApi):
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
 
-    @extend_schema(request=SearchInputSerializer, responses={200: dict}, operation_id="subjects_search")
+    @extend_schema(request=SubjectSearchInputSerializer, responses={200: dict}, operation_id="subjects_search")
     def post(self, request: Request, external_id: str) -> Response:
-        payload = SearchInputSerializer(data=request.data)
+        payload = SubjectSearchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         params = payload.validated_data
         result = search(
@@ -112,7 +113,11 @@ class SearchApi(SubjectMemoryApi):
         )
         rows = _rows(result)
         self.audit_targets = [row["id"] for row in rows]
-        typed = {name: MemoryRecordSerializer(items, many=True).data for name, items in result.typed.items()}
+        typed: dict[str, Any] = {
+            name: MemoryRecordSerializer(items, many=True).data for name, items in result.typed.items()
+        }
+        if "procedural" in params["memory_types"]:
+            typed["skills"] = procedural_skills(subject=self.subject(external_id), query=params["query"])
         return Response(
             {
                 "mode": result.mode,

@@ -5,8 +5,11 @@ graph read raised). Fusion:
 
 1. **Reranks** every row: ``PRIOR_WEIGHT / (1 + rank / PRIOR_SCALE)`` — a shallow prior on the
    row's rank in its type's vector search (0 for rows that came only through the graph) — plus
-   ``COVERAGE_WEIGHT`` × the share of the question's content stems the row contains. The prior
-   is shallow on purpose: a row covering 50 % more of the question outranks the top vector hit.
+   ``LEXICAL_PRIOR_WEIGHT`` × the same prior on the row's BM25 rank among the search's
+   candidates (when the adapter ranked them), plus ``COVERAGE_WEIGHT`` × the share of the
+   question's content stems the row contains. The priors are shallow on purpose: a row that
+   covers the question outranks the top vector hit that does not. The weights were set on one
+   LoCoMo dev conversation (conv-30) by evidence recall within 1,024 tokens (ADR 0014).
    Ties: the adapter's ``lexical_score``, then row id.
 2. **Cited rows first** (up to B^R): the citations of the ranked facts, in fact order (within
    one fact, by rerank score), because a fact without its supporting row is unverifiable.
@@ -47,7 +50,8 @@ from apps.retrieval.types import (
 
 PRIOR_WEIGHT = 0.5  # the vector-rank prior at rank 0 (our choice)
 PRIOR_SCALE = 5.0  # the rank at which the prior halves: shallow (our choice)
-COVERAGE_WEIGHT = 1.0  # times the share of the question's content stems a row covers (our choice)
+LEXICAL_PRIOR_WEIGHT = 2.0  # the BM25-rank prior relative to the vector-rank prior (our choice)
+COVERAGE_WEIGHT = 0.5  # times the share of the question's content stems a row covers (our choice)
 # Content-stem Jaccard at or above which same-date episodic rows collapse (our choice): one
 # differing content word in a short turn ("a puppy" / "a kitten named Max") scores ≈ 0.71.
 PARAPHRASE_JACCARD = 0.8
@@ -80,9 +84,15 @@ def lexical_coverage(text: str, plan: Plan) -> float:
     return len(content_stems(text) & wanted) / len(wanted) if wanted else 0.0
 
 
+def _prior(rank: int | None) -> float:
+    return 0.0 if rank is None else PRIOR_WEIGHT / (1.0 + max(rank, 0) / PRIOR_SCALE)
+
+
 def rerank_score(row: RowCandidate, plan: Plan) -> float:
-    prior = 0.0 if row.vector_rank is None else PRIOR_WEIGHT / (1.0 + max(row.vector_rank, 0) / PRIOR_SCALE)
-    return prior + COVERAGE_WEIGHT * lexical_coverage(row.text, plan)
+    """The vector-rank prior, the BM25-rank prior (same shape, when the row was ranked among its
+    candidates), and the question's content stems the row covers."""
+    coverage = COVERAGE_WEIGHT * lexical_coverage(row.text, plan)
+    return _prior(row.vector_rank) + LEXICAL_PRIOR_WEIGHT * _prior(row.lexical_rank) + coverage
 
 
 def row_calendar_date(row: RowCandidate) -> date | None:

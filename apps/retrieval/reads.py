@@ -3,7 +3,9 @@
 Every read here has a cap that does not depend on the subject's history: anchors by name
 embedding (15), exactly named anchors (16), rows per anchor, frames per anchor, frames of the
 relation lane (240, chosen inside the database by frame id after the predicate filter), rows
-by id. The pure core (planner, scoring, fusion) decides; this module only fetches.
+by id. Adjacency comes from the index beside the graph (apps.graph.adjacency), never from a
+walk over a hub's edges. The pure core (planner, scoring, fusion) decides; this module only
+fetches. Flat mode, the baseline, reads the whole history on purpose (:func:`flat_rows`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q
 from pgvector.django import CosineDistance
 
+from apps.graph import adjacency, store
 from apps.graph.adapter import cypher
 from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.retrieval import lexical
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
 from apps.tenancy.models import Subject
 
@@ -26,10 +29,14 @@ ANCHOR_RECALL = 15  # paper: K_A
 HNSW_MODEL = "all-MiniLM-L6-v2"  # the partial HNSW index of graph_anchor_vector covers this model
 HNSW_DIMENSION = 384
 EXACT_SCAN_LIMIT = 5000  # below this many anchors an exact scan is as fast and always complete
-ROWS_PER_ANCHOR = 24  # the most recent rows that mention an anchor
+ROWS_PER_ANCHOR = adjacency.ANCHOR_ROWS_KEPT  # rows of each type per anchor (nearest the question)
 FRAMES_PER_ANCHOR = 16  # incident frames per anchor in the base lane, by frame id
 CO_PARTICIPANTS = 8  # anchors reached through those frames whose rows join the base lane
+CO_PARTICIPANT_ROWS = 2  # the rows of each type of a co-participant nearest the question
+ANCHOR_ROW_SCAN = 200  # an anchor's newest mentions, ranked by similarity to the question
 RELATION_FRAME_CAP = 240  # paper A.3
+NEIGHBOUR_SEEDS = 10  # the best base rows (by similarity) whose same-chunk neighbours join the base lane
+NEIGHBOURS_PER_SEED = 2  # turns before and after each
 
 
 @dataclass(frozen=True)
@@ -87,57 +94,95 @@ def recall_anchors(
 
 
 def anchor_candidates(
-    *, subject: Subject, recalled: Sequence[AnchorRecall], named_keys: Sequence[str]
+    *,
+    subject: Subject,
+    recalled: Sequence[AnchorRecall],
+    named_keys: Sequence[str],
+    vector: list[float],
+    model: str,
+    rows_per_type: int = ROWS_PER_ANCHOR,
 ) -> list[AnchorCandidate]:
-    """Recalled and exactly named anchors with their graph properties, in one graph read."""
+    """Recalled and exactly named anchors with their graph properties (one graph read) and, of
+    each type, the ``rows_per_type`` rows closest to the question among the ``ANCHOR_ROW_SCAN``
+    newest that mention the anchor (one bounded read of the adjacency index)."""
     similarity = {a.anchor_key: a.similarity for a in recalled}
     keys = list(dict.fromkeys([*similarity, *named_keys]))
     found = _anchors(subject, _ANCHOR_CANDIDATES, keys)
+    present = [key for key in keys if key in found]
+    rows = anchor_rows(subject=subject, keys=present, vector=vector, model=model, per_type=rows_per_type)
     return [
         AnchorCandidate(
             anchor_key=key,
-            name=str(props[1]),
-            type=str(props[2]),
+            name=str(found[key][1]),
+            type=str(found[key][2]),
             vector_similarity=similarity.get(key, 0.0),
-            degree=int(props[3]),
-            is_person=props[2] == "person",
-            episodic_ids=list(props[4]),
-            semantic_ids=list(props[5]),
+            degree=int(found[key][3]),
+            is_person=found[key][2] == "person",
+            episodic_ids=rows[key]["episodic"],
+            semantic_ids=rows[key]["semantic"],
         )
-        for key in keys
-        if (props := found.get(key)) is not None
+        for key in present
     ]
+
+
+_ANCHOR_ROWS = """
+SELECT k.key, x.row_id::text
+FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS k(key, n)
+CROSS JOIN LATERAL (
+    SELECT r.row_id, e.embedding <=> %(vector)s::vector AS distance
+    FROM (
+        SELECT row_id FROM graph_anchor_row
+        WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
+          AND memory_type = %(memory_type)s
+        ORDER BY id DESC LIMIT %(scan)s
+    ) AS r
+    JOIN {table} AS e ON e.id = r.row_id
+    WHERE e.organization_id = %(organization)s AND e.embedding_model = %(model)s
+    ORDER BY distance, r.row_id LIMIT %(per_type)s
+) AS x
+ORDER BY k.n, x.distance, x.row_id
+"""
+
+
+def anchor_rows(
+    *, subject: Subject, keys: Sequence[str], vector: list[float], model: str, per_type: int
+) -> dict[str, dict[str, list[str]]]:
+    """Per anchor and type, the ids of the ``per_type`` rows nearest the question among the
+    anchor's ``ANCHOR_ROW_SCAN`` newest mentions, nearest first."""
+    found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
+    if not keys:
+        return found
+    params: dict[str, Any] = {
+        "keys": list(keys),
+        "vector": str(vector),
+        "organization": subject.organization_id,
+        "subject": subject.id,
+        "scan": ANCHOR_ROW_SCAN,
+        "model": model,
+        "per_type": per_type,
+    }
+    with connection.cursor() as cursor:
+        for memory_type, table in (("episodic", "memory_episodic_event"), ("semantic", "memory_semantic_item")):
+            cursor.execute(_ANCHOR_ROWS.format(table=table), {**params, "memory_type": memory_type})
+            for key, row_id in cursor.fetchall():
+                found[str(key)][memory_type].append(str(row_id))
+    return found
 
 
 # AGE plans `a.key IN $keys` (and `UNWIND … WHERE a.key = k`) as a scan of every anchor of the
 # graph; `UNWIND $keys AS k MATCH (n:Anchor {subject_id: …, key: k})` is one lookup in the GIN
-# index of Anchor.properties per key. Joined on to edges and frames, though, an UNWIND is
-# estimated at 1000 rows and the planner hash-joins every edge and frame of the graph, so the
-# adjacency reads go one anchor at a time (`a.key = $key`: the unique btree, nested loops).
-# Anchor properties hold every row id that mentions the anchor (megabytes for a hub) and each
-# expression over them reads the whole value: row ids come sliced, and nothing reads the anchor
-# again once per edge.
-_ANCHOR_CANDIDATES = f"""
+# index of Anchor.properties per key. Adjacency (an anchor's frames, the rows that mention it)
+# is read from the relational index beside the graph (apps.graph.adjacency): bounded btree
+# scans instead of walking every ARM edge of a hub; frames are then fetched by id.
+_ANCHOR_CANDIDATES = """
 UNWIND $keys AS k
-MATCH (n:Anchor {{subject_id: $subject_id, key: k}})
-WITH k, properties(n) AS p
-RETURN [k, p.name, p.type, p.mention_count, p.episodic_ids[-{ROWS_PER_ANCHOR}..], p.semantic_ids[-{ROWS_PER_ANCHOR}..]]
+MATCH (n:Anchor {subject_id: $subject_id, key: k})
+RETURN [k, n.name, n.type, n.mention_count]
 """
 _ANCHOR_NAMES = """
 UNWIND $keys AS k
 MATCH (n:Anchor {subject_id: $subject_id, key: k})
 RETURN [k, n.name]
-"""
-_INCIDENT_FRAMES = f"""
-MATCH (a:Anchor)<-[:ARM]-(f:Frame)
-WHERE a.subject_id = $subject_id AND a.key = $key AND f.subject_id = $subject_id
-RETURN properties(f) ORDER BY f.frame_id LIMIT {FRAMES_PER_ANCHOR}
-"""
-_RELATION_FRAMES = f"""
-MATCH (a:Anchor)<-[:ARM]-(f:Frame)
-WHERE a.subject_id = $subject_id AND a.key = $key AND f.subject_id = $subject_id AND f.predicate IN $predicates
-WITH DISTINCT f
-RETURN properties(f) ORDER BY f.frame_id LIMIT {RELATION_FRAME_CAP}
 """
 
 
@@ -156,33 +201,28 @@ def _anchors(subject: Subject, query: str, keys: Sequence[str]) -> dict[str, lis
 
 def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, Any]]:
     """Up to FRAMES_PER_ANCHOR frames per anchor (lowest frame ids: a deterministic choice)."""
-    frames: dict[str, dict[str, Any]] = {}
-    for key in dict.fromkeys(keys):
-        for frame in _adjacent_frames(subject, _INCIDENT_FRAMES, key=key):
-            frames.setdefault(frame["frame_id"], frame)
-    return [frames[k] for k in sorted(frames)]
+    ids = adjacency.incident_frame_ids(
+        organization_id=subject.organization_id, subject_id=subject.id, keys=keys, per_anchor=FRAMES_PER_ANCHOR
+    )
+    return _frames_by_id(subject, ids)
 
 
 def relation_frames(*, subject: Subject, keys: Sequence[str], predicates: Sequence[str]) -> list[dict[str, Any]]:
     """One-hop adjacency from the named anchors, predicate-filtered in the database, then at
     most 240 frames by frame id."""
-    if not predicates:
-        return []
-    frames: dict[str, dict[str, Any]] = {}
-    for key in dict.fromkeys(keys):
-        for frame in _adjacent_frames(subject, _RELATION_FRAMES, key=key, predicates=list(predicates)):
-            frames.setdefault(frame["frame_id"], frame)
-    return [frames[k] for k in sorted(frames)[:RELATION_FRAME_CAP]]
-
-
-def _adjacent_frames(subject: Subject, query: str, **params: Any) -> list[dict[str, Any]]:
-    rows = cypher(
+    ids = adjacency.relation_frame_ids(
         organization_id=subject.organization_id,
-        query=query,
-        params={"subject_id": str(subject.id), **params},
-        returns=["frame"],
+        subject_id=subject.id,
+        keys=keys,
+        predicates=predicates,
+        cap=RELATION_FRAME_CAP,
     )
-    return [row[0] for row in rows]
+    return _frames_by_id(subject, ids)
+
+
+def _frames_by_id(subject: Subject, ids: Sequence[str]) -> list[dict[str, Any]]:
+    found = store.frames_by_id(organization_id=subject.organization_id, subject_id=subject.id, frame_ids=ids)
+    return [found[i] for i in ids if i in found]
 
 
 def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> list[FactCandidate]:
@@ -251,6 +291,7 @@ def _row_candidate(row: Any, kind: str, lane: str, *, vector_rank: int | None = 
         lane=lane,  # type: ignore[arg-type]
         vector_rank=vector_rank,
         lexical_score=0.0,
+        match_text=matched_text(row),
     )
 
 
@@ -278,47 +319,78 @@ def row_text(row: Any) -> str:
     return str(row.summary)
 
 
+def matched_text(row: Any) -> str:
+    """What lexical matching reads of a row: the returned text and the details (for an episodic
+    row, the whole message it came from)."""
+    return f"{row_text(row)}\n{row.details}"
+
+
+_NEIGHBOURS = """
+SELECT x.id::text
+FROM memory_episodic_event AS a
+CROSS JOIN LATERAL (
+    (SELECT b.id, b.created_at FROM memory_episodic_event AS b
+     WHERE b.organization_id = a.organization_id AND b.chunk_id = a.chunk_id AND b.subject_id = a.subject_id
+       AND (b.created_at, b.id) < (a.created_at, a.id)
+     ORDER BY b.created_at DESC, b.id DESC LIMIT %(per_row)s)
+    UNION ALL
+    (SELECT b.id, b.created_at FROM memory_episodic_event AS b
+     WHERE b.organization_id = a.organization_id AND b.chunk_id = a.chunk_id AND b.subject_id = a.subject_id
+       AND (b.created_at, b.id) > (a.created_at, a.id)
+     ORDER BY b.created_at, b.id LIMIT %(per_row)s)
+) AS x
+WHERE a.organization_id = %(organization)s AND a.subject_id = %(subject)s AND a.id = ANY(%(ids)s::uuid[])
+ORDER BY x.created_at, x.id
+"""
+
+
 def neighbour_ids(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) -> list[str]:
-    """Same-chunk neighbours of episodic rows (the turns just before and after), recomputed from
-    provenance at read time rather than stored as graph edges."""
+    """Same-chunk neighbours of episodic rows (up to ``per_row`` turns just before and after
+    each), recomputed from provenance at read time rather than stored as graph edges; one query."""
     if not row_ids:
         return []
-    anchors = list(
-        EpisodicEvent.objects.filter(subject=subject, id__in=[uuid.UUID(i) for i in row_ids]).values_list(
-            "chunk_id", "created_at", "id"
-        )
-    )
-    found: list[str] = []
-    for chunk_id, created_at, row_id in anchors:
-        same_chunk = EpisodicEvent.objects.filter(subject=subject, chunk_id=chunk_id).exclude(id=row_id)
-        before = same_chunk.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=row_id))
-        after = same_chunk.filter(Q(created_at__gt=created_at) | Q(created_at=created_at, id__gt=row_id))
-        found += [str(i) for i in before.order_by("-created_at", "-id").values_list("id", flat=True)[:per_row]]
-        found += [str(i) for i in after.order_by("created_at", "id").values_list("id", flat=True)[:per_row]]
-    return found
+    params: dict[str, Any] = {
+        "organization": subject.organization_id,
+        "subject": subject.id,
+        "ids": list(row_ids),
+        "per_row": per_row,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_NEIGHBOURS, params)
+        return list(dict.fromkeys(str(row[0]) for row in cursor.fetchall()))
 
 
 def flat_rows(*, subject: Subject, question: str, vector: list[float], model: str, depth: int) -> list[RowCandidate]:
-    """Direct evidence retrieval (the ablation baseline and the fallback): vector and keyword
-    lanes over the subject's episodic and semantic rows, each ranked on its own."""
-    from apps.memory.search import keyword_lane, vector_lane
+    """Direct evidence retrieval (the ablation baseline and the fallback): Okapi BM25 over the
+    text of every current episodic and semantic row, and the ``depth`` nearest rows by
+    embedding, fused by reciprocal rank, best first. It reads the whole history on purpose: it
+    is what graph mode's bounded access is measured against.
+
+    Each row carries its dense rank (``vector_rank``, across both types) and its fused score
+    (``lexical_score``)."""
+    from apps.memory.search import vector_lane
     from apps.memory.services import current_rows
 
-    scored: list[tuple[float, RowCandidate]] = []
+    rows: dict[str, tuple[Any, str]] = {}
+    nearest: list[tuple[float, str]] = []
     for model_class, kind in ((EpisodicEvent, "episodic"), (SemanticItem, "semantic")):
-        rows = current_rows(model_class, subject=subject).defer("embedding")
-        by_vector = vector_lane(rows, vector=vector, model=model, depth=depth)
-        by_words = keyword_lane(rows, query=question, depth=depth)
-        ranks = {row.id: rank for rank, row in enumerate(by_vector)}
-        lexical = {row.id: float(getattr(row, "rank", 0.0)) for row in by_words}
-        for row in {r.id: r for r in [*by_vector, *by_words]}.values():
-            rrf = (1 / (60 + ranks[row.id]) if row.id in ranks else 0.0) + (
-                1 / (60 + list(lexical).index(row.id)) if row.id in lexical else 0.0
-            )
-            candidate = _row_candidate(row, kind, "flat", vector_rank=ranks.get(row.id))
-            scored.append((rrf, _with_lexical(candidate, lexical.get(row.id, 0.0))))
-    scored.sort(key=lambda s: (-s[0], s[1].row_id))
-    return [row for _, row in scored]
+        current = current_rows(model_class, subject=subject).defer("embedding")
+        for row in current:
+            rows[str(row.id)] = (row, kind)
+        nearest += [
+            (float(row.distance), str(row.id)) for row in vector_lane(current, vector=vector, model=model, depth=depth)
+        ]
+    ids = sorted(rows)
+    scores = lexical.bm25_scores(lexical.terms(question), [lexical.terms(matched_text(rows[i][0])) for i in ids])
+    by_words = lexical.ranked(ids, scores, depth=depth)
+    by_meaning = [row_id for _, row_id in sorted(nearest)][:depth]
+    dense_rank = {row_id: rank for rank, row_id in enumerate(by_meaning)}
+    return [
+        _with_lexical(
+            _row_candidate(rows[row_id][0], rows[row_id][1], "flat", vector_rank=dense_rank.get(row_id)), score
+        )
+        for row_id, score in lexical.rrf([by_words, by_meaning])
+    ]
 
 
 def _with_lexical(row: RowCandidate, score: float) -> RowCandidate:

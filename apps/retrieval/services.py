@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from django.db import transaction
+
 from apps.graph.keys import anchor_key
 from apps.memory.models import CoreBlock, ProceduralItem, ResourceItem
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
 from apps.memory.services import current_rows
 from apps.providers.interfaces import Embedder
-from apps.retrieval import reads
+from apps.retrieval import lexical, reads
 from apps.retrieval.fusion import count_tokens, fuse, trim_to_token_budget
 from apps.retrieval.planner import plan_query
 from apps.retrieval.scoring import named_anchor_keys, rank_facts, select_anchors
@@ -69,7 +71,9 @@ def _graph_lanes(
 ) -> tuple[list[RowCandidate], list[FactCandidate]]:
     recalled = reads.recall_anchors(subject=subject, vector=vector, model=model)
     named = list(named_anchor_keys(plan)) if plan.is_relation_query else []
-    candidates = reads.anchor_candidates(subject=subject, recalled=recalled, named_keys=named)
+    candidates = reads.anchor_candidates(
+        subject=subject, recalled=recalled, named_keys=named, vector=vector, model=model
+    )
     anchors = select_anchors(candidates, plan)
     report.anchors_inspected = len(candidates)
     clock.lap("graph")
@@ -79,7 +83,7 @@ def _graph_lanes(
     selected = [scored.anchor for scored in anchors]
     base_ids: list[str] = []
     for anchor in selected:
-        base_ids += anchor.episodic_ids[-reads.ROWS_PER_ANCHOR :] + anchor.semantic_ids[-reads.ROWS_PER_ANCHOR :]
+        base_ids += anchor.episodic_ids[: reads.ROWS_PER_ANCHOR] + anchor.semantic_ids[: reads.ROWS_PER_ANCHOR]
     incident = reads.incident_frames(subject=subject, keys=[a.anchor_key for a in selected])
     selected_keys = {a.anchor_key for a in selected}
     co_participants: list[str] = []
@@ -87,10 +91,17 @@ def _graph_lanes(
         base_ids += list(frame["citations"])
         co_participants += [key for _, key in frame["arms"] if key not in selected_keys]
     co_keys = list(dict.fromkeys(co_participants))[: reads.CO_PARTICIPANTS]
-    co_anchors = reads.anchor_candidates(subject=subject, recalled=[], named_keys=co_keys)
+    co_anchors = reads.anchor_candidates(
+        subject=subject,
+        recalled=[],
+        named_keys=co_keys,
+        vector=vector,
+        model=model,
+        rows_per_type=reads.CO_PARTICIPANT_ROWS,
+    )
     report.anchors_inspected += len(co_anchors)  # co-participants are read too
     for anchor in co_anchors:
-        base_ids += anchor.episodic_ids[-2:] + anchor.semantic_ids[-2:]
+        base_ids += anchor.episodic_ids + anchor.semantic_ids
 
     # Relation lane: from the exactly named anchors, frames of the asked relation.
     facts: list[FactCandidate] = []
@@ -110,14 +121,19 @@ def _graph_lanes(
     cited_ids = [c for scored in ranked for c in scored.fact.citations]
     rows = reads.rows_by_id(subject=subject, ids=[*cited_ids, *base_ids], vector=vector, model=model, lane="base")
     # Same-chunk neighbours of the best base rows, recomputed from provenance.
-    best = [r.row_id for r in sorted(rows, key=lambda r: r.vector_rank if r.vector_rank is not None else 1 << 30)[:5]]
-    neighbours = reads.neighbour_ids(subject=subject, row_ids=best)
+    best = [
+        r.row_id
+        for r in sorted(rows, key=lambda r: r.vector_rank if r.vector_rank is not None else 1 << 30)[
+            : reads.NEIGHBOUR_SEEDS
+        ]
+    ]
+    neighbours = reads.neighbour_ids(subject=subject, row_ids=best, per_row=reads.NEIGHBOURS_PER_SEED)
     known = {r.row_id for r in rows}
     rows += reads.rows_by_id(
         subject=subject, ids=[i for i in neighbours if i not in known], vector=vector, model=model, lane="base"
     )
     clock.lap("rows")
-    return rows, [scored.fact for scored in ranked]
+    return lexical.with_lexical_ranks(rows, plan.question), [scored.fact for scored in ranked]
 
 
 def _predicates(plan: Plan) -> list[str]:
@@ -176,9 +192,12 @@ def search(
     facts: list[FactCandidate] = []
     if mode == "graph":
         try:
-            rows, facts = _graph_lanes(
-                subject=subject, plan=plan, vector=vector, model=embedder.model_name, report=report, clock=clock
-            )
+            # A savepoint: a graph error in the database aborts only the graph reads, and the
+            # fallback's own queries still run in the request's transaction.
+            with transaction.atomic():
+                rows, facts = _graph_lanes(
+                    subject=subject, plan=plan, vector=vector, model=embedder.model_name, report=report, clock=clock
+                )
         except Exception as exc:  # a graph read raised: direct evidence retrieval, and say so
             logger.warning("graph read failed; falling back", extra={"error_type": type(exc).__name__})
             fallback = True
@@ -192,9 +211,14 @@ def search(
     scored_facts = rank_facts(facts, plan)
     # A caller's token budget is filled, past the plan's row budgets, from the same bounded
     # candidates (cited and base rows first), then trimmed deterministically.
-    fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=TOKEN_BUDGET_ROW_LIMIT if token_budget else None)
-    report.rows_inspected = fused.rows_inspected
-    returned = list(fused.rows)
+    limit = TOKEN_BUDGET_ROW_LIMIT if token_budget else plan.budgets.total_rows
+    if mode == "flat" or fallback:  # the fused BM25 + dense order, as it is
+        report.rows_inspected = len(rows)
+        returned = [FusedRow(row, "base", row.lexical_score) for row in rows[:limit]]
+    else:
+        fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=limit)
+        report.rows_inspected = fused.rows_inspected
+        returned = list(fused.rows)
     if token_budget is not None:
         returned = trim_to_token_budget(returned, token_budget, text=lambda r: r.row.text)
     report.rows_returned = len(returned)

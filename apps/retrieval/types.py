@@ -201,7 +201,9 @@ class RowCandidate:
 
     ``vector_rank`` is the row's 0-based rank in its type's vector search (``None`` when the row
     came only through the graph); ``lexical_score`` is the adapter's own lexical score, used by
-    fusion only to break ties.
+    fusion only to break ties; ``lexical_rank`` is the row's 0-based BM25 rank among the
+    candidates of its search (``None`` when not ranked or no query term matches);
+    ``match_text`` is what lexical matching reads (the text and the details).
     """
 
     row_id: str
@@ -215,6 +217,8 @@ class RowCandidate:
     lane: Lane
     vector_rank: int | None
     lexical_score: float
+    lexical_rank: int | None = None
+    match_text: str = ""
 
 
 @dataclass(frozen=True, slots=True)

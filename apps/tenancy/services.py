@@ -147,6 +147,13 @@ def api_key_rotate(*, organization_id: uuid.UUID, api_key_id: uuid.UUID, overlap
 
 
 def api_key_touch(*, api_key_id: uuid.UUID) -> None:
-    """Record use at most once a minute per key: one cheap UPDATE, inside the request scope."""
+    """Record use at most once a minute per key: one cheap UPDATE, inside the request scope.
+    A key row another request is touching is skipped, not waited for: that request holds the
+    row until it commits, and concurrent requests of the key would queue behind it."""
     now = timezone.now()
-    ApiKey.objects.filter(id=api_key_id).exclude(last_used_at__gt=now - timedelta(minutes=1)).update(last_used_at=now)
+    due = (
+        ApiKey.objects.filter(id=api_key_id)
+        .exclude(last_used_at__gt=now - timedelta(minutes=1))
+        .select_for_update(skip_locked=True, no_key=True)
+    )
+    ApiKey.objects.filter(id__in=due.values("id")).update(last_used_at=now)

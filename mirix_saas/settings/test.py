@@ -26,3 +26,9 @@ from mirix_saas.settings.base import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Concurrent test runs (one database each) must not see each other's cache keys.
 CACHES["default"]["KEY_PREFIX"] = f"test-{TEST_DATABASE}"
+# Crash tests hold one worker at a named point (apps.platform.faults) and kill it there.
+FAULT_PAUSES = {
+    point: float(seconds)
+    for point, _, seconds in (item.partition("=") for item in os.environ.get("MIRIX_TEST_FAULT_PAUSES", "").split(","))
+    if point and seconds
+}

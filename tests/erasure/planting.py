@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 
 from apps.graph import adapter as graph
-from apps.graph.models import AnchorVector
+from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.tenancy.scope import organization_scope
 from mirix_saas.celery import app
 from tests.factories import Tenant
@@ -114,6 +114,33 @@ def plant(tenant: Tenant, external_id: str, *, canary: str | None = None) -> Pla
     # Consent history (who changed what, when).
     consent = client.put(f"/v1/subjects/{external_id}/consent", {"purposes": {"learn_skills": True}}, format="json")
     assert consent.status_code == 200, consent.content
+    # Task sessions: one with its SCEC (left pending), one distilled into an experience and a
+    # cited skill.
+    sessions = []
+    for scec in ({"reward_spec": {"kind": "contains", "expected": canary}, "inputs": {"tea": canary}}, None):
+        written = client.post(
+            f"/v1/subjects/{external_id}/sessions",
+            {
+                "task": f"Brew {canary} tea for 4 guests",
+                "domain": "cooking",
+                "steps": [
+                    {"kind": "thought", "content": f"Lesson: steep {canary} leaves for exactly 5 minutes"},
+                    {"kind": "tool_result", "content": "the tasting passed"},
+                ],
+                "final_output": f"4 cups of {canary} tea",
+                "scec": scec,
+            },
+            format="json",
+        )
+        assert written.status_code == 201, written.content
+        sessions.append(written.json()["id"])
+    with organization_scope(tenant.id):
+        from apps.procedural import services as procedural
+
+        llm, metering = procedural.procedural_llm(tenant.id), procedural.metering_for(tenant.id)
+        session = procedural.TaskSession.objects.get(id=sessions[1])
+        assert procedural.session_distill(session=session, llm=llm, metering=metering)
+        assert procedural.skills_curate(subject=subject, llm=llm, metering=metering)["created"] == 1
     # Graph vertices and an edge carrying the canary, through the adapter.
     with organization_scope(tenant.id):
         params = {"subject_id": str(subject.id)}
@@ -146,6 +173,53 @@ def plant(tenant: Tenant, external_id: str, *, canary: str | None = None) -> Pla
             embedding=[0.1] * 384,
             embedding_model="test",
         )
+        # The adjacency index beside the graph: the frame and a row that mention the anchor.
+        AnchorFrame.objects.create(
+            organization_id=tenant.id,
+            subject_id=subject.id,
+            anchor_key=f"{canary} museum",
+            frame_id=f"frame-{canary}",
+            predicate="visit",
+            roles=["place"],
+        )
+        AnchorRow.objects.create(
+            organization_id=tenant.id,
+            subject_id=subject.id,
+            anchor_key=f"{canary} museum",
+            memory_type="episodic",
+            row_id=uuid.uuid4(),
+        )
+    # Semantic AutoDream's records: a round, a merge (names and an undo snapshot), a cached
+    # rejection and a used source, as the dream service writes them.
+    with organization_scope(tenant.id):
+        from apps.dream.candidates import rejection_key
+        from apps.dream.models import DreamMerge, DreamRejection, DreamRound, DreamSource
+
+        dream_round = DreamRound.objects.create(organization_id=tenant.id, subject_id=subject.id, kind="final")
+        DreamMerge.objects.create(
+            organization_id=tenant.id,
+            subject_id=subject.id,
+            round=dream_round,
+            anchor_type="object",
+            source_key=f"bottle {canary} steel",
+            source_name=f"{title} steel bottle",
+            target_key=f"bottle {canary} stainless steel",
+            target_name=f"{title} stainless steel bottle",
+            cosine=0.9,
+            decided_by="local",
+            snapshot={"source": {"name": f"{title} steel bottle"}},
+            after_digest="0" * 64,
+        )
+        DreamRejection.objects.create(
+            organization_id=tenant.id,
+            subject_id=subject.id,
+            cache_key=rejection_key(f"{title} 10 gallons", f"{title} 20 gallons", "object"),
+            anchor_type="object",
+            decided_by="local",
+        )
+        DreamSource.objects.create(
+            organization_id=tenant.id, subject_id=subject.id, anchor_key=f"bottle {canary} steel"
+        )
     return planted
 
 
@@ -163,6 +237,15 @@ def subject_counts(subject_id: uuid.UUID) -> dict[str, int]:
         "webhook_events": "webhooks_event",
         "consent_records": "consent_record",
         "anchor_vectors": "graph_anchor_vector",
+        "dream_round": "dream_round",
+        "dream_merge": "dream_merge",
+        "dream_rejection": "dream_rejection",
+        "dream_source": "dream_source",
+        "anchor_frames": "graph_anchor_frame",
+        "anchor_rows": "graph_anchor_row",
+        "procedural_session": "procedural_session",
+        "procedural_experience": "procedural_experience",
+        "procedural_skill": "procedural_skill",
     }
     counts = {}
     with connections["owner"].cursor() as cursor:

@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,6 +23,7 @@ class StubReply:
     body: Any = None  # JSON-serialisable, or a str sent as is
     headers: dict[str, str] = field(default_factory=dict)
     delay_seconds: float = 0.0  # sleep before answering (to exceed a client timeout)
+    drop_connection: bool = False  # close the connection without answering
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,10 @@ def embedding_reply(vectors: list[list[float]], *, prompt_tokens: int = 5, order
     )
 
 
+def dropped_connection() -> StubReply:
+    return StubReply(drop_connection=True)
+
+
 def error_reply(status: int, *, headers: dict[str, str] | None = None, delay_seconds: float = 0.0) -> StubReply:
     body = {"error": {"message": f"stub error {status}", "type": "stub", "code": None}}
     return StubReply(status=status, body=body, headers=headers or {}, delay_seconds=delay_seconds)
@@ -81,6 +87,7 @@ class OpenAIStub:
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
         self._replies: deque[StubReply] = deque()
+        self._responder: Callable[[RecordedRequest], StubReply | None] | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -98,6 +105,12 @@ class OpenAIStub:
         with self._lock:
             self._replies.extend(replies)
 
+    def respond_with(self, responder: Callable[[RecordedRequest], StubReply | None]) -> None:
+        """Decide replies from the request itself (for concurrent callers, whose order a
+        queue cannot script); a responder returning None falls back to the queue."""
+        with self._lock:
+            self._responder = responder
+
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
@@ -106,6 +119,11 @@ class OpenAIStub:
     def _next(self, request: RecordedRequest) -> StubReply:
         with self._lock:
             self.requests.append(request)
+            responder = self._responder
+        decided = responder(request) if responder is not None else None
+        if decided is not None:
+            return decided
+        with self._lock:
             if self._replies:
                 return self._replies.popleft()
         return StubReply(status=500, body={"error": {"message": f"no scripted reply for {request.path}"}})
@@ -127,6 +145,9 @@ class OpenAIStub:
                 reply = stub._next(request)
                 if reply.delay_seconds:
                     time.sleep(reply.delay_seconds)
+                if reply.drop_connection:
+                    self.close_connection = True
+                    return
                 payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
                 data = payload.encode()
                 try:

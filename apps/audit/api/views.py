@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -53,7 +54,12 @@ class AuditLogApi(OrganizationApiView):
 
     @extend_schema(
         parameters=[AuditLogQuerySerializer],
-        responses={200: OpenApiResponse(AuditLogPageSerializer, description=f"{JSON_LINES} without `limit`")},
+        responses={
+            (200, "application/json"): OpenApiResponse(AuditLogPageSerializer, description="With `limit`: one page."),
+            (200, JSON_LINES): OpenApiResponse(
+                OpenApiTypes.STR, description="Without `limit`: one JSON audit entry per line, in chain order."
+            ),
+        },
         operation_id="audit_log_export",
     )
     def get(self, request: Request) -> Response | StreamingHttpResponse:

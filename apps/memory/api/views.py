@@ -4,8 +4,8 @@ import uuid
 from typing import Any
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.parsers import JSONParser, MultiPartParser
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -27,6 +27,7 @@ from apps.memory.api.serializers import (
     WriteResultSerializer,
 )
 from apps.memory.selectors import MemoryFilter
+from apps.platform.parsers import StrictJSONParser
 from apps.providers.registry import embedder
 from apps.tenancy.api.base import OrganizationApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
@@ -53,7 +54,7 @@ class MemoryCollectionApi(SubjectMemoryApi):
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [StrictJSONParser, MultiPartParser]
 
     @extend_schema(
         request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
@@ -206,7 +207,11 @@ class ResourceContentApi(SubjectMemoryApi):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "resource.read"}
 
-    @extend_schema(responses={(200, "application/octet-stream"): bytes}, operation_id="resources_content")
+    @extend_schema(
+        # The blob comes back with the media type it was stored with (text/plain, application/pdf, …).
+        responses={(200, "*/*"): OpenApiResponse(bytes, description="The stored bytes, in their own media type.")},
+        operation_id="resources_content",
+    )
     def get(self, request: Request, external_id: str, record_id: uuid.UUID) -> HttpResponse:
         from apps.resources.storage import storage
 

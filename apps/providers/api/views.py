@@ -12,7 +12,13 @@ from apps.tenancy.api.base import OrganizationApiView
 
 
 class ProviderConfigInputSerializer(serializers.Serializer[dict[str, Any]]):
-    api_key = serializers.CharField(max_length=500, help_text="Stored encrypted; never returned.")
+    # Sent as an HTTP header (Authorization: Bearer …), so printable ASCII without spaces only.
+    api_key = serializers.RegexField(
+        r"^[\x21-\x7e]+$",
+        max_length=500,
+        help_text="Stored encrypted; never returned.",
+        error_messages={"invalid": "An API key is printable ASCII without spaces (it is sent as an HTTP header)."},
+    )
     base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
     model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 

@@ -11,12 +11,14 @@ import uuid
 from contextlib import ExitStack
 from typing import Any, ClassVar
 
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponseBase
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.audit.services import acting_as, audit_record
+from apps.platform.exception_handler import database_unavailable
 from apps.tenancy.authentication import ApiKeyPrincipal
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.services import api_key_touch
@@ -60,9 +62,14 @@ class OrganizationApiView(APIView):
         self.audit_subject_id: uuid.UUID | None = None
         self.audit_targets: list[str] = []
         self._scoped = False
-        with ExitStack() as scope_stack:
-            self._scope_stack = scope_stack
-            return super().dispatch(request, *args, **kwargs)
+        try:
+            with ExitStack() as scope_stack:
+                self._scope_stack = scope_stack
+                return super().dispatch(request, *args, **kwargs)
+        except (OperationalError, InterfaceError) as exc:
+            # Raised as the transaction ends, after the view answered: the commit failed (or
+            # its outcome is unknown), so the answer is a 503, never the view's 2xx.
+            return database_unavailable(exc)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, scopes, throttles

@@ -7,10 +7,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["apps.tenancy.permissions.HasRequiredScopes"],
     "DEFAULT_THROTTLE_CLASSES": [],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON only; the memory write view adds multipart for documents (a form body anywhere else is a 415).
+    "DEFAULT_PARSER_CLASSES": ["apps.platform.parsers.StrictJSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.platform.exception_handler.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -23,6 +22,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.platform.openapi.add_error_responses",
+    ],
 }
 
 # Server pepper for API-key HMACs. Changing it invalidates every key.

@@ -32,6 +32,9 @@ INSTALLED_APPS = [
     "apps.webhooks",
     "apps.consent",
     "apps.erasure",
+    "apps.dream",
+    "apps.procedural",
+    "apps.console",
 ]
 
 MIDDLEWARE = [

@@ -65,7 +65,7 @@ TIMED_READS = (
 # Caps from apps/retrieval (reads.py, scoring.py): what a search may inspect at any size.
 ANCHOR_CAP = reads.ANCHOR_RECALL + MAX_NAMED_ANCHORS + reads.CO_PARTICIPANTS
 FRAME_CAP = ANCHOR_LIMIT * reads.FRAMES_PER_ANCHOR + reads.RELATION_FRAME_CAP
-NEIGHBOUR_ROWS = 5 * 2  # services: the best five base rows, one neighbour either side
+NEIGHBOUR_ROWS = reads.NEIGHBOUR_SEEDS * 2 * reads.NEIGHBOURS_PER_SEED  # same-chunk neighbours of the best base rows
 P95_RATIO_TARGET = 1.5
 GRAPH_ROWS_P50_TARGET_MS = 50.0
 
@@ -289,7 +289,7 @@ def analyze(graph_name: str) -> None:
     there later; a production table has them)."""
     graph = sql.Identifier(graph_name)
     with connections["owner"].cursor() as cursor:
-        for table in ("memory_episodic_event", "graph_anchor_vector"):
+        for table in ("memory_episodic_event", "graph_anchor_vector", "graph_anchor_frame", "graph_anchor_row"):
             cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
         for label in (*adapter.VERTEX_LABELS, *adapter.EDGE_LABELS):
             cursor.execute(sql.SQL("ANALYZE {}.{}").format(graph, sql.Identifier(label)))

@@ -21,6 +21,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from apps.dream.services import DREAM_EVERY_CHUNKS, dream_run, graph_size
 from apps.evaluation.locomo import Conversation, load_conversations, session_messages
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.graph.services import index_chunk
@@ -36,7 +37,7 @@ from apps.tenancy.scope import organization_scope
 TOKEN_BUDGETS = (512, 1024, 2048)
 SCORED_CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-MODES = ("flat", "graph")
+MODES = ("flat", "graph", "graph+dream")
 
 
 class Command(BaseCommand):
@@ -46,7 +47,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--data", type=Path, default=None, help="A LoCoMo-format JSON file (default: the dev split)."
         )
-        parser.add_argument("--mode", default="graph", help="flat, graph, or a comma-separated list (one ingestion).")
+        parser.add_argument(
+            "--mode",
+            default="graph",
+            help="flat, graph, graph+dream, or a comma-separated list (graph+dream ingests on its own, with the "
+            "AutoDream schedule: a round after every 5 sessions and after the last).",
+        )
         parser.add_argument(
             "--out", type=Path, default=Path("var/eval_locomo.jsonl"), help="JSON lines, one per question."
         )
@@ -57,9 +63,7 @@ class Command(BaseCommand):
         modes = [m.strip() for m in options["mode"].split(",") if m.strip()]
         unknown = sorted(set(modes) - set(MODES))
         if unknown:
-            raise CommandError(
-                f"unknown mode(s) {unknown}; available: {list(MODES)} (graph+dream comes with AutoDream)"
-            )
+            raise CommandError(f"unknown mode(s) {unknown}; available: {list(MODES)}")
         logging.getLogger("apps").setLevel(logging.WARNING)
         data: Path | None = options["data"]
         conversations = load_conversations(data.parent if data else None, data.name if data else None)
@@ -69,33 +73,46 @@ class Command(BaseCommand):
         out.parent.mkdir(parents=True, exist_ok=True)
         lines: list[dict[str, Any]] = []
         organizations = []
+        self.dream_rounds: list[dict[str, Any]] = []
+        plain = [m for m in modes if m != "graph+dream"]
         try:
             for conversation in conversations:
-                organization = tenancy.organization_create(
-                    name=f"LoCoMo {conversation.sample_id}",
-                    slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}",
-                )
-                organizations.append(organization.id)
-                subject = self._ingest(organization.id, conversation, index="graph" in modes)
-                for mode in modes:
-                    lines += self._ask(subject, conversation, mode)
+                # One ingestion for flat and graph; graph+dream changes the graph, so it has its own.
+                for group, dream in ((plain, False), (["graph+dream"] if "graph+dream" in modes else [], True)):
+                    if not group:
+                        continue
+                    organization = tenancy.organization_create(
+                        name=f"LoCoMo {conversation.sample_id}",
+                        slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}",
+                    )
+                    organizations.append(organization.id)
+                    subject = self._ingest(organization.id, conversation, index=dream or "graph" in group, dream=dream)
+                    for mode in group:
+                        lines += self._ask(subject, conversation, mode)
         finally:
             for organization_id in organizations:
                 tenancy.organization_offboard(organization_id=organization_id)
         with out.open("w") as handle:
             for line in lines:
                 handle.write(json.dumps(line) + "\n")
+        if "graph+dream" in modes:
+            with out.with_suffix(".dream.jsonl").open("w") as handle:
+                for dream_round in self.dream_rounds:
+                    handle.write(json.dumps(dream_round) + "\n")
         body = self._report(lines, modes, conversations, out)
         self.stdout.write(body)
         if options["write_docs"]:
             write_section("eval_locomo", body)
 
-    def _ingest(self, organization_id: uuid.UUID, conversation: Conversation, *, index: bool) -> Subject:
+    def _ingest(
+        self, organization_id: uuid.UUID, conversation: Conversation, *, index: bool, dream: bool = False
+    ) -> Subject:
         llm, vectors = llm_for(organization_id), embedder()
         with organization_scope(organization_id):
             subject = tenancy.subject_create(
                 organization_id=organization_id, external_id=conversation.sample_id, kind="user"
             )
+        frontier: list[uuid.UUID] = []
         for session in tqdm(conversation.sessions, desc=f"ingest {conversation.sample_id}", unit="session"):
             with organization_scope(organization_id):
                 written = memory_write_messages(
@@ -109,10 +126,44 @@ class Command(BaseCommand):
             if index:
                 with organization_scope(organization_id):
                     index_chunk(chunk_id=written.chunk_id)
+            if dream:
+                frontier.append(written.chunk_id)
+                if len(frontier) == DREAM_EVERY_CHUNKS:
+                    self._dream(subject, conversation, frontier, final=False)
+                    frontier = []
+        if dream:
+            self._dream(subject, conversation, frontier, final=True)
         return subject
+
+    def _dream(self, subject: Subject, conversation: Conversation, frontier: list[uuid.UUID], *, final: bool) -> None:
+        """One AutoDream request, as the ingestion driver makes it, with its cost and the graph size."""
+        with organization_scope(subject.organization_id):
+            before = graph_size(subject)
+            rows = sum(model.objects.filter(subject=subject).count() for model in (EpisodicEvent, SemanticItem))
+            started = time.perf_counter()
+            summary = dream_run(subject=subject, chunk_ids=frontier, final=final)
+            wall_ms = (time.perf_counter() - started) * 1000
+            after = graph_size(subject)
+        self.dream_rounds.append(
+            {
+                "sample_id": conversation.sample_id,
+                "request": len([r for r in self.dream_rounds if r["sample_id"] == conversation.sample_id]) + 1,
+                "final": final,
+                "chunks": len(frontier),
+                "memory_rows": rows,
+                "wall_ms": round(wall_ms, 1),
+                "anchors_before": before["anchors"],
+                "frames_before": before["frames"],
+                "anchors_after": after["anchors"],
+                "frames_after": after["frames"],
+                **{k: v for k, v in summary.items() if k != "rounds"},
+                "rounds": summary["rounds"],
+            }
+        )
 
     def _ask(self, subject: Subject, conversation: Conversation, mode: str) -> list[dict[str, Any]]:
         turn_tokens = {t.dia_id: count_tokens(t.text) for s in conversation.sessions for t in s.turns}
+        search_mode = "graph" if mode == "graph+dream" else mode  # the same retrieval over the dreamed graph
         vectors = embedder()
         lines = []
         with organization_scope(subject.organization_id):
@@ -124,12 +175,12 @@ class Command(BaseCommand):
         for question in tqdm(conversation.questions, desc=f"ask {conversation.sample_id} ({mode})", unit="q"):
             started = time.perf_counter()
             with organization_scope(subject.organization_id):
-                system = search(subject=subject, question=question.question, embedder=vectors, mode=mode)  # type: ignore[arg-type]
+                system = search(subject=subject, question=question.question, embedder=vectors, mode=search_mode)  # type: ignore[arg-type]
                 wide = search(
                     subject=subject,
                     question=question.question,
                     embedder=vectors,
-                    mode=mode,  # type: ignore[arg-type]
+                    mode=search_mode,  # type: ignore[arg-type]
                     token_budget=max(TOKEN_BUDGETS),
                 )
             latency = (time.perf_counter() - started) * 1000 / 2

@@ -1,4 +1,4 @@
-"""Create the demo organization, an API key and a console superuser — printed once."""
+"""Create the demo organization, an API key, a console superuser and a demo staff member — printed once."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ DEMO_SLUG = "demo"
 
 
 class Command(BaseCommand):
-    help = "Create the demo organization, a demo API key and a console superuser if missing."
+    help = "Create the demo organization, a demo API key, a console superuser and a staff member if missing."
 
     def handle(self, *args: Any, **options: Any) -> None:
         organization = Organization.objects.dangerously_across_organizations().filter(slug=DEMO_SLUG).first()
@@ -31,8 +31,15 @@ class Command(BaseCommand):
             user = user_model.objects.db_manager("owner").create_superuser(
                 username="admin", email="admin@example.com", password=password
             )
+            staff_password = secrets.token_urlsafe(12)
+            staff = user_model.objects.db_manager("owner").create_user(
+                username="staff", email="staff@example.com", password=staff_password, is_staff=True
+            )
         services.membership_create(organization_id=organization.id, user_id=user.pk, role=Membership.Role.OWNER)
+        services.membership_create(organization_id=organization.id, user_id=staff.pk, role=Membership.Role.ADMIN)
         self.stdout.write(self.style.SUCCESS("Demo organization created. Shown once — store them now:"))
         self.stdout.write(f"  organization: {organization.slug} ({organization.id})")
         self.stdout.write(f"  API key:      {issued.secret}")
-        self.stdout.write(f"  console:      http://127.0.0.1:8000/console/admin/  user 'admin'  password '{password}'")
+        self.stdout.write("  console:      http://127.0.0.1:8000/console/")
+        self.stdout.write(f"    superuser:  user 'admin'  password '{password}'  (every organization)")
+        self.stdout.write(f"    staff:      user 'staff'  password '{staff_password}'  (admin of {organization.slug})")

@@ -1,0 +1,116 @@
+"""A closed-loop HTTP load generator (framework-free): N clients, each sending its next
+request as soon as the previous one is answered, for a fixed time.
+
+Every request's latency and status is kept; :func:`summarize` turns them into requests/s,
+percentiles and an error count. Used by ``bench_api``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import requests
+
+# (session, client index, request number) → one HTTP response
+Request = Callable[[requests.Session, int, int], requests.Response]
+
+
+@dataclass
+class Sample:
+    latencies: list[float] = field(default_factory=list)  # seconds, successful requests only
+    errors: dict[str, int] = field(default_factory=dict)  # status (or exception name) → count
+    seconds: float = 0.0
+
+    @property
+    def requests(self) -> int:
+        return len(self.latencies) + sum(self.errors.values())
+
+
+@dataclass(frozen=True)
+class Summary:
+    clients: int
+    requests: int
+    errors: int
+    per_second: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    error_kinds: dict[str, int]
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest-rank percentile of ``values`` (0 < share ≤ 1); NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def summarize(sample: Sample, clients: int) -> Summary:
+    successful = sample.latencies
+    return Summary(
+        clients=clients,
+        requests=sample.requests,
+        errors=sum(sample.errors.values()),
+        per_second=len(successful) / sample.seconds if sample.seconds else 0.0,
+        p50_ms=percentile(successful, 0.50) * 1000,
+        p95_ms=percentile(successful, 0.95) * 1000,
+        p99_ms=percentile(successful, 0.99) * 1000,
+        error_kinds=dict(sample.errors),
+    )
+
+
+def run_closed_loop(
+    send: Request,
+    *,
+    clients: int,
+    seconds: float,
+    expected_status: int,
+    on_request: Callable[[], None] | None = None,
+) -> Sample:
+    """``clients`` threads, each with its own connection, sending ``send`` back to back for
+    ``seconds``; a response with another status than ``expected_status`` is an error."""
+    sample = Sample()
+    lock = threading.Lock()
+    start = threading.Barrier(clients + 1)
+    deadline = [0.0]
+
+    def client(index: int) -> None:
+        latencies: list[float] = []
+        errors: dict[str, int] = {}
+        with requests.Session() as session:
+            start.wait()
+            number = 0
+            while time.monotonic() < deadline[0]:
+                began = time.perf_counter()
+                try:
+                    status = str(send(session, index, number).status_code)
+                except requests.RequestException as exc:
+                    status = type(exc).__name__
+                elapsed = time.perf_counter() - began
+                if status == str(expected_status):
+                    latencies.append(elapsed)
+                else:
+                    errors[status] = errors.get(status, 0) + 1
+                number += 1
+                if on_request is not None:
+                    on_request()
+        with lock:
+            sample.latencies.extend(latencies)
+            for status, count in errors.items():
+                sample.errors[status] = sample.errors.get(status, 0) + count
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    began = time.monotonic()
+    deadline[0] = began + seconds
+    start.wait()
+    for thread in threads:
+        thread.join()
+    sample.seconds = time.monotonic() - began
+    return sample

@@ -1,0 +1,310 @@
+"""The adjacency index beside the graph: which frames touch an anchor, and which evidence rows
+mention it, as two relational tables with btree indexes (``graph_anchor_frame``,
+``graph_anchor_row``; RLS like every tenant table).
+
+AGE answers "the frames of this anchor" by walking every ARM edge of the anchor and reading
+every frame, and an anchor vertex that holds every row id mentioning it is megabytes for a hub
+(each read of any of its properties reads all of it). Here the same questions are one bounded
+index scan each: ``ORDER BY … LIMIT`` over ``(anchor, predicate, frame id)`` and
+``(anchor, memory type, arrival)``. The graph stays the source of anchors and frames; the
+store's writes maintain these tables in the same transaction, and :func:`rebuild` derives
+them again from the graph (ADR 0014).
+
+Every function runs in the caller's transaction and organization scope; every statement
+filters by organization and subject.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import connection
+
+# What an anchor vertex keeps of the rows that mention it: the newest few of each type (the
+# full list lives in graph_anchor_row). Retrieval reads no more than this per anchor either.
+ANCHOR_ROWS_KEPT = 24
+
+_ROLES_UNION = "ARRAY(SELECT DISTINCT r FROM unnest({a} || {b}) AS r ORDER BY r)"
+
+_FRAMES_INSERT = f"""
+INSERT INTO graph_anchor_frame (organization_id, subject_id, anchor_key, frame_id, predicate, roles, event_time)
+SELECT %s, %s, k, f, p, string_to_array(r, ','), e
+FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS t(k, f, p, r, e)
+ON CONFLICT (organization_id, subject_id, anchor_key, frame_id)
+DO UPDATE SET roles = {_ROLES_UNION.format(a="graph_anchor_frame.roles", b="EXCLUDED.roles")}
+"""
+_ROWS_INSERT = """
+INSERT INTO graph_anchor_row (organization_id, subject_id, anchor_key, memory_type, row_id)
+SELECT %s, %s, k, m, r::uuid
+FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS t(k, m, r, n)
+ORDER BY n
+ON CONFLICT (organization_id, subject_id, anchor_key, row_id) DO NOTHING
+"""
+
+
+def _execute(query: str, params: Sequence[Any]) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        return int(cursor.rowcount or 0)
+
+
+def _fetch(query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(query, params)
+        return list(cursor.fetchall())
+
+
+# --- maintenance (called by apps.graph.store's writes) --------------------------------------------
+
+
+def add_frames(*, organization_id: uuid.UUID, subject_id: uuid.UUID, frames: Iterable[dict[str, Any]]) -> None:
+    """Index new frames (graph properties: frame_id, predicate, arms, event_time) by each anchor
+    they touch; an anchor in several roles of a frame is one row with those roles."""
+    entries: dict[tuple[str, str], tuple[str, set[str], str]] = {}
+    for frame in frames:
+        for role, key in frame["arms"]:
+            _, roles, _ = entries.setdefault(
+                (str(key), str(frame["frame_id"])),
+                (str(frame["predicate"]), set(), str(frame.get("event_time") or "")),
+            )
+            roles.add(str(role))
+    if not entries:
+        return
+    ordered = sorted(entries.items())
+    _execute(
+        _FRAMES_INSERT,
+        [
+            organization_id,
+            subject_id,
+            [key for (key, _), _ in ordered],
+            [frame_id for (_, frame_id), _ in ordered],
+            [predicate for _, (predicate, _, _) in ordered],
+            [",".join(sorted(roles)) for _, (_, roles, _) in ordered],
+            [event_time for _, (_, _, event_time) in ordered],
+        ],
+    )
+
+
+def add_mentions(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, mentions: Iterable[tuple[str, str, str]]
+) -> None:
+    """Record (anchor key, memory type, row id) mentions in arrival order; repeats are ignored."""
+    unique = list(dict.fromkeys((str(k), str(m), str(r)) for k, m, r in mentions))
+    if not unique:
+        return
+    _execute(
+        _ROWS_INSERT,
+        [organization_id, subject_id, [k for k, _, _ in unique], [m for _, m, _ in unique], [r for _, _, r in unique]],
+    )
+
+
+def anchor_mentions(anchors: Iterable[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """The mentions an anchor's property map lists (its ``episodic_ids`` and ``semantic_ids``)."""
+    return [
+        (str(props["key"]), memory_type, str(row_id))
+        for props in anchors
+        for memory_type in ("episodic", "semantic")
+        for row_id in props.get(f"{memory_type}_ids") or []
+    ]
+
+
+def known_mentions(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, row_ids: Sequence[str]
+) -> set[tuple[str, str]]:
+    """(anchor key, row id) already recorded for these rows: what a re-run must not count twice."""
+    if not row_ids:
+        return set()
+    rows = _fetch(
+        "SELECT anchor_key, row_id::text FROM graph_anchor_row"
+        " WHERE organization_id = %s AND subject_id = %s AND row_id = ANY(%s::uuid[])",
+        [organization_id, subject_id, list(row_ids)],
+    )
+    return {(str(k), str(r)) for k, r in rows}
+
+
+# --- bounded reads (retrieval) ---------------------------------------------------------------------
+
+_NEWEST_ROWS = """
+SELECT k.key, x.memory_type, x.row_id::text
+FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, n)
+CROSS JOIN (VALUES ('episodic'), ('semantic')) AS m(memory_type)
+CROSS JOIN LATERAL (
+    SELECT memory_type, row_id, id FROM graph_anchor_row
+    WHERE organization_id = %s AND subject_id = %s AND anchor_key = k.key AND memory_type = m.memory_type
+    ORDER BY id DESC LIMIT %s
+) AS x
+ORDER BY k.n, m.memory_type, x.id DESC
+"""
+_INCIDENT = """
+SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
+CROSS JOIN LATERAL (
+    SELECT frame_id FROM graph_anchor_frame
+    WHERE organization_id = %s AND subject_id = %s AND anchor_key = k.key
+    ORDER BY frame_id LIMIT %s
+) AS x
+ORDER BY x.frame_id
+"""
+_RELATION = """
+SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
+CROSS JOIN unnest(%s::text[]) AS p(predicate)
+CROSS JOIN LATERAL (
+    SELECT frame_id FROM graph_anchor_frame
+    WHERE organization_id = %s AND subject_id = %s AND anchor_key = k.key AND predicate = p.predicate
+    ORDER BY frame_id LIMIT %s
+) AS x
+ORDER BY x.frame_id LIMIT %s
+"""
+
+
+def newest_rows(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], per_type: int
+) -> dict[str, dict[str, list[str]]]:
+    """Per anchor key, the ids of its newest ``per_type`` episodic and semantic rows (newest first)."""
+    found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
+    if not keys:
+        return found
+    for key, memory_type, row_id in _fetch(_NEWEST_ROWS, [list(keys), organization_id, subject_id, per_type]):
+        found[str(key)][str(memory_type)].append(str(row_id))
+    return found
+
+
+def incident_frame_ids(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], per_anchor: int
+) -> list[str]:
+    """At most ``per_anchor`` frames of each anchor (lowest frame ids first), deduplicated, sorted."""
+    if not keys:
+        return []
+    rows = _fetch(_INCIDENT, [list(dict.fromkeys(keys)), organization_id, subject_id, per_anchor])
+    return [str(row[0]) for row in rows]
+
+
+def relation_frame_ids(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], predicates: Sequence[str], cap: int
+) -> list[str]:
+    """Frames touching any of the anchors with one of the predicates (filtered by the index), the
+    ``cap`` lowest frame ids of them."""
+    if not keys or not predicates:
+        return []
+    params = [list(dict.fromkeys(keys)), sorted(set(predicates)), organization_id, subject_id, cap, cap]
+    return [str(row[0]) for row in _fetch(_RELATION, params)]
+
+
+def anchor_degrees(*, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str]) -> dict[str, int]:
+    """How many rows mention each anchor, counted in the index (bounded: used for a handful of keys)."""
+    if not keys:
+        return {}
+    rows = _fetch(
+        "SELECT anchor_key, count(*) FROM graph_anchor_row WHERE organization_id = %s AND subject_id = %s"
+        " AND anchor_key = ANY(%s::text[]) GROUP BY anchor_key",
+        [organization_id, subject_id, list(keys)],
+    )
+    return {str(k): int(n) for k, n in rows}
+
+
+# --- anchor merges ---------------------------------------------------------------------------------
+
+_SCOPE = "organization_id = %s AND subject_id = %s"
+
+
+def _scoped(alias: str) -> str:
+    return f"{alias}.organization_id = %s AND {alias}.subject_id = %s"
+
+
+def merge_anchor(
+    *,
+    organization_id: uuid.UUID,
+    subject_id: uuid.UUID,
+    source_key: str,
+    target_key: str,
+    frame_renames: dict[str, str],
+) -> None:
+    """Move every index row of anchor ``source_key`` to ``target_key`` (a union: a frame or row
+    both already have stays once, with the roles of both), then rename frame ids per
+    ``frame_renames`` (old → new; when the new id is already indexed for an anchor, the two are
+    united). Runs in the caller's transaction."""
+    scope = [organization_id, subject_id]
+    if source_key != target_key:
+        _execute(
+            f"DELETE FROM graph_anchor_row s USING graph_anchor_row t WHERE {_scoped('s')} AND s.anchor_key = %s"
+            f" AND {_scoped('t')} AND t.anchor_key = %s AND t.row_id = s.row_id",
+            [*scope, source_key, *scope, target_key],
+        )
+        _execute(
+            f"UPDATE graph_anchor_row SET anchor_key = %s WHERE {_SCOPE} AND anchor_key = %s",
+            [target_key, *scope, source_key],
+        )
+        _unite_frames(scope, ("anchor_key", source_key), ("anchor_key", target_key), "frame_id")
+        _execute(
+            f"UPDATE graph_anchor_frame SET anchor_key = %s WHERE {_SCOPE} AND anchor_key = %s",
+            [target_key, *scope, source_key],
+        )
+    for old, new in sorted(frame_renames.items()):
+        if old == new:
+            continue
+        _unite_frames(scope, ("frame_id", old), ("frame_id", new), "anchor_key")
+        _execute(f"UPDATE graph_anchor_frame SET frame_id = %s WHERE {_SCOPE} AND frame_id = %s", [new, *scope, old])
+
+
+def _unite_frames(scope: list[Any], source: tuple[str, str], target: tuple[str, str], same: str) -> None:
+    """Where a source row and a target row agree on ``same``, the target takes the union of
+    their roles and the source row goes."""
+    column, source_value = source
+    _, target_value = target
+    join = f"{_scoped('s')} AND s.{column} = %s AND {_scoped('t')} AND t.{column} = %s AND t.{same} = s.{same}"
+    params = [*scope, source_value, *scope, target_value]
+    _execute(
+        f"UPDATE graph_anchor_frame t SET roles = {_ROLES_UNION.format(a='t.roles', b='s.roles')}"
+        f" FROM graph_anchor_frame s WHERE {join}",
+        params,
+    )
+    _execute(f"DELETE FROM graph_anchor_frame s USING graph_anchor_frame t WHERE {join}", params)
+
+
+# --- rebuild ---------------------------------------------------------------------------------------
+
+
+def rebuild(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
+    """Derive the subject's index again from its graph, in the caller's transaction.
+
+    ``graph_anchor_frame`` is recomputed from the frames' arms. ``graph_anchor_row`` is
+    recomputed from what the graph holds of mentions — each anchor's kept newest rows and the
+    rows cited by the frames that touch it — united with the index's own older mentions of
+    anchors that still exist (an anchor keeps only its newest rows, so those are the one copy).
+    Returns the resulting row counts."""
+    from apps.graph import store  # the store maintains this module: import at call time
+
+    scope = [organization_id, subject_id]
+    _execute(f"DELETE FROM graph_anchor_frame WHERE {_SCOPE}", scope)
+    keys: set[str] = set()
+    after = ""
+    while page := store.anchor_page(organization_id=organization_id, subject_id=subject_id, after=after):
+        page = page[: store.PAGE_CAP]
+        keys.update(str(a["key"]) for a in page)
+        add_mentions(organization_id=organization_id, subject_id=subject_id, mentions=anchor_mentions(page))
+        after = str(page[-1]["key"])
+    after = ""
+    while page := store.frame_page(organization_id=organization_id, subject_id=subject_id, after=after):
+        page = page[: store.PAGE_CAP]
+        add_frames(organization_id=organization_id, subject_id=subject_id, frames=page)
+        add_mentions(
+            organization_id=organization_id,
+            subject_id=subject_id,
+            mentions=[
+                (str(key), str(frame.get("kind") or "episodic"), str(row_id))
+                for frame in page
+                for _, key in frame["arms"]
+                for row_id in frame["citations"]
+            ],
+        )
+        after = str(page[-1]["frame_id"])
+    _execute(
+        f"DELETE FROM graph_anchor_row WHERE {_SCOPE} AND NOT (anchor_key = ANY(%s::text[]))", [*scope, sorted(keys)]
+    )
+    counts = _fetch(
+        f"SELECT (SELECT count(*) FROM graph_anchor_frame WHERE {_SCOPE}), "
+        f"(SELECT count(*) FROM graph_anchor_row WHERE {_SCOPE})",
+        [*scope, *scope],
+    )[0]
+    return {"anchor_frames": int(counts[0]), "anchor_rows": int(counts[1])}

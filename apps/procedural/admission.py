@@ -1,0 +1,241 @@
+"""SEDM admission (§9): paired A/B replay of a candidate inside an SCEC — a distilled
+experience (in its session's SCEC) or a curator's skill edit (a candidate skill version, in
+the SCEC ``services.skill_edit_propose`` chose).
+
+``admission_start`` creates the admission, one replay row and one job per arm and run, and
+publishes them after commit as one Celery group over the admission queue. Each replay job
+records its run and counts itself done on the admission row (under its row lock); the job
+that completes the count creates the deciding job — the chord's join, kept in the database
+because the deployment keeps no Celery result backend (job rows are the results). The
+decision computes S over the paired runs, admits iff S ≥ η with w0 = max(0, S), and then lets
+the curator use an admitted experience, or makes an admitted edit the skill's version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from typing import Any
+
+from celery import group
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.jobs.models import Job
+from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.procedural.models import Admission, Experience, Replay, Scec, SkillVersion
+from apps.procedural.rewards import reward
+from apps.procedural.sedm import ArmRun, admission_score
+from apps.procedural.services import (
+    metering_for,
+    procedural_llm,
+    scec_package,
+    skill_version_decided,
+    skills_curate,
+)
+from apps.providers.errors import ProviderError
+from apps.providers.interfaces import ReplayUnavailable
+from apps.providers.procedural_schemas import ReplayRequest
+from apps.tenancy.models import Subject
+
+logger = logging.getLogger(__name__)
+
+REPLAY_TASK = "admission.sedm.replay"
+DECIDE_TASK = "admission.sedm.decide"
+REPLAY_JOB_KIND = "procedural.replay"
+DECIDE_JOB_KIND = "procedural.admission"
+
+
+def _sha(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+def _seed(package: dict[str, Any], scec: Scec, run: int) -> int:
+    seeds = [s for s in package.get("seeds") or [] if isinstance(s, int)]
+    if run < len(seeds):
+        return seeds[run]
+    return int(_sha(scec.content_hash, str(run))[:12], 16)
+
+
+def admission_start(
+    *,
+    llm_version: str,
+    experience: Experience | None = None,
+    skill_version: SkillVersion | None = None,
+    scec: Scec | None = None,
+) -> Admission:
+    """Admit ``experience`` (replayed in its session's SCEC) or ``skill_version`` (in ``scec``)."""
+    if experience is not None:
+        scec = Scec.objects.get(session_id=experience.session_id)
+    candidate = experience or skill_version
+    if scec is None or candidate is None or (experience is not None and skill_version is not None):
+        raise ValueError("an admission needs one candidate and an SCEC")
+    package = scec_package(scec)
+    runs = settings.PROCEDURAL_RUNS_PER_ARM
+    admission = Admission.objects.create(
+        organization_id=scec.organization_id,
+        subject_id=scec.subject_id,
+        experience=experience,
+        skill_version=skill_version,
+        scec=scec,
+        runs_per_arm=runs,
+        replays_total=2 * runs,
+        lambda_latency=settings.PROCEDURAL_LAMBDA_LATENCY,
+        lambda_tokens=settings.PROCEDURAL_LAMBDA_TOKENS,
+        eta=settings.PROCEDURAL_ETA,
+        item_hash=_sha(candidate.text),
+        provider_version=llm_version,
+    )
+    signatures = []
+    for run in range(runs):
+        seed = _seed(package, scec, run)
+        for arm in (Replay.Arm.WITHOUT, Replay.Arm.WITH_ITEM):
+            job = job_create(organization_id=scec.organization_id, kind=REPLAY_JOB_KIND, subject_id=scec.subject_id)
+            replay = Replay.objects.create(
+                organization_id=scec.organization_id, admission=admission, job=job, arm=arm, run=run, seed=seed
+            )
+            signatures.append(
+                _signature(REPLAY_TASK, job, {"replay_id": str(replay.id)}),
+            )
+    fan_out = group(signatures)
+    transaction.on_commit(lambda: fan_out.apply_async())
+    return admission
+
+
+def _signature(name: str, job: Job, kwargs: dict[str, str]) -> Any:
+    from mirix_saas.celery import app
+
+    return app.signature(name, kwargs={"organization_id": str(job.organization_id), "job_id": str(job.id), **kwargs})
+
+
+def replay_run(*, replay_id: uuid.UUID) -> dict[str, Any]:
+    """Run one arm of one paired run (idempotent: a finished replay is not run again)."""
+    replay = Replay.objects.select_related(
+        "admission", "admission__experience", "admission__skill_version", "admission__scec"
+    ).get(id=replay_id)
+    admission = replay.admission
+    if replay.finished_at is None:
+        package = scec_package(admission.scec)
+        llm = procedural_llm(admission.organization_id)
+        request = ReplayRequest(
+            task=package["task"],
+            inputs=package["inputs"],
+            tool_summaries=tuple(package["tool_summaries"]),
+            seed=replay.seed,
+            executor=package.get("executor"),
+            item=admission.item_text if replay.arm == Replay.Arm.WITH_ITEM else None,
+            config=package.get("config") or {},
+        )
+        replay.fingerprint = _sha(
+            admission.scec.content_hash,
+            replay.arm,
+            admission.item_hash if replay.arm == Replay.Arm.WITH_ITEM else "",
+            str(replay.seed),
+            llm.version,
+            str(package.get("config_hash", "")),
+        )
+        started = time.perf_counter()
+        try:
+            result = llm.replay(request, metering=metering_for(admission.organization_id))
+        except (ReplayUnavailable, ProviderError) as exc:
+            replay.error = str(exc)[:200]
+        else:
+            replay.latency_seconds = time.perf_counter() - started
+            replay.reward = reward(admission.scec.reward_spec, result.output)
+            replay.tokens = result.tokens
+            replay.output_hash = _sha(result.output)
+            replay.model = result.model[:200]
+        replay.finished_at = timezone.now()
+        replay.save()
+        _count_done(admission.id)
+    return {
+        "replay_id": str(replay.id),
+        "arm": replay.arm,
+        "run": replay.run,
+        "reward": replay.reward,
+        "error": replay.error,
+    }
+
+
+def _count_done(admission_id: uuid.UUID) -> None:
+    """The chord's join: the replay that completes the count schedules the decision."""
+    admission = Admission.objects.select_for_update().get(id=admission_id)
+    admission.replays_done += 1
+    admission.save(update_fields=["replays_done"])
+    if admission.replays_done == admission.replays_total:
+        job = job_create(
+            organization_id=admission.organization_id, kind=DECIDE_JOB_KIND, subject_id=admission.subject_id
+        )
+        job_enqueue_on_commit(job=job, task_name=DECIDE_TASK, kwargs={"admission_id": str(admission.id)})
+
+
+def admission_decide(*, admission_id: uuid.UUID, job: Job | None = None) -> dict[str, Any]:
+    admission = (
+        Admission.objects.select_for_update(of=("self",))
+        .select_related("experience", "skill_version")
+        .get(id=admission_id)
+    )
+    if admission.status != Admission.Status.RUNNING:
+        return {"admission_id": str(admission.id), "status": admission.status}
+    replays = list(admission.replays.order_by("run", "arm"))
+    failed = [r for r in replays if r.error or r.reward is None]
+    admission.decided_at = timezone.now()
+    if failed:
+        # Not replayable here: the item enters unverified with the neutral prior, and says so.
+        admission.status = Admission.Status.UNVERIFIABLE
+    else:
+        arms: dict[str, dict[int, ArmRun]] = {Replay.Arm.WITHOUT: {}, Replay.Arm.WITH_ITEM: {}}
+        for r in replays:
+            arms[r.arm][r.run] = ArmRun(
+                reward=float(r.reward or 0), latency_seconds=float(r.latency_seconds or 0), tokens=r.tokens or 0
+            )
+        runs = sorted(arms[Replay.Arm.WITHOUT])
+        score = admission_score(
+            without=[arms[Replay.Arm.WITHOUT][run] for run in runs],
+            with_item=[arms[Replay.Arm.WITH_ITEM][run] for run in runs],
+            lambda_latency=admission.lambda_latency,
+            lambda_tokens=admission.lambda_tokens,
+            eta=admission.eta,
+        )
+        admission.delta_reward, admission.delta_latency = score.delta_reward, score.delta_latency
+        admission.delta_tokens, admission.score = score.delta_tokens, score.score
+        admission.initial_weight = score.initial_weight
+        admission.status = Admission.Status.ADMITTED if score.admitted else Admission.Status.REJECTED
+    admission.save()
+    replayed = admission.status != Admission.Status.UNVERIFIABLE
+    weight = float(admission.initial_weight or 0) if replayed else settings.PROCEDURAL_NEUTRAL_WEIGHT
+    curated: dict[str, int] = {}
+    if admission.skill_version is not None:
+        skill_version_decided(
+            version=admission.skill_version,
+            admitted=admission.status != Admission.Status.REJECTED,
+            weight=weight,
+            verified=replayed,
+        )
+    else:
+        curated = _experience_decided(admission, weight=weight, job=job)
+    logger.info("admission decided", extra={"admission_id": str(admission.id), "status": admission.status})
+    return {"admission_id": str(admission.id), "status": admission.status, "score": admission.score, **curated}
+
+
+def _experience_decided(admission: Admission, *, weight: float, job: Job | None) -> dict[str, int]:
+    """Record the decision on the experience; the curator may then use it unless rejected."""
+    experience = admission.experience
+    assert experience is not None
+    experience.verification = Experience.Verification.UNVERIFIED
+    if admission.status == Admission.Status.ADMITTED:
+        experience.verification = Experience.Verification.ADMITTED
+    elif admission.status == Admission.Status.REJECTED:
+        experience.verification = Experience.Verification.REJECTED
+    experience.weight = weight
+    if experience.verification == Experience.Verification.REJECTED:
+        experience.curation = Experience.Curation.NOT_WORTH
+    experience.save(update_fields=["verification", "weight", "curation"])
+    if experience.verification == Experience.Verification.REJECTED:
+        return {}
+    subject = Subject.objects.get(id=admission.subject_id)
+    llm = procedural_llm(admission.organization_id)
+    return skills_curate(subject=subject, llm=llm, metering=metering_for(admission.organization_id), job=job)

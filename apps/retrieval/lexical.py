@@ -1,0 +1,74 @@
+"""Okapi BM25 and reciprocal rank fusion. Pure.
+
+Terms are the stems of content words (:func:`apps.retrieval.planner.stem`), the same
+normalization every other lexical comparison of retrieval uses. BM25 scores a question against
+a set of documents with the set's own statistics (document frequencies, average length):
+the whole history for flat mode, the bounded candidate set for graph mode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import replace
+from typing import TypeVar
+
+from apps.retrieval.planner import is_content_word, stem, words
+from apps.retrieval.types import RowCandidate
+
+BM25_K1 = 1.5  # term-frequency saturation (the usual value)
+BM25_B = 0.75  # length normalization (the usual value)
+RRF_K = 60  # the usual constant of reciprocal rank fusion
+
+K = TypeVar("K", bound=Hashable)
+
+
+def terms(text: str) -> list[str]:
+    """The stems of a text's content words, with repeats, in order."""
+    return [stem(word) for word in words(text) if is_content_word(word)]
+
+
+def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[float]:
+    """The BM25 score of each document (a list of terms) for the query terms (repeats count
+    once), with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``."""
+    if not documents:
+        return []
+    wanted = set(query)
+    counts = [Counter(t for t in document if t in wanted) for document in documents]
+    frequency = Counter(t for c in counts for t in c)
+    total = len(documents)
+    average = sum(len(d) for d in documents) / total or 1.0
+    idf = {t: math.log(1.0 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in wanted}
+    scores = []
+    for document, count in zip(documents, counts, strict=True):
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(document) / average)
+        scores.append(sum(idf[t] * n * (BM25_K1 + 1.0) / (n + norm) for t, n in count.items()))
+    return scores
+
+
+def ranked(ids: Sequence[K], scores: Sequence[float], *, depth: int | None = None) -> list[K]:
+    """Ids with a positive score, best first (ties by id), at most ``depth``."""
+    order = sorted((i for i, s in zip(ids, scores, strict=True) if s > 0), key=lambda i: str(i))
+    by_score = dict(zip(ids, scores, strict=True))
+    order.sort(key=lambda i: -by_score[i])
+    return order[:depth] if depth is not None else order
+
+
+def rrf(rankings: Iterable[Sequence[K]], *, k: int = RRF_K) -> list[tuple[K, float]]:
+    """Reciprocal rank fusion (ranks from 1): ``Σ 1 / (k + rank)``; ties by id."""
+    scores: dict[K, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda entry: (-entry[1], str(entry[0])))
+
+
+def with_lexical_ranks(rows: Sequence[RowCandidate], question: str) -> list[RowCandidate]:
+    """The rows with their BM25 rank (0-based) among themselves for the question: the
+    statistics are the candidates' own, so the cost is bounded by the candidates."""
+    unique = list({row.row_id: row for row in rows}.values())
+    scores = bm25_scores(terms(question), [terms(row.match_text or row.text) for row in unique])
+    order = ranked([row.row_id for row in unique], scores)
+    rank = {row_id: position for position, row_id in enumerate(order)}
+    return [replace(row, lexical_rank=rank.get(row.row_id)) for row in rows]

@@ -1,0 +1,58 @@
+"""The closed-loop load generator of ``bench_api`` against a local HTTP server."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import requests
+
+from apps.evaluation import loadgen
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            status = 503 if self.path.endswith("/3") else 200
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_clients_run_back_to_back_and_other_statuses_count_as_errors(server: str) -> None:
+    def send(session: requests.Session, client: int, number: int) -> requests.Response:
+        return session.get(f"{server}/{client}/{number % 5}", timeout=5)
+
+    sample = loadgen.run_closed_loop(send, clients=4, seconds=0.5, expected_status=200)
+    summary = loadgen.summarize(sample, 4)
+    assert summary.requests > 20 and summary.errors > 0
+    assert summary.error_kinds == {"503": summary.errors}
+    # Every fifth request of each client answers 503.
+    assert summary.errors == pytest.approx(summary.requests / 5, rel=0.3)
+    assert summary.per_second > 0 and 0 < summary.p50_ms <= summary.p95_ms <= summary.p99_ms
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert loadgen.percentile(values, 0.5) == 50.0
+    assert loadgen.percentile(values, 0.95) == 95.0
+    assert loadgen.percentile(values, 0.99) == 99.0
+    assert math.isnan(loadgen.percentile([], 0.5))

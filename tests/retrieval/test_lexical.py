@@ -1,0 +1,45 @@
+"""BM25 and reciprocal rank fusion: the flat mode's two lanes and how they combine."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from apps.retrieval.lexical import BM25_B, BM25_K1, bm25_scores, ranked, rrf, terms
+
+
+def test_terms_are_content_stems_with_repeats() -> None:
+    assert terms("The painting, and she painted paints!") == ["paint", "paint", "paint"]
+    assert terms("What is it?") == []
+
+
+def test_bm25_matches_the_okapi_formula() -> None:
+    documents = [["paint", "sunset"], ["paint", "paint", "lake", "boat", "dog"], ["dog"]]
+    scores = bm25_scores(["paint", "dog"], documents)
+    average = 8 / 3
+
+    def idf(df: int) -> float:
+        return math.log(1 + (3 - df + 0.5) / (df + 0.5))
+
+    def part(tf: int, length: int, df: int) -> float:
+        return idf(df) * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+
+    assert scores == pytest.approx([part(1, 2, 2), part(2, 5, 2) + part(1, 5, 2), part(1, 1, 2)])
+
+
+def test_rarer_terms_and_shorter_documents_score_higher() -> None:
+    rare_first = bm25_scores(["kayak", "lake"], [["kayak"], ["lake"], ["lake"], ["lake", "kayak", "x", "y", "z"]])
+    assert rare_first[0] > rare_first[1] and rare_first[0] > rare_first[3] - rare_first[1]
+    assert bm25_scores(["x"], []) == []
+
+
+def test_ranked_drops_non_matches_orders_by_score_then_id() -> None:
+    assert ranked(["b", "a", "c", "d"], [1.0, 1.0, 0.0, 2.0], depth=2) == ["d", "a"]
+
+
+def test_rrf_fuses_two_rankings_deterministically() -> None:
+    fused = rrf([["x", "y", "z"], ["y", "w"]])
+    assert [item for item, _ in fused] == ["y", "x", "w", "z"]
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    assert rrf([["b"], ["a"]]) == [("a", 1 / 61), ("b", 1 / 61)]
