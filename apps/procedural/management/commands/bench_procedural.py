@@ -110,9 +110,9 @@ class Command(BaseCommand):
             )
         dream = procedural_dream(subject=subject)
         self.stdout.write(f"  dream: {dream}")
-        running = Admission.objects.filter(subject=subject, status=Admission.Status.RUNNING)
-        while running.exists():  # deciding lets the curator propose edits, admitted in turn
-            admissions = list(running)
+        # Deciding lets the curator propose edits, admitted in turn: loop until none is running
+        # (a fresh query each time; an evaluated queryset would answer from its cache).
+        while admissions := list(Admission.objects.filter(subject=subject, status=Admission.Status.RUNNING)):
             unfinished = Replay.objects.filter(admission__in=admissions, finished_at__isnull=True)
             for replay in unfinished.order_by("admission_id", "run", "arm"):
                 replay_run(replay_id=replay.id)
@@ -215,7 +215,7 @@ class Command(BaseCommand):
     def _body(self, report: dict[str, Any], options: dict[str, Any], seconds: float) -> str:
         arms: list[ArmResult] = report["arms"]
         lines = [
-            "## Procedural memory (`bench_procedural`)",
+            "## Procedural memory (`python manage.py bench_procedural --write-docs`)",
             "",
             f"Shipped suite `apps/procedural/suite` (4 domains; training: a helpful and a harmful lesson per domain with "
             f"SCECs, shipping's harmful lesson without one), {report['tasks']} evaluation tasks round-robin, top-1 skill "
