@@ -18,6 +18,7 @@ import pytest
 import requests
 from django.core.management import call_command
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 from apps.tenancy.models import Membership
 from tests.console.conftest import PASSWORD, make_staff
@@ -125,10 +126,20 @@ def _sign_in(page: Page, server: Server, username: str, target: str = "/console/
     page.click("button:has-text('Sign in')")
 
 
+def _reload(page: Page) -> bool:
+    """Reload once the current navigation has settled; a reload that still races one is
+    reported as not done, so the caller's poll simply tries again."""
+    page.wait_for_load_state("load")
+    try:
+        page.reload()
+    except PlaywrightError:
+        return False
+    return True
+
+
 def _reload_until(page: Page, selector: str, text: str, *, timeout: float = 90) -> None:
     def shown() -> bool:
-        page.reload()
-        return text in page.inner_text(selector)
+        return _reload(page) and text in page.inner_text(selector)
 
     wait_for(shown, timeout=timeout, interval=1.0)
 
@@ -196,10 +207,11 @@ def test_a_staff_member_works_through_the_console(
     page.click("nav.sections >> text=Webhooks")
     page.click(f"a:has-text('{receiver.url()}')")
     _reload_until(page, "#deliveries", "succeeded")
-    page.click("button:has-text('Send ping')")
+    with page.expect_navigation():  # the form posts, then redirects back to the endpoint
+        page.click("button:has-text('Send ping')")
     wait_for(lambda: len(receiver.requests) >= 2, timeout=60)
     pings = page.locator("tr.delivery[data-status=succeeded]", has_text="webhook.ping")
-    wait_for(lambda: page.reload() or pings.count() == 2, timeout=60, interval=1.0)
+    wait_for(lambda: _reload(page) and pings.count() == 2, timeout=60, interval=1.0)
     expect(pings.first.locator(".attempt")).to_contain_text("200")
     _shot(page, "09-webhook-deliveries")
 

@@ -100,7 +100,10 @@ OPERATIONS = sorted(_operations(), key=_removes_objects)
 
 @pytest.fixture(scope="module")
 def server(django_db_setup: None) -> Iterator[str]:
-    with api_server(workers=1, threads=1, name="fuzz") as running:
+    # Hundreds of generated requests a minute per key: the per-key rate limit (tested in
+    # tests/tenancy) would answer some of them 429 and make the owner/intruder comparison flaky.
+    unthrottled = {"MIRIX_API_KEY_RATE_PER_MINUTE": "1000000"}
+    with api_server(workers=1, threads=1, name="fuzz", env=unthrottled) as running:
         yield running.url
     purge_queues()  # nothing consumes the indexing jobs the fuzzed writes enqueued
 
