@@ -42,6 +42,11 @@ UNIQUE_INDEXES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# The identity property of each vertex label: lookups by it read the label's table in SQL
+# through the unique expression index above (see :func:`vertices_by_identity`).
+IDENTITY_PROPERTY = {"Anchor": "key", "Frame": "frame_id"}
+
+
 class CrossTenantGraphAccess(ApplicationError):
     status_code = 404
     code = "not_found"
@@ -125,6 +130,9 @@ def graph_create(graph_name: str) -> None:
 
 
 def graph_drop(graph_name: str) -> None:
+    for organization_id, name in list(_GRAPH_NAMES.items()):
+        if name == graph_name:
+            _GRAPH_NAMES.pop(organization_id, None)
     raw = _raw("owner")
     with psycopg.Cursor(raw) as cursor:
         cursor.execute(_AGE_SEARCH_PATH)
@@ -143,15 +151,28 @@ def graph_exists(graph_name: str, *, using: str = "default") -> bool:
     return row is not None
 
 
+# An organization's graph name is set once, when the organization is created. A name read
+# through RLS is remembered for the process (dropped with the graph); the scope check below
+# still runs on every call. Saves one query per graph read (a search makes about five).
+_GRAPH_NAMES: dict[uuid.UUID, str] = {}
+_GRAPH_NAMES_KEPT = 4096
+
+
 def _graph_name_for(organization_id: uuid.UUID) -> str:
     from apps.tenancy.selectors import organization_graph_name
 
     if organization_id != current_organization_id():
         raise CrossTenantGraphAccess("No such graph.")
-    graph_name = organization_graph_name(organization_id=organization_id)
+    graph_name = _GRAPH_NAMES.get(organization_id)
     if graph_name is None:
-        raise CrossTenantGraphAccess("No such graph.")
-    return _checked_graph_name(graph_name)
+        found = organization_graph_name(organization_id=organization_id)
+        if found is None:
+            raise CrossTenantGraphAccess("No such graph.")
+        graph_name = _checked_graph_name(found)
+        if len(_GRAPH_NAMES) >= _GRAPH_NAMES_KEPT:
+            _GRAPH_NAMES.clear()
+        _GRAPH_NAMES[organization_id] = graph_name
+    return graph_name
 
 
 def cypher(
@@ -187,11 +208,75 @@ def cypher(
     return [tuple(decode_agtype(value) for value in row) for row in rows]
 
 
+def vertices_by_identity(
+    *,
+    organization_id: uuid.UUID,
+    label: str,
+    subject_id: uuid.UUID,
+    values: Sequence[str],
+    properties: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """The subject's vertices of ``label`` whose identity property (an anchor's ``key``, a
+    frame's ``frame_id``) is one of ``values``, as property maps, in no particular order; with
+    ``properties``, only those (a missing one is ``None``, as Cypher returns it).
+
+    One SQL statement on the label's table of the organization's graph — the rows a Cypher
+    ``MATCH`` on the same label reads — resolved through the label's unique expression index:
+    one btree probe per value, where ``UNWIND … MATCH (n {…})`` makes one GIN containment
+    lookup and one Cypher execution step per value. Same tenant checks as :func:`cypher`."""
+    graph_name = _graph_name_for(organization_id)
+    statement = identity_lookup(graph_name, label, properties)
+    if not connection.in_atomic_block:
+        raise RuntimeError("graph calls run inside the organization's transaction")
+    if not values:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            statement.as_string(_raw("default")), [[json.dumps(v) for v in values], json.dumps(str(subject_id))]
+        )
+        rows = cursor.fetchall()
+    if properties:
+        return [dict(zip(properties, decode_agtype(row[0]), strict=True)) for row in rows]
+    return [decode_agtype(row[0]) for row in rows]
+
+
+def identity_lookup(graph_name: str, label: str, properties: Sequence[str] = ()) -> sql.Composed:
+    """The statement of :func:`vertices_by_identity`; parameters: the identity values as an
+    array of JSON texts, then the subject id as a JSON text."""
+    identity = IDENTITY_PROPERTY.get(label)
+    if identity is None:
+        raise ValueError(f"no identity lookup for label {label!r}")
+    if not all(_COLUMN_PATTERN.match(p) for p in properties):
+        raise ValueError("invalid property names")
+    # A scalar cast to text loses its quotes; a list of the properties keeps agtype's notation.
+    columns = (
+        sql.SQL("ag_catalog.agtype_build_list({})::text").format(
+            sql.SQL(", ").join(_property_expression(p) for p in properties)
+        )
+        if properties
+        else sql.SQL("properties::text")
+    )
+    # Schema-qualified operator and type: no search_path change (and its round trips) needed.
+    return sql.SQL(
+        "SELECT {columns} FROM {graph}.{label}"
+        " WHERE {identity} OPERATOR(ag_catalog.=) ANY(%s::text[]::ag_catalog.agtype[])"
+        " AND {subject} OPERATOR(ag_catalog.=) %s::text::ag_catalog.agtype"
+    ).format(
+        columns=columns,
+        graph=sql.Identifier(_checked_graph_name(graph_name)),
+        label=sql.Identifier(label),
+        identity=_property_expression(identity),
+        subject=_property_expression("subject_id"),
+    )
+
+
 def decode_agtype(text: str | None) -> Any:
     """agtype text → Python. Vertices, edges and paths carry ``::vertex`` style suffixes
     outside string literals; those are dropped, string contents are left untouched."""
     if text is None:
         return None
+    if "::" not in text:  # nothing to drop: the text is JSON as it stands
+        return json.loads(text)
     out: list[str] = []
     in_string = escaped = False
     i = 0

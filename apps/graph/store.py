@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connection
 
 from apps.graph import adjacency
-from apps.graph.adapter import cypher
+from apps.graph.adapter import cypher, vertices_by_identity
 
 ANCHOR_PROPERTIES = (
     "subject_id",
@@ -43,13 +43,6 @@ FRAME_PROPERTIES = (
     "citations",
 )
 
-# `n.key IN $keys` is planned as a scan of every anchor; `UNWIND` with a property map is one
-# lookup in the GIN index of the label's properties per key.
-_ANCHORS_BY_KEY = """
-UNWIND $keys AS k
-MATCH (n:Anchor {subject_id: $subject_id, key: k})
-RETURN properties(n)
-"""
 _ANCHORS_CREATE = """
 UNWIND $anchors AS a
 CREATE (n:Anchor {subject_id: a.subject_id, key: a.key, name: a.name, type: a.type, aliases: a.aliases,
@@ -63,11 +56,6 @@ MATCH (n:Anchor) WHERE n.subject_id = a.subject_id AND n.key = a.key
 SET n.aliases = a.aliases, n.mention_count = a.mention_count, n.admission_score = a.admission_score,
     n.episodic_ids = a.episodic_ids, n.semantic_ids = a.semantic_ids
 RETURN count(n)
-"""
-_FRAMES_BY_ID = """
-UNWIND $frame_ids AS i
-MATCH (f:Frame {subject_id: $subject_id, frame_id: i})
-RETURN properties(f)
 """
 _FRAMES_CREATE = """
 UNWIND $frames AS x
@@ -107,29 +95,39 @@ def lock_keys(*, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Iterab
 def anchors_by_key(
     *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
+    """The subject's anchors with these keys, by key (absent keys are left out). One statement
+    through the unique (subject_id, key) index, whatever the number of keys."""
     if not keys:
         return {}
-    rows = cypher(
-        organization_id=organization_id,
-        query=_ANCHORS_BY_KEY,
-        params={"subject_id": str(subject_id), "keys": list(keys)},
-        returns=["props"],
+    found = vertices_by_identity(organization_id=organization_id, label="Anchor", subject_id=subject_id, values=keys)
+    return {props["key"]: props for props in found}
+
+
+def anchor_properties(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], properties: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Only the named ``properties`` (and ``key``) of the subject's anchors with these keys, by
+    key: what :func:`anchors_by_key` reads, without shipping the rest of each vertex."""
+    if not keys:
+        return {}
+    wanted = list(dict.fromkeys(["key", *properties]))
+    found = vertices_by_identity(
+        organization_id=organization_id, label="Anchor", subject_id=subject_id, values=keys, properties=wanted
     )
-    return {row[0]["key"]: row[0] for row in rows}
+    return {props["key"]: props for props in found}
 
 
 def frames_by_id(
     *, organization_id: uuid.UUID, subject_id: uuid.UUID, frame_ids: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
+    """The subject's frames with these ids by id (absent ids are left out); one statement
+    through the unique frame_id index, whatever the number of ids."""
     if not frame_ids:
         return {}
-    rows = cypher(
-        organization_id=organization_id,
-        query=_FRAMES_BY_ID,
-        params={"subject_id": str(subject_id), "frame_ids": list(frame_ids)},
-        returns=["props"],
+    found = vertices_by_identity(
+        organization_id=organization_id, label="Frame", subject_id=subject_id, values=frame_ids
     )
-    return {row[0]["frame_id"]: row[0] for row in rows}
+    return {props["frame_id"]: props for props in found}
 
 
 def _write(organization_id: uuid.UUID, query: str, name: str, items: list[dict[str, Any]], **extra: Any) -> None:

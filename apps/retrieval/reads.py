@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from pgvector.django import CosineDistance
 
 from apps.graph import adjacency, store
-from apps.graph.adapter import cypher
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.retrieval import lexical
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
@@ -80,8 +78,9 @@ def recall_anchors(
         total = int(cursor.fetchone()[0])
         use_index = model == HNSW_MODEL and len(vector) == HNSW_DIMENSION and total > EXACT_SCAN_LIMIT
         if use_index:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
-            cursor.execute("SET LOCAL hnsw.ef_search = 100")
+            cursor.execute(  # both transaction-local settings in one round trip
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '100', true)"
+            )
             cursor.execute(_recall_sql(exact=False), params)
             rows = cursor.fetchall()
             if len(rows) < min(limit, total):
@@ -107,17 +106,17 @@ def anchor_candidates(
     newest that mention the anchor (one bounded read of the adjacency index)."""
     similarity = {a.anchor_key: a.similarity for a in recalled}
     keys = list(dict.fromkeys([*similarity, *named_keys]))
-    found = _anchors(subject, _ANCHOR_CANDIDATES, keys)
+    found = _anchors(subject, keys, ("name", "type", "mention_count"))
     present = [key for key in keys if key in found]
     rows = anchor_rows(subject=subject, keys=present, vector=vector, model=model, per_type=rows_per_type)
     return [
         AnchorCandidate(
             anchor_key=key,
-            name=str(found[key][1]),
-            type=str(found[key][2]),
+            name=str(found[key]["name"]),
+            type=str(found[key]["type"]),
             vector_similarity=similarity.get(key, 0.0),
-            degree=int(found[key][3]),
-            is_person=found[key][2] == "person",
+            degree=int(found[key]["mention_count"]),
+            is_person=found[key]["type"] == "person",
             episodic_ids=rows[key]["episodic"],
             semantic_ids=rows[key]["semantic"],
         )
@@ -125,22 +124,30 @@ def anchor_candidates(
     ]
 
 
+# Anchors that occur together share many recent rows: each distinct row's vector is read (it
+# is TOASTed) and compared once, then every anchor keeps its nearest rows.
 _ANCHOR_ROWS = """
-SELECT k.key, x.row_id::text
-FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS k(key, n)
-CROSS JOIN LATERAL (
-    SELECT r.row_id, e.embedding <=> %(vector)s::vector AS distance
-    FROM (
+WITH scanned AS MATERIALIZED (
+    SELECT k.key, k.n, r.row_id
+    FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS k(key, n)
+    CROSS JOIN LATERAL (
         SELECT row_id FROM graph_anchor_row
         WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
           AND memory_type = %(memory_type)s
         ORDER BY id DESC LIMIT %(scan)s
     ) AS r
-    JOIN {table} AS e ON e.id = r.row_id
-    WHERE e.organization_id = %(organization)s AND e.embedding_model = %(model)s
-    ORDER BY distance, r.row_id LIMIT %(per_type)s
-) AS x
-ORDER BY k.n, x.distance, x.row_id
+), distances AS MATERIALIZED (
+    SELECT e.id, e.embedding <=> %(vector)s::vector AS distance
+    FROM {table} AS e
+    WHERE e.id IN (SELECT row_id FROM scanned)
+      AND e.organization_id = %(organization)s AND e.embedding_model = %(model)s
+), ranked AS (
+    SELECT s.key, s.n, s.row_id, d.distance,
+           row_number() OVER (PARTITION BY s.n ORDER BY d.distance, s.row_id) AS position
+    FROM scanned AS s JOIN distances AS d ON d.id = s.row_id
+)
+SELECT key, row_id::text FROM ranked WHERE position <= %(per_type)s
+ORDER BY n, distance, row_id
 """
 
 
@@ -169,34 +176,17 @@ def anchor_rows(
     return found
 
 
-# AGE plans `a.key IN $keys` (and `UNWIND … WHERE a.key = k`) as a scan of every anchor of the
-# graph; `UNWIND $keys AS k MATCH (n:Anchor {subject_id: …, key: k})` is one lookup in the GIN
-# index of Anchor.properties per key. Adjacency (an anchor's frames, the rows that mention it)
-# is read from the relational index beside the graph (apps.graph.adjacency): bounded btree
-# scans instead of walking every ARM edge of a hub; frames are then fetched by id.
-_ANCHOR_CANDIDATES = """
-UNWIND $keys AS k
-MATCH (n:Anchor {subject_id: $subject_id, key: k})
-RETURN [k, n.name, n.type, n.mention_count]
-"""
-_ANCHOR_NAMES = """
-UNWIND $keys AS k
-MATCH (n:Anchor {subject_id: $subject_id, key: k})
-RETURN [k, n.name]
-"""
+# Anchors and frames are fetched by identity in one statement each, through the graph's unique
+# (subject_id, key) and frame_id indexes (apps.graph.store). Adjacency (an anchor's frames, the
+# rows that mention it) is read from the relational index beside the graph
+# (apps.graph.adjacency): bounded btree scans instead of walking every ARM edge of a hub.
 
 
-def _anchors(subject: Subject, query: str, keys: Sequence[str]) -> dict[str, list[Any]]:
-    """One index lookup per key; each row is a list that starts with the key."""
-    if not keys:
-        return {}
-    rows = cypher(
-        organization_id=subject.organization_id,
-        query=query,
-        params={"subject_id": str(subject.id), "keys": list(keys)},
-        returns=["anchor"],
+def _anchors(subject: Subject, keys: Sequence[str], properties: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The named properties of the subject's anchors with these keys, by key (one read)."""
+    return store.anchor_properties(
+        organization_id=subject.organization_id, subject_id=subject.id, keys=keys, properties=properties
     )
-    return {str(row[0][0]): list(row[0]) for row in rows}
 
 
 def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, Any]]:
@@ -230,7 +220,7 @@ def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> li
     from apps.providers.dates import parse_event_time
 
     keys = sorted({key for frame in frames for _, key in frame["arms"]})
-    names = {k: str(v[1]) for k, v in _anchors(subject, _ANCHOR_NAMES, keys).items()}
+    names = {k: str(v["name"]) for k, v in _anchors(subject, keys, ("name",)).items()}
     facts = []
     for frame in frames:
         event_time = parse_event_time(frame["event_time"]).start if frame.get("event_time") else None
@@ -261,21 +251,62 @@ def _parse_time(value: Any) -> Any:
 def rows_by_id(
     *, subject: Subject, ids: Sequence[str], vector: list[float], model: str, lane: str
 ) -> list[RowCandidate]:
-    """The rows with these ids (episodic and semantic), with their similarity to the question."""
+    """The rows with these ids (episodic and semantic), with their similarity to the question.
+
+    One statement for both types, reading only the columns a candidate is made of (no
+    embedding, no provenance lists); each row becomes a model instance as the ORM would load it."""
     wanted = [uuid.UUID(i) for i in dict.fromkeys(ids)]
     if not wanted:
         return []
+    params: dict[str, Any] = {
+        "organization": subject.organization_id,
+        "subject": subject.id,
+        "ids": wanted,
+        "vector": str(vector),
+    }
     rows: list[tuple[float, RowCandidate]] = []
-    for model_class, kind in ((EpisodicEvent, "episodic"), (SemanticItem, "semantic")):
-        queryset = (
-            model_class.objects.filter(subject=subject, id__in=wanted)
-            .annotate(distance=CosineDistance("embedding", vector))
-            .defer("embedding")
-        )
-        for row in queryset:
-            similarity = 1.0 - float(row.distance) if row.embedding_model == model and row.distance is not None else 0.0
-            rows.append((similarity, _row_candidate(row, kind, lane)))
+    with connection.cursor() as cursor:
+        cursor.execute(_ROWS_BY_ID, params)
+        fetched = cursor.fetchall()
+    for kind, *values, distance in fetched:
+        model_class, fields = _ROW_FIELDS[kind]
+        loaded = dict(zip(_ROW_COLUMNS, values, strict=True))
+        row = model_class.from_db(connection.alias, fields, [loaded[f] for f in fields])
+        similarity = 1.0 - float(distance) if row.embedding_model == model and distance is not None else 0.0
+        rows.append((similarity, _row_candidate(row, kind, lane)))
     return _with_vector_ranks(rows)
+
+
+# The columns of a row candidate, in the order of the statement below; semantic rows have no
+# event or mention time, episodic rows no name.
+_ROW_COLUMNS = (
+    "id",
+    "session_id",
+    "chunk_id",
+    "created_at",
+    "embedding_model",
+    "summary",
+    "details",
+    "name",
+    "event_time",
+    "mention_time",
+)
+# Per type: the model and the columns it has, in the model's field order (what from_db expects).
+_ROW_FIELDS: dict[str, tuple[type[EpisodicEvent] | type[SemanticItem], list[str]]] = {
+    kind: (model_class, [f.attname for f in model_class._meta.concrete_fields if f.attname in _ROW_COLUMNS])
+    for kind, model_class in (("episodic", EpisodicEvent), ("semantic", SemanticItem))
+}
+_ROWS_BY_ID = """
+SELECT 'episodic', id, session_id, chunk_id, created_at, embedding_model, summary, details, NULL::varchar,
+       event_time, mention_time, embedding <=> %(vector)s::vector
+FROM memory_episodic_event
+WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND id = ANY(%(ids)s::uuid[])
+UNION ALL
+SELECT 'semantic', id, session_id, chunk_id, created_at, embedding_model, summary, details, name,
+       NULL::timestamptz, NULL::timestamptz, embedding <=> %(vector)s::vector
+FROM memory_semantic_item
+WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND id = ANY(%(ids)s::uuid[])
+"""
 
 
 def _row_candidate(row: Any, kind: str, lane: str, *, vector_rank: int | None = None) -> RowCandidate:
