@@ -118,6 +118,12 @@ def test_another_organization_cannot_search_this_subject() -> None:
 def test_bad_search_input_is_a_clear_400() -> None:
     tenant = make_tenant()
     tenant.subject("maya")
-    for body in ({}, {"query": ""}, {"query": "x" * 2001}, {"query": "x", "mode": "magic"}, {"query": "x", "token_budget": 0}):
+    for body in (
+        {},
+        {"query": ""},
+        {"query": "x" * 2001},
+        {"query": "x", "mode": "magic"},
+        {"query": "x", "token_budget": 0},
+    ):
         response = tenant.client().post("/v1/subjects/maya/search", body, format="json")
         assert response.status_code == 400, body
