@@ -3,22 +3,24 @@
 Rows arrive tagged with the lane that produced them (``base``, ``relation``, or ``flat`` after a
 graph read raised). Fusion:
 
-1. **Reranks** every row: ``PRIOR_WEIGHT / (1 + rank / PRIOR_SCALE)`` — a shallow prior on the
-   row's rank in its type's vector search (0 for rows that came only through the graph) — plus
-   ``LEXICAL_PRIOR_WEIGHT`` × the same prior on the row's BM25 rank among the search's
-   candidates (when the adapter ranked them), plus ``COVERAGE_WEIGHT`` × the share of the
-   question's content stems the row contains. The priors are shallow on purpose: a row that
-   covers the question outranks the top vector hit that does not. The weights were set on one
-   LoCoMo dev conversation (conv-30) by evidence recall within 1,024 tokens (ADR 0014).
-   Ties: the adapter's ``lexical_score``, then row id.
+1. **Reranks** every row by reciprocal rank over three orders of the bounded candidate set
+   (:func:`rank_candidates`): similarity to the question (per type), Okapi BM25 with the
+   candidates' own statistics, and association with the question's anchors (the summed name
+   similarity of the entry anchors the row mentions, read from the adjacency index). Each order
+   contributes ``1 / (RANK_K + rank + 1)``; ``RANK_K`` is small because the set is small (a
+   few hundred rows, not a corpus). Then **context**: an episodic row gains
+   ``CONTEXT_WEIGHT`` × the best score among the rows next to it in its chunk (a reply is
+   evidence with the turn it answers). The constants were set on the LoCoMo dev split by
+   evidence recall within 1,024 tokens (ADR 0017). Ties: the adapter's ``lexical_score``, then
+   row id.
 2. **Cited rows first** (up to B^R): the citations of the ranked facts, in fact order (within
    one fact, by rerank score), because a fact without its supporting row is unverifiable.
-3. **Base rows** (up to B^B) from the base and flat lanes. Episodic and semantic rows are
-   ranked separately, since their vector ranks come from different searches, and interleaved
-   by position (episodic first at equal position).
+3. **Base rows** (up to B^B) from the base and flat lanes, by score. Episodic and semantic
+   rows take their similarity ranks apart (their vectors embed different texts) and then
+   compete on the one score: interleaving them by position would put a weak semantic row
+   beside every strong episodic one.
 4. **Fill** up to the row limit (default B^R + B^B): cited rows past B^R first (they support
-   rendered facts; our choice), then everything else in interleaved rerank order. No row id
-   is taken twice.
+   rendered facts; our choice), then everything else by score. No row id is taken twice.
 5. **Paraphrase collapse**: an episodic row whose content-stem Jaccard similarity with an
    already taken episodic row is at least :data:`PARAPHRASE_JACCARD`, with the same numbers, is
    dropped only when both fall on the same calendar date (event time, else mention time; ``created_at`` is when we
@@ -32,11 +34,12 @@ graph read raised). Fusion:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import TypeVar
 
+from apps.retrieval.lexical import with_lexical_ranks
 from apps.retrieval.planner import content_stems, words
 from apps.retrieval.types import (
     FactCandidate,
@@ -48,10 +51,8 @@ from apps.retrieval.types import (
     RowCandidate,
 )
 
-PRIOR_WEIGHT = 0.5  # the vector-rank prior at rank 0 (our choice)
-PRIOR_SCALE = 5.0  # the rank at which the prior halves: shallow (our choice)
-LEXICAL_PRIOR_WEIGHT = 2.0  # the BM25-rank prior relative to the vector-rank prior (our choice)
-COVERAGE_WEIGHT = 0.5  # times the share of the question's content stems a row covers (our choice)
+RANK_K = 10  # reciprocal-rank constant over a bounded candidate set (our choice; ADR 0017)
+CONTEXT_WEIGHT = 0.4  # share of the best same-chunk neighbour's score a row gains (our choice; ADR 0017)
 # Content-stem Jaccard at or above which same-date episodic rows collapse (our choice): one
 # differing content word in a short turn ("a puppy" / "a kitten named Max") scores ≈ 0.71.
 PARAPHRASE_JACCARD = 0.8
@@ -79,20 +80,50 @@ def trim_to_token_budget(items: Sequence[T], budget: int, *, text: Callable[[T],
     return kept
 
 
-def lexical_coverage(text: str, plan: Plan) -> float:
-    wanted = plan.constraints.content_stems
-    return len(content_stems(text) & wanted) / len(wanted) if wanted else 0.0
+def _order_score(rank: int | None) -> float:
+    return 0.0 if rank is None else 1.0 / (RANK_K + max(rank, 0) + 1)
 
 
-def _prior(rank: int | None) -> float:
-    return 0.0 if rank is None else PRIOR_WEIGHT / (1.0 + max(rank, 0) / PRIOR_SCALE)
+def rerank_score(row: RowCandidate) -> float:
+    """Reciprocal rank over the row's similarity, BM25 and anchor orders (context not included)."""
+    return _order_score(row.vector_rank) + _order_score(row.lexical_rank) + _order_score(row.anchor_rank)
 
 
-def rerank_score(row: RowCandidate, plan: Plan) -> float:
-    """The vector-rank prior, the BM25-rank prior (same shape, when the row was ranked among its
-    candidates), and the question's content stems the row covers."""
-    coverage = COVERAGE_WEIGHT * lexical_coverage(row.text, plan)
-    return _prior(row.vector_rank) + LEXICAL_PRIOR_WEIGHT * _prior(row.lexical_rank) + coverage
+def rank_candidates(
+    rows: Sequence[RowCandidate],
+    question: str,
+    *,
+    mentions: Mapping[str, Iterable[str]],
+    anchor_weights: Mapping[str, float],
+    context: Mapping[str, Iterable[str]] | None = None,
+) -> list[RowCandidate]:
+    """The candidates with their three ranks among themselves, and their chunk context.
+
+    ``mentions`` maps a row id to the keys of the anchors it mentions; ``anchor_weights`` maps
+    the question's entry anchors to their weight (name similarity); ``context`` maps a row id
+    to the ids of the episodic rows next to it in its chunk."""
+    unique = list({row.row_id: row for row in rows}.values())
+    vector_rank: dict[str, int] = {}
+    for kind in _TYPE_ORDER:  # similarities of the two types come from different texts: ranked apart
+        of_kind = [r for r in unique if r.memory_type == kind and r.similarity is not None]
+        of_kind.sort(key=lambda r: (-(r.similarity or 0.0), r.row_id))
+        vector_rank.update((r.row_id, rank) for rank, r in enumerate(of_kind))
+    association = {
+        r.row_id: sum(anchor_weights.get(key, 0.0) for key in set(mentions.get(r.row_id, ()))) for r in unique
+    }
+    by_anchor = sorted((i for i, a in association.items() if a > 0), key=lambda i: (-association[i], i))
+    anchor_rank = {row_id: rank for rank, row_id in enumerate(by_anchor)}
+    near = context or {}
+    ranked = [
+        replace(
+            row,
+            vector_rank=vector_rank.get(row.row_id),
+            anchor_rank=anchor_rank.get(row.row_id),
+            context=tuple(sorted(set(near.get(row.row_id, ())) - {row.row_id})),
+        )
+        for row in rows
+    ]
+    return with_lexical_ranks(ranked, question)
 
 
 def row_calendar_date(row: RowCandidate) -> date | None:
@@ -127,8 +158,9 @@ class _Ranked:
     base: bool  # reached through the base or flat lane
 
 
-def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]:
-    """One entry per row id; a row from several lanes keeps its best rank and lexical score."""
+def _unique_rows(rows: Iterable[RowCandidate]) -> dict[str, _Ranked]:
+    """One entry per row id; a row from several lanes keeps its best ranks and lexical score.
+    Each row's score is its rerank score plus its context share."""
     merged: dict[str, tuple[RowCandidate, bool]] = {}
     for row in rows:
         base = row.lane in ("base", "flat")
@@ -136,31 +168,32 @@ def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]
         if seen is None:
             merged[row.row_id] = (row, base)
             continue
-        ranks = [rank for rank in (seen[0].vector_rank, row.vector_rank) if rank is not None]
+        first = seen[0]
         best = replace(
-            seen[0],
-            vector_rank=min(ranks) if ranks else None,
-            lexical_score=max(seen[0].lexical_score, row.lexical_score),
+            first,
+            vector_rank=_best(first.vector_rank, row.vector_rank),
+            lexical_rank=_best(first.lexical_rank, row.lexical_rank),
+            anchor_rank=_best(first.anchor_rank, row.anchor_rank),
+            lexical_score=max(first.lexical_score, row.lexical_score),
+            context=tuple(sorted({*first.context, *row.context})),
         )
         merged[row.row_id] = (best, seen[1] or base)
-    return {row_id: _Ranked(row, rerank_score(row, plan), base) for row_id, (row, base) in merged.items()}
+    own = {row_id: rerank_score(row) for row_id, (row, _) in merged.items()}
+    return {
+        row_id: _Ranked(
+            row, own[row_id] + CONTEXT_WEIGHT * max((own.get(i, 0.0) for i in row.context), default=0.0), base
+        )
+        for row_id, (row, base) in merged.items()
+    }
+
+
+def _best(first: int | None, second: int | None) -> int | None:
+    ranks = [rank for rank in (first, second) if rank is not None]
+    return min(ranks) if ranks else None
 
 
 def _rank_key(item: _Ranked) -> tuple[float, float, str]:
     return (-item.score, -item.row.lexical_score, item.row.row_id)
-
-
-def _interleaved(items: Iterable[_Ranked]) -> list[_Ranked]:
-    """Each type ranked on its own, then merged by position (episodic first at equal position)."""
-    by_type: dict[MemoryType, list[_Ranked]] = {kind: [] for kind in _TYPE_ORDER}
-    for item in items:
-        by_type[item.row.memory_type].append(item)
-    positioned = [
-        (position, _TYPE_ORDER.index(kind), item)
-        for kind, group in by_type.items()
-        for position, item in enumerate(sorted(group, key=_rank_key))
-    ]
-    return [item for _, _, item in sorted(positioned, key=lambda entry: (entry[0], entry[1], entry[2].row.row_id))]
 
 
 def _cited(ranked: dict[str, _Ranked], facts: Sequence[FactCandidate]) -> list[_Ranked]:
@@ -208,7 +241,7 @@ def fuse(
     """
     budgets = plan.budgets
     selection = _Selection(budgets.total_rows if limit is None else max(limit, 0))
-    ranked = _unique_rows(rows, plan)
+    ranked = _unique_rows(rows)
     cited = _cited(ranked, facts)
 
     taken = 0
@@ -218,12 +251,12 @@ def fuse(
         taken += selection.take(item, "cited")
 
     taken = 0
-    for item in _interleaved(item for item in ranked.values() if item.base):
+    for item in sorted((item for item in ranked.values() if item.base), key=_rank_key):
         if taken >= budgets.base_rows:
             break
         taken += selection.take(item, "base")
 
-    for item in [*cited, *_interleaved(ranked.values())]:
+    for item in [*cited, *sorted(ranked.values(), key=_rank_key)]:
         if selection.full:
             break
         selection.take(item, "fill")

@@ -27,13 +27,13 @@ ANCHOR_RECALL = 15  # paper: K_A
 HNSW_MODEL = "all-MiniLM-L6-v2"  # the partial HNSW index of graph_anchor_vector covers this model
 HNSW_DIMENSION = 384
 EXACT_SCAN_LIMIT = 5000  # below this many anchors an exact scan is as fast and always complete
-ROWS_PER_ANCHOR = adjacency.ANCHOR_ROWS_KEPT  # rows of each type per anchor (nearest the question)
+ROWS_PER_ANCHOR = 40  # rows of each type per anchor: the nearest the question among its ANCHOR_ROW_SCAN newest
 FRAMES_PER_ANCHOR = 16  # incident frames per anchor in the base lane, by frame id
 CO_PARTICIPANTS = 8  # anchors reached through those frames whose rows join the base lane
 CO_PARTICIPANT_ROWS = 2  # the rows of each type of a co-participant nearest the question
 ANCHOR_ROW_SCAN = 200  # an anchor's newest mentions, ranked by similarity to the question
 RELATION_FRAME_CAP = 240  # paper A.3
-NEIGHBOUR_SEEDS = 10  # the best base rows (by similarity) whose same-chunk neighbours join the base lane
+NEIGHBOUR_SEEDS = 20  # the best candidates (by rerank score) whose same-chunk neighbours join the base lane
 NEIGHBOURS_PER_SEED = 2  # turns before and after each
 
 
@@ -273,7 +273,7 @@ def rows_by_id(
         loaded = dict(zip(_ROW_COLUMNS, values, strict=True))
         row = model_class.from_db(connection.alias, fields, [loaded[f] for f in fields])
         similarity = 1.0 - float(distance) if row.embedding_model == model and distance is not None else 0.0
-        rows.append((similarity, _row_candidate(row, kind, lane)))
+        rows.append((similarity, _row_candidate(row, kind, lane, similarity=similarity)))
     return _with_vector_ranks(rows)
 
 
@@ -309,7 +309,9 @@ WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND id = A
 """
 
 
-def _row_candidate(row: Any, kind: str, lane: str, *, vector_rank: int | None = None) -> RowCandidate:
+def _row_candidate(
+    row: Any, kind: str, lane: str, *, vector_rank: int | None = None, similarity: float | None = None
+) -> RowCandidate:
     return RowCandidate(
         row_id=str(row.id),
         memory_type="episodic" if kind == "episodic" else "semantic",
@@ -323,6 +325,7 @@ def _row_candidate(row: Any, kind: str, lane: str, *, vector_rank: int | None = 
         vector_rank=vector_rank,
         lexical_score=0.0,
         match_text=matched_text(row),
+        similarity=similarity,
     )
 
 
@@ -357,7 +360,7 @@ def matched_text(row: Any) -> str:
 
 
 _NEIGHBOURS = """
-SELECT x.id::text
+SELECT a.id::text, x.id::text
 FROM memory_episodic_event AS a
 CROSS JOIN LATERAL (
     (SELECT b.id, b.created_at FROM memory_episodic_event AS b
@@ -371,24 +374,45 @@ CROSS JOIN LATERAL (
      ORDER BY b.created_at, b.id LIMIT %(per_row)s)
 ) AS x
 WHERE a.organization_id = %(organization)s AND a.subject_id = %(subject)s AND a.id = ANY(%(ids)s::uuid[])
-ORDER BY x.created_at, x.id
+ORDER BY a.id, x.created_at, x.id
 """
 
 
-def neighbour_ids(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) -> list[str]:
-    """Same-chunk neighbours of episodic rows (up to ``per_row`` turns just before and after
-    each), recomputed from provenance at read time rather than stored as graph edges; one query."""
+def neighbours(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) -> dict[str, list[str]]:
+    """Same-chunk neighbours of episodic rows: for each, up to ``per_row`` turns just before and
+    after it, in chunk order, recomputed from provenance at read time rather than stored as
+    graph edges; one query. Rows without neighbours (or not episodic) are absent."""
     if not row_ids:
-        return []
+        return {}
     params: dict[str, Any] = {
         "organization": subject.organization_id,
         "subject": subject.id,
-        "ids": list(row_ids),
+        "ids": list(dict.fromkeys(row_ids)),
         "per_row": per_row,
     }
+    found: dict[str, list[str]] = {}
     with connection.cursor() as cursor:
         cursor.execute(_NEIGHBOURS, params)
-        return list(dict.fromkeys(str(row[0]) for row in cursor.fetchall()))
+        for row_id, neighbour in cursor.fetchall():
+            found.setdefault(str(row_id), []).append(str(neighbour))
+    return found
+
+
+def anchor_mentions(*, subject: Subject, row_ids: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
+    """Which of these anchors each of these rows mentions (the adjacency index, by row id):
+    bounded by the rows asked for, whatever the anchors' degrees."""
+    if not row_ids or not keys:
+        return {}
+    found: dict[str, list[str]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT row_id::text, anchor_key FROM graph_anchor_row WHERE organization_id = %s AND subject_id = %s"
+            " AND row_id = ANY(%s::uuid[]) AND anchor_key = ANY(%s::text[]) ORDER BY row_id, anchor_key",
+            [subject.organization_id, subject.id, list(dict.fromkeys(row_ids)), list(dict.fromkeys(keys))],
+        )
+        for row_id, key in cursor.fetchall():
+            found.setdefault(str(row_id), []).append(str(key))
+    return found
 
 
 def flat_rows(*, subject: Subject, question: str, vector: list[float], model: str, depth: int) -> list[RowCandidate]:

@@ -19,8 +19,8 @@ from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
 from apps.memory.services import current_rows
 from apps.providers.interfaces import Embedder
-from apps.retrieval import lexical, reads
-from apps.retrieval.fusion import count_tokens, fuse, trim_to_token_budget
+from apps.retrieval import reads
+from apps.retrieval.fusion import count_tokens, fuse, rank_candidates, rerank_score, trim_to_token_budget
 from apps.retrieval.planner import plan_query
 from apps.retrieval.scoring import named_anchor_keys, rank_facts, select_anchors
 from apps.retrieval.types import FactCandidate, FusedRow, Plan, RowCandidate, ScoredFact
@@ -29,7 +29,7 @@ from apps.tenancy.models import Subject
 logger = logging.getLogger(__name__)
 
 Mode = Literal["graph", "flat"]
-FLAT_DEPTH = 50
+FLAT_DEPTH = 100  # rows of each order (BM25, similarity) that flat mode fuses
 TOKEN_BUDGET_ROW_LIMIT = 64
 
 
@@ -120,20 +120,32 @@ def _graph_lanes(
     ranked = rank_facts(facts, plan)
     cited_ids = [c for scored in ranked for c in scored.fact.citations]
     rows = reads.rows_by_id(subject=subject, ids=[*cited_ids, *base_ids], vector=vector, model=model, lane="base")
-    # Same-chunk neighbours of the best base rows, recomputed from provenance.
-    best = [
-        r.row_id
-        for r in sorted(rows, key=lambda r: r.vector_rank if r.vector_rank is not None else 1 << 30)[
-            : reads.NEIGHBOUR_SEEDS
-        ]
-    ]
-    neighbours = reads.neighbour_ids(subject=subject, row_ids=best, per_row=reads.NEIGHBOURS_PER_SEED)
+    weights = {scored.anchor.anchor_key: max(scored.anchor.vector_similarity, 0.0) for scored in anchors}
+    mentions = reads.anchor_mentions(subject=subject, row_ids=[r.row_id for r in rows], keys=list(weights))
+    # Same-chunk neighbours, recomputed from provenance: of every candidate (its context), and
+    # those of the best candidates join the base lane.
+    near = reads.neighbours(subject=subject, row_ids=[r.row_id for r in rows], per_row=reads.NEIGHBOURS_PER_SEED)
+    first = rank_candidates(rows, plan.question, mentions=mentions, anchor_weights=weights)
+    seeds = sorted((r for r in first if r.memory_type == "episodic"), key=lambda r: (-rerank_score(r), r.row_id))
     known = {r.row_id for r in rows}
-    rows += reads.rows_by_id(
-        subject=subject, ids=[i for i in neighbours if i not in known], vector=vector, model=model, lane="base"
-    )
+    joining = [n for seed in seeds[: reads.NEIGHBOUR_SEEDS] for n in near.get(seed.row_id, []) if n not in known]
+    rows += reads.rows_by_id(subject=subject, ids=joining, vector=vector, model=model, lane="base")
+    mentions.update(reads.anchor_mentions(subject=subject, row_ids=joining, keys=list(weights)))
     clock.lap("rows")
-    return lexical.with_lexical_ranks(rows, plan.question), [scored.fact for scored in ranked]
+    ranked_rows = rank_candidates(
+        rows, plan.question, mentions=mentions, anchor_weights=weights, context=_both_ways(near)
+    )
+    return ranked_rows, [scored.fact for scored in ranked]
+
+
+def _both_ways(near: dict[str, list[str]]) -> dict[str, set[str]]:
+    """Neighbourhood as a symmetric relation: a row next to a candidate has it as context too."""
+    both: dict[str, set[str]] = {}
+    for row_id, neighbours in near.items():
+        for neighbour in neighbours:
+            both.setdefault(row_id, set()).add(neighbour)
+            both.setdefault(neighbour, set()).add(row_id)
+    return both
 
 
 def _predicates(plan: Plan) -> list[str]:

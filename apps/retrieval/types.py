@@ -199,11 +199,14 @@ class FactCandidate:
 class RowCandidate:
     """An evidence row dereferenced from the vector database, tagged with the lane it came from.
 
-    ``vector_rank`` is the row's 0-based rank in its type's vector search (``None`` when the row
-    came only through the graph); ``lexical_score`` is the adapter's own lexical score, used by
-    fusion only to break ties; ``lexical_rank`` is the row's 0-based BM25 rank among the
-    candidates of its search (``None`` when not ranked or no query term matches);
-    ``match_text`` is what lexical matching reads (the text and the details).
+    ``vector_rank`` is the row's 0-based rank by similarity to the question among the
+    candidates of its type (``None`` when it has no comparable vector); ``similarity`` is that
+    cosine similarity; ``lexical_score`` is the adapter's own lexical score, used by fusion only
+    to break ties; ``lexical_rank`` is the row's 0-based BM25 rank among the candidates of its
+    search (``None`` when not ranked or no query term matches); ``anchor_rank`` is its 0-based
+    rank by association with the question's anchors (``None`` when it mentions none);
+    ``context`` holds the ids of the episodic rows next to it in its chunk; ``match_text`` is
+    what lexical matching reads (the text and the details).
     """
 
     row_id: str
@@ -219,6 +222,9 @@ class RowCandidate:
     lexical_score: float
     lexical_rank: int | None = None
     match_text: str = ""
+    similarity: float | None = None
+    anchor_rank: int | None = None
+    context: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,6 @@ pair skipped by a cap coming back."""
 
 from __future__ import annotations
 
-import math
-import random
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +13,9 @@ import pytest
 from apps.dream.candidates import FINAL_CAP, INTERMEDIATE_CAP, REPAIR_CAP, rejection_key
 from apps.dream.models import DreamMerge, DreamRejection, DreamRound, DreamSource
 from apps.dream.services import dream_merge_undo, dream_run
+from apps.evaluation.near_duplicates import write_near_duplicate_anchors
 from apps.graph import store
 from apps.graph.keys import anchor_key
-from apps.graph.models import AnchorVector
 from apps.platform.errors import Conflict, NotFound
 from apps.providers.dream_schemas import DreamQuestion, DreamVerdict
 from apps.providers.interfaces import MeteringContext
@@ -161,53 +159,12 @@ def test_the_negative_cache_stops_asking_again_and_only_rejections_are_cached() 
     assert again["cached"] == cached and again["merged"] == 0
 
 
-def _unit(vector: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector))
-    return [x / norm for x in vector]
-
-
 def _thousands(subject: Subject, pairs: int, chunk_id: uuid.UUID) -> list[tuple[str, str]]:
     """``pairs`` pairs of semantic-backed objects; the two of a pair have nearly the same name
     vector (cosine ≈ 0.99) and names the local decision tells apart (different heads)."""
-    rng = random.Random(7)
     rows = [semantic_row(subject, chunk_id, f"gadget fact {n}") for n in range(pairs)]
-    created, vectors, names = [], [], []
-    for n in range(pairs):
-        base = [rng.gauss(0, 1) for _ in range(384)]
-        pair = (f"gadget{n} alpha", f"gadget{n} beta")
-        names.append(pair)
-        for name in pair:
-            created.append(
-                {
-                    "subject_id": str(subject.id),
-                    "key": anchor_key(name),
-                    "name": name,
-                    "type": "object",
-                    "aliases": [],
-                    "mention_count": 1,
-                    "admission_score": 0.5,
-                    "episodic_ids": [],
-                    "semantic_ids": [str(rows[n].id)],
-                }
-            )
-            vectors.append(_unit([x + rng.gauss(0, 0.08) for x in base]))
-    for start in range(0, len(created), 500):
-        store.anchors_write(organization_id=subject.organization_id, created=created[start : start + 500], updated=[])
-    AnchorVector.objects.bulk_create(
-        [
-            AnchorVector(
-                organization_id=subject.organization_id,
-                subject=subject,
-                anchor_key=a["key"],
-                name=a["name"],
-                anchor_type="object",
-                embedding=v,
-                embedding_model="all-MiniLM-L6-v2",
-            )
-            for a, v in zip(created, vectors, strict=True)
-        ],
-        batch_size=1000,
-    )
+    names = [(f"gadget{n} alpha", f"gadget{n} beta") for n in range(pairs)]
+    write_near_duplicate_anchors(subject, pairs=names, row_ids=[str(row.id) for row in rows], seed=7)
     return names
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 
 from apps.retrieval.fusion import (
+    CONTEXT_WEIGHT,
     PARAPHRASE_JACCARD,
     count_tokens,
     fuse,
+    rank_candidates,
     rerank_score,
     token_jaccard,
     trim_to_token_budget,
@@ -108,18 +111,56 @@ def test_no_duplicate_ids_across_lanes() -> None:
     assert result.rows_inspected == 3
 
 
-def test_types_are_ranked_apart_and_interleaved() -> None:
+def test_types_rank_apart_then_compete_on_one_score() -> None:
     episodic = [_row(f"e{i}", rank=i) for i in range(5)]
     semantic = [_row(f"s{i}", rank=i, kind="semantic") for i in range(5)]
     result = fuse([*semantic, *episodic], [], PLAN)
-    assert result.row_ids[:6] == ("e0", "s0", "e1", "s1", "e2", "s2")
+    assert result.row_ids[:6] == ("e0", "s0", "e1", "s1", "e2", "s2")  # equal scores: episodic first
+    # A semantic row that also matches the question's words beats episodic rows that do not.
+    strong = replace(semantic[3], lexical_rank=0)
+    assert fuse([*episodic, *semantic[:3], strong], [], PLAN).row_ids[0] == "s3"
 
 
-def test_lexical_coverage_outweighs_the_shallow_vector_prior() -> None:
-    top_hit = _row("a", "We talked about the weather all afternoon.", rank=0)
-    covering = _row("b", "Priya painted a mural of sunflowers for her sister.", rank=4)
-    assert rerank_score(covering, PLAN) > rerank_score(top_hit, PLAN)
-    assert fuse([top_hit, covering], [], PLAN).row_ids == ("b", "a")
+def _similar(row_id: str, similarity: float, text: str, kind: MemoryType = "episodic") -> RowCandidate:
+    return replace(_row(row_id, text, kind=kind), similarity=similarity)
+
+
+def test_candidates_are_ranked_by_similarity_words_and_anchors() -> None:
+    rows = [
+        _similar("a", 0.9, "We talked about the weather all afternoon."),
+        _similar("b", 0.5, "Priya painted a mural of sunflowers for her sister."),
+        _similar("c", 0.7, "The gallery opens at noon."),
+        _similar("s", 0.2, "Priya: painter", kind="semantic"),
+    ]
+    ranked = {
+        r.row_id: r
+        for r in rank_candidates(
+            rows,
+            PLAN.question,
+            mentions={"b": ["priya", "mural"], "c": ["gallery"], "s": ["priya"]},
+            anchor_weights={"priya": 0.8, "mural": 0.3, "weather": 0.9},
+            context={"a": ["b", "a"]},
+        )
+    }
+    assert [ranked[i].vector_rank for i in "acbs"] == [0, 1, 2, 0]  # each type ranked apart
+    assert ranked["b"].anchor_rank == 0 and ranked["s"].anchor_rank == 1  # 1.1 > 0.8
+    assert ranked["a"].anchor_rank is None and ranked["c"].anchor_rank is None  # unweighted anchor only
+    assert ranked["b"].lexical_rank == 0 and ranked["a"].lexical_rank is None
+    assert ranked["a"].context == ("b",)  # itself excluded
+    # The row that covers the question's words and anchors outranks the top similarity hit.
+    assert rerank_score(ranked["b"]) > rerank_score(ranked["a"])
+    assert fuse(ranked.values(), [], PLAN).row_ids[0] == "b"
+
+
+def test_a_row_gains_a_share_of_its_best_neighbour() -> None:
+    strong = replace(_row("q", rank=0), lexical_rank=0, anchor_rank=0)
+    reply = replace(_row("r", rank=6), context=("q",))
+    alone = _row("z", rank=5)
+    assert rerank_score(alone) > rerank_score(reply)  # on its own, the reply ranks lower
+    result = fuse([strong, alone, reply], [], PLAN)
+    assert result.row_ids == ("q", "r", "z")
+    score = {fused.row.row_id: fused.score for fused in result.rows}
+    assert score["r"] == rerank_score(reply) + CONTEXT_WEIGHT * rerank_score(strong)
 
 
 def test_same_date_paraphrases_collapse() -> None:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from apps.retrieval.lexical import BM25_B, BM25_K1, bm25_scores, ranked, rrf, terms
+from apps.retrieval.lexical import BM25_B, BM25_K1, RRF_K, bm25_scores, ranked, rrf, terms
 
 
 def test_terms_are_content_stems_with_repeats() -> None:
@@ -41,5 +41,6 @@ def test_ranked_drops_non_matches_orders_by_score_then_id() -> None:
 def test_rrf_fuses_two_rankings_deterministically() -> None:
     fused = rrf([["x", "y", "z"], ["y", "w"]])
     assert [item for item, _ in fused] == ["y", "x", "w", "z"]
-    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
-    assert rrf([["b"], ["a"]]) == [("a", 1 / 61), ("b", 1 / 61)]
+    assert fused[0][1] == pytest.approx(1 / (RRF_K + 2) + 1 / (RRF_K + 1))
+    assert rrf([["b"], ["a"]]) == [("a", 1 / (RRF_K + 1)), ("b", 1 / (RRF_K + 1))]
+    assert rrf([["b"], ["a"]], k=60) == [("a", 1 / 61), ("b", 1 / 61)]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from django.db.models import Count
 from django.test import override_settings
 
 from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.retrieval import reads
+from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
 from tests.memory.conversation import SESSIONS
@@ -118,6 +120,46 @@ def test_another_organization_cannot_search_this_subject() -> None:
 def test_bad_search_input_is_a_clear_400() -> None:
     tenant = make_tenant()
     tenant.subject("maya")
-    for body in ({}, {"query": ""}, {"query": "x" * 2001}, {"query": "x", "mode": "magic"}, {"query": "x", "token_budget": 0}):
+    for body in (
+        {},
+        {"query": ""},
+        {"query": "x" * 2001},
+        {"query": "x", "mode": "magic"},
+        {"query": "x", "token_budget": 0},
+    ):
         response = tenant.client().post("/v1/subjects/maya/search", body, format="json")
         assert response.status_code == 400, body
+
+
+def test_neighbours_and_anchor_mentions_read_only_this_subjects_rows() -> None:
+    tenant, other = make_tenant(), make_tenant()
+    _history(tenant, 1)
+    _history(other, 1)
+    with organization_scope(tenant.id):
+        subject = Subject.objects.get(external_id="maya")
+        chunk = (
+            EpisodicEvent.objects.filter(subject=subject)
+            .values("chunk_id")
+            .annotate(rows=Count("id"))
+            .order_by("-rows", "chunk_id")
+            .values_list("chunk_id", flat=True)
+            .first()
+        )
+        ordered = [
+            str(i)
+            for i in EpisodicEvent.objects.filter(chunk_id=chunk)
+            .order_by("created_at", "id")
+            .values_list("id", flat=True)
+        ]
+        assert len(ordered) >= 3
+        near = reads.neighbours(subject=subject, row_ids=[ordered[1]], per_row=1)
+        assert near == {ordered[1]: [ordered[0], ordered[2]]}  # one turn before and after, in chunk order
+        row_ids = [str(i) for i in EpisodicEvent.objects.filter(subject=subject).values_list("id", flat=True)]
+        mentions = reads.anchor_mentions(subject=subject, row_ids=row_ids, keys=["maya", "no such anchor"])
+        assert mentions and set(mentions) <= set(row_ids)
+        assert {key for keys in mentions.values() for key in keys} == {"maya"}
+    with organization_scope(other.id):
+        other_subject = Subject.objects.get(external_id="maya")
+        # This organization's ids, asked for under the other one, read nothing.
+        assert reads.neighbours(subject=other_subject, row_ids=[ordered[1]], per_row=1) == {}
+        assert reads.anchor_mentions(subject=other_subject, row_ids=row_ids, keys=["maya"]) == {}

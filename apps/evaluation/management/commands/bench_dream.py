@@ -28,12 +28,10 @@ from apps.dream.candidates import FINAL_CAP, INTERMEDIATE_CAP, REPAIR_CAP
 from apps.dream.candidates import ROUND_CAPS as CAPS
 from apps.dream.services import dream_run
 from apps.evaluation.management.commands.eval_locomo import CATEGORY_NAMES, SCORED_CATEGORIES, _recall_table
+from apps.evaluation.near_duplicates import write_near_duplicate_anchors
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.graph import store
-from apps.graph.keys import anchor_key
-from apps.graph.models import AnchorVector
 from apps.memory.models import SemanticItem
-from apps.retrieval.reads import HNSW_MODEL
 from apps.tenancy import services as tenancy
 from apps.tenancy.scope import organization_scope
 
@@ -202,49 +200,13 @@ def _synthetic_round(size: int) -> dict[str, Any]:
                 ],
                 batch_size=2000,
             )
-            anchors: list[dict[str, Any]] = []
-            vectors: list[list[float]] = []
-            for n in range(pairs):
-                base = [rng.gauss(0, 1) for _ in range(384)]
-                names = (
-                    (f"steel gadget{n}", f"stainless steel gadget{n}")
-                    if n % 10 == 0
-                    else (f"gadget{n} alpha", f"gadget{n} beta")
-                )
-                for name in names:
-                    anchors.append(
-                        {
-                            "subject_id": str(subject.id),
-                            "key": anchor_key(name),
-                            "name": name,
-                            "type": "object",
-                            "aliases": [],
-                            "mention_count": 1,
-                            "admission_score": 0.5,
-                            "episodic_ids": [],
-                            "semantic_ids": [str(rows[n].id)],
-                        }
-                    )
-                    noisy = [x + rng.gauss(0, 0.08) for x in base]
-                    norm = sum(x * x for x in noisy) ** 0.5
-                    vectors.append([x / norm for x in noisy])
-            for start in range(0, len(anchors), 500):
-                store.anchors_write(organization_id=organization.id, created=anchors[start : start + 500], updated=[])
-            AnchorVector.objects.bulk_create(
-                [
-                    AnchorVector(
-                        organization_id=organization.id,
-                        subject=subject,
-                        anchor_key=a["key"],
-                        name=a["name"],
-                        anchor_type="object",
-                        embedding=v,
-                        embedding_model=HNSW_MODEL,
-                    )
-                    for a, v in zip(anchors, vectors, strict=True)
-                ],
-                batch_size=2000,
-            )
+            names = [
+                (f"steel gadget{n}", f"stainless steel gadget{n}")
+                if n % 10 == 0
+                else (f"gadget{n} alpha", f"gadget{n} beta")
+                for n in range(pairs)
+            ]
+            anchors = write_near_duplicate_anchors(subject, pairs=names, row_ids=[str(row.id) for row in rows], seed=11)
         with organization_scope(organization.id):  # the frontier: 60 new rows naming anchors of 60 pairs
             frontier: list[tuple[dict[str, Any], str]] = []
             for n in rng.sample(range(pairs), 60):

@@ -60,7 +60,8 @@ TIMED_READS = (
     "relation_frames",
     "fact_candidates",
     "rows_by_id",
-    "neighbour_ids",
+    "anchor_mentions",
+    "neighbours",
 )
 # Caps from apps/retrieval (reads.py, scoring.py): what a search may inspect at any size.
 ANCHOR_CAP = reads.ANCHOR_RECALL + MAX_NAMED_ANCHORS + reads.CO_PARTICIPANTS
