@@ -96,12 +96,14 @@ def rank_candidates(
     mentions: Mapping[str, Iterable[str]],
     anchor_weights: Mapping[str, float],
     context: Mapping[str, Iterable[str]] | None = None,
+    lexical: bool = True,
 ) -> list[RowCandidate]:
     """The candidates with their three ranks among themselves, and their chunk context.
 
     ``mentions`` maps a row id to the keys of the anchors it mentions; ``anchor_weights`` maps
     the question's entry anchors to their weight (name similarity); ``context`` maps a row id
-    to the ids of the episodic rows next to it in its chunk."""
+    to the ids of the episodic rows next to it in its chunk. Without ``lexical`` the BM25 ranks
+    are left out (a cheaper first pass)."""
     unique = list({row.row_id: row for row in rows}.values())
     vector_rank: dict[str, int] = {}
     for kind in _TYPE_ORDER:  # similarities of the two types come from different texts: ranked apart
@@ -123,7 +125,7 @@ def rank_candidates(
         )
         for row in rows
     ]
-    return with_lexical_ranks(ranked, question)
+    return with_lexical_ranks(ranked, question) if lexical else ranked
 
 
 def row_calendar_date(row: RowCandidate) -> date | None:

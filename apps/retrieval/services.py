@@ -125,7 +125,7 @@ def _graph_lanes(
     # Same-chunk neighbours, recomputed from provenance: of every candidate (its context), and
     # those of the best candidates join the base lane.
     near = reads.neighbours(subject=subject, row_ids=[r.row_id for r in rows], per_row=reads.NEIGHBOURS_PER_SEED)
-    first = rank_candidates(rows, plan.question, mentions=mentions, anchor_weights=weights)
+    first = rank_candidates(rows, plan.question, mentions=mentions, anchor_weights=weights, lexical=False)
     seeds = sorted((r for r in first if r.memory_type == "episodic"), key=lambda r: (-rerank_score(r), r.row_id))
     known = {r.row_id for r in rows}
     joining = [n for seed in seeds[: reads.NEIGHBOUR_SEEDS] for n in near.get(seed.row_id, []) if n not in known]

@@ -22,13 +22,15 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from apps.dream.services import DREAM_EVERY_CHUNKS, dream_run, graph_size
-from apps.evaluation.locomo import Conversation, load_conversations, session_messages
+from apps.evaluation.locomo import Conversation, Question, load_conversations, session_messages
+from apps.evaluation.reference import REFERENCE_MODES, TurnRetriever
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.memory.services import incoming_messages, memory_write_messages
 from apps.providers.registry import embedder, llm_for
 from apps.retrieval.fusion import count_tokens
+from apps.retrieval.planner import OPERATOR_BUDGETS
 from apps.retrieval.services import search
 from apps.tenancy import services as tenancy
 from apps.tenancy.models import Subject
@@ -37,7 +39,10 @@ from apps.tenancy.scope import organization_scope
 TOKEN_BUDGETS = (512, 1024, 2048)
 SCORED_CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-MODES = ("flat", "graph", "graph+dream")
+MODES = ("flat", "graph", "graph+dream", *REFERENCE_MODES)
+REFERENCE_TURNS = 64  # turns a reference order returns (the row limit a token-budgeted search has)
+# A reference order's "system budget": the largest row budget B^R + B^B the planner gives (count: 20).
+SYSTEM_TURNS = max(budgets.total_rows for budgets in OPERATOR_BUDGETS.values())
 
 
 class Command(BaseCommand):
@@ -51,7 +56,8 @@ class Command(BaseCommand):
             "--mode",
             default="graph",
             help="flat, graph, graph+dream, or a comma-separated list (graph+dream ingests on its own, with the "
-            "AutoDream schedule: a round after every 5 sessions and after the last).",
+            "AutoDream schedule: a round after every 5 sessions and after the last); turns-bm25, turns-dense and "
+            "turns-rrf are reference retrievers over the raw turns, outside the product (no ingestion).",
         )
         parser.add_argument(
             "--out", type=Path, default=Path("var/eval_locomo.jsonl"), help="JSON lines, one per question."
@@ -74,9 +80,12 @@ class Command(BaseCommand):
         lines: list[dict[str, Any]] = []
         organizations = []
         self.dream_rounds: list[dict[str, Any]] = []
-        plain = [m for m in modes if m != "graph+dream"]
+        plain = [m for m in modes if m in ("flat", "graph")]
+        reference = [m for m in modes if m in REFERENCE_MODES]
         try:
             for conversation in conversations:
+                if reference:
+                    lines += self._reference(conversation, reference)
                 # One ingestion for flat and graph; graph+dream changes the graph, so it has its own.
                 for group, dream in ((plain, False), (["graph+dream"] if "graph+dream" in modes else [], True)):
                     if not group:
@@ -99,7 +108,8 @@ class Command(BaseCommand):
             with out.with_suffix(".dream.jsonl").open("w") as handle:
                 for dream_round in self.dream_rounds:
                     handle.write(json.dumps(dream_round) + "\n")
-        body = self._report(lines, modes, conversations, out)
+        plot_path = BENCHMARKS.parent / "img" / "eval_locomo.png" if options["write_docs"] else out.with_suffix(".png")
+        body = self._report(lines, modes, conversations, out, plot_path)
         self.stdout.write(body)
         if options["write_docs"]:
             write_section("eval_locomo", body)
@@ -161,6 +171,32 @@ class Command(BaseCommand):
             }
         )
 
+    def _reference(self, conversation: Conversation, modes: list[str]) -> list[dict[str, Any]]:
+        """The reference orders of the raw turns, scored like a search (``returned`` = the first
+        SYSTEM_TURNS, ``returned_wide`` = the first REFERENCE_TURNS)."""
+        turns = [(t.dia_id, f"{t.speaker}: {t.text}") for s in conversation.sessions for t in s.turns]
+        tokens = {t.dia_id: count_tokens(t.text) for s in conversation.sessions for t in s.turns}
+        retriever = TurnRetriever(turns, embedder())
+        lines = []
+        for question in tqdm(conversation.questions, desc=f"ask {conversation.sample_id} (turns)", unit="q"):
+            orders = retriever.orders(question.question, limit=REFERENCE_TURNS)
+            for mode in modes:
+                wide: list[dict[str, Any]] = [{"dia_id": dia, "tokens": tokens[dia]} for dia in orders[mode]]
+                system = wide[:SYSTEM_TURNS]
+                lines.append(
+                    {
+                        **_question_line(question, mode, system, wide),
+                        "tokens_returned": sum(item["tokens"] for item in system),
+                        "rows_returned": len(system),
+                        "anchors_inspected": 0,
+                        "frames_inspected": 0,
+                        "rows_inspected": len(turns),
+                        "fallback": False,
+                        "latency_ms": 0.0,
+                    }
+                )
+        return lines
+
     def _ask(self, subject: Subject, conversation: Conversation, mode: str) -> list[dict[str, Any]]:
         turn_tokens = {t.dia_id: count_tokens(t.text) for s in conversation.sessions for t in s.turns}
         search_mode = "graph" if mode == "graph+dream" else mode  # the same retrieval over the dreamed graph
@@ -186,14 +222,9 @@ class Command(BaseCommand):
             latency = (time.perf_counter() - started) * 1000 / 2
             lines.append(
                 {
-                    "sample_id": question.sample_id,
-                    "qa_index": question.qa_index,
-                    "category": question.category,
-                    "mode": mode,
-                    "evidence": question.evidence,
-                    "dropped_evidence": question.dropped_evidence,
-                    "returned": _returned(system, dia_of, turn_tokens),
-                    "returned_wide": _returned(wide, dia_of, turn_tokens),
+                    **_question_line(
+                        question, mode, _returned(system, dia_of, turn_tokens), _returned(wide, dia_of, turn_tokens)
+                    ),
                     "tokens_returned": system.budget.tokens_returned,
                     "rows_returned": system.budget.rows_returned,
                     "anchors_inspected": system.budget.anchors_inspected,
@@ -206,10 +237,16 @@ class Command(BaseCommand):
         return lines
 
     def _report(
-        self, lines: list[dict[str, Any]], modes: list[str], conversations: list[Conversation], out: Path
+        self,
+        lines: list[dict[str, Any]],
+        modes: list[str],
+        conversations: list[Conversation],
+        out: Path,
+        plot_path: Path,
     ) -> str:
         table = _recall_table(lines, modes)
-        plot = _plot(table, modes)
+        plot = _plot(table, modes, plot_path)
+        link = plot.relative_to(BENCHMARKS.parent) if plot.is_relative_to(BENCHMARKS.parent) else plot
         header = "| mode | category | questions | recall @ system budget | @512 tok | @1024 tok | @2048 tok | rows/q | tokens/q |"
         rows = [header, "|---|---|---|---|---|---|---|---|---|"]
         for mode in modes:
@@ -233,9 +270,26 @@ class Command(BaseCommand):
                 "",
                 *rows,
                 "",
-                f"![recall per category]({plot.relative_to(BENCHMARKS.parent)})",
+                f"![recall per category]({link})",
             ]
         )
+
+
+def _question_line(
+    question: Question, mode: str, returned: list[dict[str, Any]], wide: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What every run line starts with: the question, its gold evidence, and the returned turns
+    (at the system budget and with the widest token budget), ranked, with their token counts."""
+    return {
+        "sample_id": question.sample_id,
+        "qa_index": question.qa_index,
+        "category": question.category,
+        "mode": mode,
+        "evidence": question.evidence,
+        "dropped_evidence": question.dropped_evidence,
+        "returned": returned,
+        "returned_wide": wide,
+    }
 
 
 def _returned(result: Any, dia_of: dict[str, list[str]], turn_tokens: dict[str, int]) -> list[dict[str, Any]]:
@@ -281,13 +335,12 @@ def _recall_table(lines: list[dict[str, Any]], modes: list[str]) -> dict[str, di
     return table
 
 
-def _plot(table: dict[str, dict[Any, dict[Any, float]]], modes: list[str]) -> Path:
+def _plot(table: dict[str, dict[Any, dict[Any, float]]], modes: list[str], path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = BENCHMARKS.parent / "img" / "eval_locomo.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     categories = [*SCORED_CATEGORIES, "all"]
     labels = [CATEGORY_NAMES.get(c, "all 1–4") if c != "all" else "all 1–4" for c in categories]  # type: ignore[call-overload]
