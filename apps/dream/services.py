@@ -470,17 +470,12 @@ def dream_steps(
             subject=subject, kind="repair", llm=llm, job=job, chunk_ids=chunk_ids, sources=touched
         )
     merges = [m for r in rounds for m in r.merges]
-    webhook_event_emit(
-        organization_id=subject.organization_id,
-        event_type=DREAM_COMPLETED,
-        subject_id=subject.id,
-        payload={
-            "subject_id": str(subject.id),
-            "kind": "semantic",
-            "job_id": str(job.id) if job else None,
-            "merges": merges,
-            "skills_changed": 0,
-        },
+    dream_completed_emit(
+        subject=subject,
+        kind="semantic",
+        job=job,
+        merges=merges,
+        skills_changed=0,
         content={
             "merges": [
                 {"id": str(m.id), "from": m.source_name, "into": m.target_name, "type": m.anchor_type}
@@ -609,3 +604,28 @@ def graph_size(subject: Subject) -> dict[str, int]:
         )
         counts[name] = int(rows[0][0]) if rows else 0
     return counts
+
+
+def dream_completed_emit(
+    *,
+    subject: Subject,
+    kind: str,
+    job: Job | None,
+    merges: list[Any],
+    skills_changed: int,
+    content: dict[str, Any] | None = None,
+) -> None:
+    """The ``dream.completed`` webhook event of a semantic or procedural dream request."""
+    webhook_event_emit(
+        organization_id=subject.organization_id,
+        event_type=DREAM_COMPLETED,
+        subject_id=subject.id,
+        payload={
+            "subject_id": str(subject.id),
+            "kind": kind,
+            "job_id": str(job.id) if job else None,
+            "merges": merges,
+            "skills_changed": skills_changed,
+        },
+        content=content,
+    )

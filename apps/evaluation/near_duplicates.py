@@ -11,7 +11,6 @@ from typing import Any
 
 from apps.graph import store
 from apps.graph.keys import anchor_key
-from apps.graph.models import AnchorVector
 from apps.retrieval.reads import HNSW_DIMENSION, HNSW_MODEL
 from apps.tenancy.models import Subject
 
@@ -53,19 +52,5 @@ def write_near_duplicate_anchors(
         store.anchors_write(
             organization_id=subject.organization_id, created=anchors[start : start + WRITE_BATCH], updated=[]
         )
-    AnchorVector.objects.bulk_create(
-        [
-            AnchorVector(
-                organization_id=subject.organization_id,
-                subject=subject,
-                anchor_key=a["key"],
-                name=a["name"],
-                anchor_type="object",
-                embedding=v,
-                embedding_model=HNSW_MODEL,
-            )
-            for a, v in zip(anchors, vectors, strict=True)
-        ],
-        batch_size=2000,
-    )
+    store.anchor_vectors_write(subject=subject, anchors=anchors, vectors=vectors, model=HNSW_MODEL)
     return anchors

@@ -25,7 +25,6 @@ from apps.graph.coverage import audit_coverage
 from apps.graph.frames import ExtractedEntity, ExtractedFrame, Extraction, RecordKind
 from apps.graph.identity import frame_identity
 from apps.graph.keys import anchor_key
-from apps.graph.models import AnchorVector
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.providers.dates import parse_event_time
 from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
@@ -394,21 +393,11 @@ class SubjectIndexer:
     def _store_anchor_vectors(self, anchors: list[dict[str, Any]]) -> None:
         if not anchors:
             return
-        vectors = self._embed_names([a["name"] for a in anchors])
-        AnchorVector.objects.bulk_create(
-            [
-                AnchorVector(
-                    organization_id=self.subject.organization_id,
-                    subject=self.subject,
-                    anchor_key=a["key"],
-                    name=a["name"],
-                    anchor_type=a["type"],
-                    embedding=vector,
-                    embedding_model=self.embedder.model_name,
-                )
-                for a, vector in zip(anchors, vectors, strict=True)
-            ],
-            ignore_conflicts=True,
+        store.anchor_vectors_write(
+            subject=self.subject,
+            anchors=anchors,
+            vectors=self._embed_names([a["name"] for a in anchors]),
+            model=self.embedder.model_name,
         )
 
 

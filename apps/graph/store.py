@@ -17,6 +17,8 @@ from django.db import connection
 
 from apps.graph import adjacency
 from apps.graph.adapter import cypher, vertices_by_identity
+from apps.graph.models import AnchorVector
+from apps.tenancy.models import Subject
 
 ANCHOR_PROPERTIES = (
     "subject_id",
@@ -221,3 +223,26 @@ def frame_page(
             returns=["props"],
         )
     return [row[0] for row in rows]
+
+
+def anchor_vectors_write(
+    *, subject: Subject, anchors: Sequence[dict[str, Any]], vectors: Sequence[Sequence[float]], model: str
+) -> None:
+    """The name vectors of new anchors (``key``, ``name`` and ``type`` of each), in the index
+    beside the graph that anchor recall searches; an anchor already indexed keeps its vector."""
+    AnchorVector.objects.bulk_create(
+        [
+            AnchorVector(
+                organization_id=subject.organization_id,
+                subject=subject,
+                anchor_key=a["key"],
+                name=a["name"],
+                anchor_type=a["type"],
+                embedding=list(vector),
+                embedding_model=model,
+            )
+            for a, vector in zip(anchors, vectors, strict=True)
+        ],
+        batch_size=2000,
+        ignore_conflicts=True,
+    )

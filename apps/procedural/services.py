@@ -18,6 +18,7 @@ from django.db.models import Count, Max
 from apps.consent.purposes import CROSS_DOMAIN_GENERALIZATION, LEARN_SKILLS, STORE_CONVERSATIONS
 from apps.consent.selectors import consent_state
 from apps.consent.services import consent_require
+from apps.dream.services import dream_completed_emit
 from apps.jobs.models import Job
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.platform.errors import ValidationFailed
@@ -39,7 +40,7 @@ from apps.providers.selectors import provider_override
 from apps.providers.services import DatabaseUsageMeter
 from apps.resources.storage import object_key, storage
 from apps.tenancy.models import Subject
-from apps.webhooks.events import DREAM_COMPLETED, SKILL_ARCHIVED, SKILL_CREATED, SKILL_UPDATED
+from apps.webhooks.events import SKILL_ARCHIVED, SKILL_CREATED, SKILL_UPDATED
 from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
@@ -259,17 +260,12 @@ def procedural_dream(*, subject: Subject, job: Job | None = None) -> dict[str, A
             admission_start(experience=experience, llm_version=llm.version)
             admissions += 1
     curated = skills_curate(subject=subject, llm=llm, metering=metering, job=job)
-    webhook_event_emit(
-        organization_id=subject.organization_id,
-        event_type=DREAM_COMPLETED,
-        subject_id=subject.id,
-        payload={
-            "subject_id": str(subject.id),
-            "kind": "procedural",
-            "job_id": str(job.id) if job else None,
-            "merges": [],
-            "skills_changed": curated["created"] + curated["edited"] + curated["deleted"],
-        },
+    dream_completed_emit(
+        subject=subject,
+        kind="procedural",
+        job=job,
+        merges=[],
+        skills_changed=curated["created"] + curated["edited"] + curated["deleted"],
     )
     return {
         "sessions": len(sessions),

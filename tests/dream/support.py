@@ -100,20 +100,7 @@ def add_anchors(subject: Subject, specs: list[Spec], *, chunk_id: uuid.UUID | No
         )
     store.anchors_write(organization_id=subject.organization_id, created=created, updated=[])
     vectors = embedder().embed([a["name"] for a in created])
-    AnchorVector.objects.bulk_create(
-        [
-            AnchorVector(
-                organization_id=subject.organization_id,
-                subject=subject,
-                anchor_key=a["key"],
-                name=a["name"],
-                anchor_type=a["type"],
-                embedding=vector,
-                embedding_model=embedder().model_name,
-            )
-            for a, vector in zip(created, vectors, strict=True)
-        ]
-    )
+    store.anchor_vectors_write(subject=subject, anchors=created, vectors=vectors, model=embedder().model_name)
     return Built(subject=subject, chunk_id=chunk_id, rows=rows)
 
 

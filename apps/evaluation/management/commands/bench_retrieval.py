@@ -38,7 +38,6 @@ from tqdm import tqdm
 from apps.evaluation import synthetic
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.graph import adapter, store
-from apps.graph.models import AnchorVector
 from apps.memory.models import EpisodicEvent
 from apps.providers.interfaces import Embedder
 from apps.providers.registry import embedder as deployment_embedder
@@ -223,19 +222,13 @@ def history_load(
     with _timed(seconds, "anchor vectors"), bar(total=len(anchors), desc="anchor vectors", unit="anchor") as vec_bar:
         for batch in _batches(list(history.anchors.values())):
             with organization_scope(organization_id):
-                AnchorVector.objects.bulk_create(
-                    [
-                        AnchorVector(
-                            organization_id=organization_id,
-                            subject=subject,
-                            anchor_key=spec.entity.key,
-                            name=spec.entity.name,
-                            anchor_type=spec.entity.type,
-                            embedding=name_vectors[spec.entity.name],
-                            embedding_model=embedder.model_name,
-                        )
-                        for spec in batch
-                    ]
+                store.anchor_vectors_write(
+                    subject=subject,
+                    anchors=[
+                        {"key": spec.entity.key, "name": spec.entity.name, "type": spec.entity.type} for spec in batch
+                    ],
+                    vectors=[name_vectors[spec.entity.name] for spec in batch],
+                    model=embedder.model_name,
                 )
             vec_bar.update(len(batch))
     report.anchors, report.frames = len(anchors), len(frames)
