@@ -35,16 +35,33 @@ FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS t(k, 
 ON CONFLICT (organization_id, subject_id, anchor_key, frame_id)
 DO UPDATE SET roles = {_ROLES_UNION.format(a="graph_anchor_frame.roles", b="EXCLUDED.roles")}
 """
+# Each mention takes a half-precision copy of its row's vector (ADR 0019).
 _ROWS_INSERT = """
-INSERT INTO graph_anchor_row (organization_id, subject_id, anchor_key, memory_type, row_id)
-SELECT %s, %s, k, m, r::uuid
-FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS t(k, m, r, n)
-ORDER BY n
+INSERT INTO graph_anchor_row (organization_id, subject_id, anchor_key, memory_type, row_id, embedding, embedding_model)
+SELECT %(organization)s, %(subject)s, t.k, t.m, t.r::uuid,
+       CASE WHEN v.organization_id = %(organization)s THEN v.embedding END,
+       CASE WHEN v.organization_id = %(organization)s THEN v.embedding_model ELSE '' END
+FROM unnest(%(keys)s::text[], %(types)s::text[], %(rows)s::text[]) WITH ORDINALITY AS t(k, m, r, n)
+LEFT JOIN LATERAL (
+    -- One primary-key probe per mention: with the organization in the scan's condition, the
+    -- planner may prefer the organization's index (every row of a large tenant, per mention).
+    SELECT e.embedding::halfvec AS embedding, e.embedding_model, e.organization_id FROM memory_episodic_event AS e
+    WHERE t.m = 'episodic' AND e.id = t.r::uuid
+    UNION ALL
+    SELECT s.embedding::halfvec, s.embedding_model, s.organization_id FROM memory_semantic_item AS s
+    WHERE t.m = 'semantic' AND s.id = t.r::uuid
+) AS v ON true
+ORDER BY t.n
 ON CONFLICT (organization_id, subject_id, anchor_key, row_id) DO NOTHING
+"""
+_VECTORS_REFRESH = """
+UPDATE graph_anchor_row AS a SET embedding = v.embedding::halfvec, embedding_model = v.model
+FROM unnest(%s::uuid[], %s::uuid[], %s::text[], %s::text[]) AS v(row_id, subject_id, embedding, model)
+WHERE a.organization_id = %s AND a.subject_id = v.subject_id AND a.row_id = v.row_id AND a.memory_type = %s
 """
 
 
-def _execute(query: str, params: Sequence[Any]) -> int:
+def _execute(query: str, params: Sequence[Any] | dict[str, Any]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(query, params)
         return int(cursor.rowcount or 0)
@@ -96,7 +113,33 @@ def add_mentions(
         return
     _execute(
         _ROWS_INSERT,
-        [organization_id, subject_id, [k for k, _, _ in unique], [m for _, m, _ in unique], [r for _, _, r in unique]],
+        {
+            "organization": organization_id,
+            "subject": subject_id,
+            "keys": [k for k, _, _ in unique],
+            "types": [m for _, m, _ in unique],
+            "rows": [r for _, _, r in unique],
+        },
+    )
+
+
+def refresh_row_vectors(
+    *, organization_id: uuid.UUID, memory_type: str, rows: Sequence[tuple[str, str, Sequence[float], str]]
+) -> int:
+    """Copy re-embedded rows' vectors — ``(row id, subject id, vector, model)`` — onto their
+    mentions; returns how many mentions changed."""
+    if not rows:
+        return 0
+    return _execute(
+        _VECTORS_REFRESH,
+        [
+            [row_id for row_id, _, _, _ in rows],
+            [subject_id for _, subject_id, _, _ in rows],
+            [str([float(x) for x in vector]) for _, _, vector, _ in rows],
+            [model for _, _, _, model in rows],
+            organization_id,
+            memory_type,
+        ],
     )
 
 

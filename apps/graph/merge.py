@@ -137,7 +137,7 @@ def merged_anchor(source: dict[str, Any], target: dict[str, Any]) -> dict[str, A
 
 # --- adjacency rows: snapshot and restore (the side tables beside the graph) -----------------------
 
-_ROW_COLUMNS = ("id", "anchor_key", "memory_type", "row_id")
+_ROW_COLUMNS = ("id", "anchor_key", "memory_type", "row_id", "embedding", "embedding_model")
 _FRAME_COLUMNS = ("id", "anchor_key", "frame_id", "predicate", "roles", "event_time")
 
 
@@ -146,7 +146,7 @@ def _adjacency_snapshot(
 ) -> dict[str, list[list[Any]]]:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, anchor_key, memory_type, row_id::text FROM graph_anchor_row"
+            "SELECT id, anchor_key, memory_type, row_id::text, embedding::text, embedding_model FROM graph_anchor_row"
             " WHERE organization_id = %s AND subject_id = %s AND anchor_key = ANY(%s::text[]) ORDER BY id",
             [organization_id, subject_id, anchor_keys],
         )
@@ -181,9 +181,10 @@ def _adjacency_restore(
         )
         if saved["rows"]:
             cursor.execute(
-                "INSERT INTO graph_anchor_row (organization_id, subject_id, id, anchor_key, memory_type, row_id)"
-                " SELECT %s, %s, i, k, m, r::uuid FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[])"
-                " AS t(i, k, m, r)",
+                "INSERT INTO graph_anchor_row (organization_id, subject_id, id, anchor_key, memory_type, row_id,"
+                " embedding, embedding_model) SELECT %s, %s, i, k, m, r::uuid, v::halfvec, vm"
+                " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])"
+                " AS t(i, k, m, r, v, vm)",
                 [*scope, *([row[n] for row in saved["rows"]] for n in range(len(_ROW_COLUMNS)))],
             )
         for row in saved["frames"]:
@@ -222,7 +223,7 @@ def anchor_merge(
     """Merge anchor ``source_key`` into ``target_key`` (a→b) in the caller's transaction."""
     if source_key == target_key:
         raise MergeConflict("An anchor cannot be merged into itself.")
-    scope = {"organization_id": organization_id, "subject_id": subject_id}
+    scope: dict[str, Any] = {"organization_id": organization_id, "subject_id": subject_id}
     store.lock_keys(**scope, keys=[f"anchor:{source_key}", f"anchor:{target_key}"])
     anchors = store.anchors_by_key(**scope, keys=[source_key, target_key])
     if source_key not in anchors or target_key not in anchors:
@@ -303,7 +304,7 @@ def anchor_merge_undo(
 
     Refused with 409 when the merged anchor or frames changed since the merge (a later merge
     or new indexing touched them): undo the later merges first."""
-    scope = {"organization_id": organization_id, "subject_id": subject_id}
+    scope: dict[str, Any] = {"organization_id": organization_id, "subject_id": subject_id}
     source, target = snapshot["source"], snapshot["target"]
     old_ids = sorted(str(f["frame_id"]) for f in snapshot["frames"])
     new_ids = [str(i) for i in snapshot["new_frame_ids"]]

@@ -4,7 +4,7 @@ import uuid
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from pgvector.django import VectorField
+from pgvector.django import HalfVectorField, VectorField
 
 from apps.tenancy.models import Subject, TenantModel
 
@@ -68,26 +68,32 @@ class AnchorFrame(TenantModel):
 class AnchorRow(TenantModel):
     """Adjacency index beside the graph: one row per (anchor, evidence row that mentions it).
     The serial ``id`` orders mentions by arrival, so "the newest rows of an anchor" is one
-    bounded index scan. The anchor vertex keeps only counts and its newest few ids."""
+    bounded index scan. The anchor vertex keeps only counts and its newest few ids.
+
+    Each mention carries a half-precision copy of its row's vector (ADR 0019), so an anchor's
+    mentions are ranked by similarity to a question without reading the evidence tables."""
 
     id = models.BigAutoField(primary_key=True)
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
     anchor_key = models.CharField(max_length=300)
     memory_type = models.CharField(max_length=16)
     row_id = models.UUIDField()
+    embedding = HalfVectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
         db_table = "graph_anchor_row"
         constraints = [
+            # Row first: it also answers "which anchors mention these rows", and an anchor's
+            # mentions are read only through anchor_row_newest (ADR 0019).
             models.UniqueConstraint(
-                fields=["organization", "subject", "anchor_key", "row_id"], name="anchor_row_unique"
+                fields=["organization", "subject", "row_id", "anchor_key"], name="anchor_row_unique_by_row"
             )
         ]
         indexes = [
             models.Index(
                 fields=["organization", "subject", "anchor_key", "memory_type", "id"], name="anchor_row_newest"
             ),
-            models.Index(fields=["organization", "subject", "row_id"], name="anchor_row_row"),
         ]
 
     def __str__(self) -> str:

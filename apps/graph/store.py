@@ -120,14 +120,16 @@ def anchor_properties(
 
 
 def frames_by_id(
-    *, organization_id: uuid.UUID, subject_id: uuid.UUID, frame_ids: Sequence[str]
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, frame_ids: Sequence[str], properties: Sequence[str] = ()
 ) -> dict[str, dict[str, Any]]:
     """The subject's frames with these ids by id (absent ids are left out); one statement
-    through the unique frame_id index, whatever the number of ids."""
+    through the unique frame_id index, whatever the number of ids. With ``properties``, only
+    those (and ``frame_id``)."""
     if not frame_ids:
         return {}
+    wanted = list(dict.fromkeys(["frame_id", *properties])) if properties else []
     found = vertices_by_identity(
-        organization_id=organization_id, label="Frame", subject_id=subject_id, values=frame_ids
+        organization_id=organization_id, label="Frame", subject_id=subject_id, values=frame_ids, properties=wanted
     )
     return {props["frame_id"]: props for props in found}
 

@@ -583,5 +583,13 @@ def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) 
             for row, vector in zip(rows, vectors, strict=True):
                 row.embedding, row.embedding_model = vector, embedder.model_name
             model.objects.bulk_update(rows, ["embedding", "embedding_model"])
+            if model in (EpisodicEvent, SemanticItem):  # the graph's copies of these vectors follow
+                from apps.graph import adjacency
+
+                adjacency.refresh_row_vectors(
+                    organization_id=rows[0].organization_id,
+                    memory_type="episodic" if model is EpisodicEvent else "semantic",
+                    rows=[(str(r.id), str(r.subject_id), r.embedding, r.embedding_model) for r in rows],
+                )
             return len(rows)
     return 0

@@ -10,9 +10,12 @@ graph read raised). Fusion:
    contributes ``1 / (RANK_K + rank + 1)``; ``RANK_K`` is small because the set is small (a
    few hundred rows, not a corpus). Then **context**: an episodic row gains
    ``CONTEXT_WEIGHT`` × the best score among the rows next to it in its chunk (a reply is
-   evidence with the turn it answers). The constants were set on the LoCoMo dev split by
-   evidence recall within 1,024 tokens (ADR 0017). Ties: the adapter's ``lexical_score``, then
-   row id.
+   evidence with the turn it answers). Then **speaker**: when the question names people who
+   speak in the candidates, a row spoken by (or, semantic, about) someone else keeps
+   ``OTHER_SPEAKER_WEIGHT`` of its score: "Thanks, Melanie!" matches the name, the anchor and
+   the words as well as Melanie's own lines do, but it tells about its speaker (ADR 0019). The
+   constants were set on the LoCoMo dev split by evidence recall within 1,024 tokens (ADR 0017).
+   Ties: the adapter's ``lexical_score``, then row id.
 2. **Cited rows first** (up to B^R): the citations of the ranked facts, in fact order (within
    one fact, by rerank score), because a fact without its supporting row is unverifiable.
 3. **Base rows** (up to B^B) from the base and flat lanes, by score. Episodic and semantic
@@ -39,7 +42,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import TypeVar
 
-from apps.retrieval.lexical import with_lexical_ranks
+from apps.retrieval.lexical import lexical_ranks
 from apps.retrieval.planner import content_stems, words
 from apps.retrieval.types import (
     FactCandidate,
@@ -53,6 +56,9 @@ from apps.retrieval.types import (
 
 RANK_K = 10  # reciprocal-rank constant over a bounded candidate set (our choice; ADR 0017)
 CONTEXT_WEIGHT = 0.4  # share of the best same-chunk neighbour's score a row gains (our choice; ADR 0017)
+# Share of its score a row keeps when the question names speakers and the row's is none of them
+# (our choice, ADR 0019; on the LoCoMo dev split any value in [0.4, 0.8] is within a point).
+OTHER_SPEAKER_WEIGHT = 0.5
 # Content-stem Jaccard at or above which same-date episodic rows collapse (our choice): one
 # differing content word in a short turn ("a puppy" / "a kitten named Max") scores ≈ 0.71.
 PARAPHRASE_JACCARD = 0.8
@@ -113,19 +119,21 @@ def rank_candidates(
     association = {
         r.row_id: sum(anchor_weights.get(key, 0.0) for key in set(mentions.get(r.row_id, ()))) for r in unique
     }
-    by_anchor = sorted((i for i, a in association.items() if a > 0), key=lambda i: (-association[i], i))
+    similarity = {r.row_id: r.similarity or 0.0 for r in unique}  # equal association: the nearer first
+    by_anchor = sorted((i for i, a in association.items() if a > 0), key=lambda i: (-association[i], -similarity[i], i))
     anchor_rank = {row_id: rank for rank, row_id in enumerate(by_anchor)}
     near = context or {}
-    ranked = [
+    by_words = lexical_ranks(unique, question) if lexical else {}
+    return [
         replace(
             row,
             vector_rank=vector_rank.get(row.row_id),
             anchor_rank=anchor_rank.get(row.row_id),
+            lexical_rank=by_words.get(row.row_id) if lexical else row.lexical_rank,
             context=tuple(sorted(set(near.get(row.row_id, ())) - {row.row_id})),
         )
         for row in rows
     ]
-    return with_lexical_ranks(ranked, question) if lexical else ranked
 
 
 def row_calendar_date(row: RowCandidate) -> date | None:
@@ -160,9 +168,25 @@ class _Ranked:
     base: bool  # reached through the base or flat lane
 
 
-def _unique_rows(rows: Iterable[RowCandidate]) -> dict[str, _Ranked]:
+def _words(name: str) -> frozenset[str]:
+    return frozenset(word.lower() for word in words(name))
+
+
+def speaker_weights(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, float]:
+    """Per row id, :data:`OTHER_SPEAKER_WEIGHT` for a row whose speaker shares no word with
+    the people the question names, when some candidate's speaker does (otherwise the names
+    are not speakers here, e.g. every row is the user's, and no row is weighted); else 1."""
+    named = _words(" ".join(plan.entities))
+    rows = list(rows)
+    speaking = {row.row_id: bool(named & _words(row.speaker)) for row in rows if row.speaker}
+    if not any(speaking.values()):
+        return {row.row_id: 1.0 for row in rows}
+    return {row.row_id: OTHER_SPEAKER_WEIGHT if speaking.get(row.row_id) is False else 1.0 for row in rows}
+
+
+def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]:
     """One entry per row id; a row from several lanes keeps its best ranks and lexical score.
-    Each row's score is its rerank score plus its context share."""
+    Each row's score is its rerank score plus its context share, times its speaker weight."""
     merged: dict[str, tuple[RowCandidate, bool]] = {}
     for row in rows:
         base = row.lane in ("base", "flat")
@@ -181,9 +205,12 @@ def _unique_rows(rows: Iterable[RowCandidate]) -> dict[str, _Ranked]:
         )
         merged[row.row_id] = (best, seen[1] or base)
     own = {row_id: rerank_score(row) for row_id, (row, _) in merged.items()}
+    weight = speaker_weights((row for row, _ in merged.values()), plan)
     return {
         row_id: _Ranked(
-            row, own[row_id] + CONTEXT_WEIGHT * max((own.get(i, 0.0) for i in row.context), default=0.0), base
+            row,
+            (own[row_id] + CONTEXT_WEIGHT * max((own.get(i, 0.0) for i in row.context), default=0.0)) * weight[row_id],
+            base,
         )
         for row_id, (row, base) in merged.items()
     }
@@ -243,7 +270,7 @@ def fuse(
     """
     budgets = plan.budgets
     selection = _Selection(budgets.total_rows if limit is None else max(limit, 0))
-    ranked = _unique_rows(rows)
+    ranked = _unique_rows(rows, plan)
     cited = _cited(ranked, facts)
 
     taken = 0

@@ -8,10 +8,10 @@ the whole history for flat mode, the bounded candidate set for graph mode.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import replace
 from typing import TypeVar
 
 from apps.retrieval.planner import is_content_word, stem, words
@@ -26,7 +26,13 @@ K = TypeVar("K", bound=Hashable)
 
 def terms(text: str) -> list[str]:
     """The stems of a text's content words, with repeats, in order."""
-    return [stem(word) for word in words(text) if is_content_word(word)]
+    return [term for word in words(text) if (term := _term(word)) is not None]
+
+
+@functools.lru_cache(maxsize=65536)
+def _term(word: str) -> str | None:
+    """A word's stem when it is a content word (words repeat: each is normalized once)."""
+    return stem(word) if is_content_word(word) else None
 
 
 def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[float]:
@@ -64,11 +70,11 @@ def rrf(rankings: Iterable[Sequence[K]], *, k: int = RRF_K) -> list[tuple[K, flo
     return sorted(scores.items(), key=lambda entry: (-entry[1], str(entry[0])))
 
 
-def with_lexical_ranks(rows: Sequence[RowCandidate], question: str) -> list[RowCandidate]:
-    """The rows with their BM25 rank (0-based) among themselves for the question: the
-    statistics are the candidates' own, so the cost is bounded by the candidates."""
+def lexical_ranks(rows: Sequence[RowCandidate], question: str) -> dict[str, int]:
+    """Each row's BM25 rank (0-based) among the rows for the question, by row id (rows without
+    a matching term are absent): the statistics are the candidates' own, so the cost is bounded
+    by the candidates."""
     unique = list({row.row_id: row for row in rows}.values())
     scores = bm25_scores(terms(question), [terms(row.match_text or row.text) for row in unique])
     order = ranked([row.row_id for row in unique], scores)
-    rank = {row_id: position for position, row_id in enumerate(order)}
-    return [replace(row, lexical_rank=rank.get(row.row_id)) for row in rows]
+    return {row_id: position for position, row_id in enumerate(order)}

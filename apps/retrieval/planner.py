@@ -279,6 +279,7 @@ def words(text: str) -> list[str]:
     return [token for token in _WORD.findall(text) if token[0].isalnum()]
 
 
+@functools.lru_cache(maxsize=65536)
 def is_content_word(word: str) -> bool:
     folded = _fold(word)
     return len(folded) > 1 and folded not in _STOPWORDS and folded != "'"
@@ -320,6 +321,7 @@ def predicate_families(predicate: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=1024)
 def role_group(role: str) -> RoleGroup | None:
     return _ROLE_TO_GROUP.get(re.sub(r"[\s\-]+", "_", role.strip().lower()))
 

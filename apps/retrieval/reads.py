@@ -11,7 +11,7 @@ fetches. Flat mode, the baseline, reads the whole history on purpose (:func:`fla
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,8 @@ FRAMES_PER_ANCHOR = 16  # incident frames per anchor in the base lane, by frame 
 CO_PARTICIPANTS = 8  # anchors reached through those frames whose rows join the base lane
 CO_PARTICIPANT_ROWS = 2  # the rows of each type of a co-participant nearest the question
 ANCHOR_ROW_SCAN = 100  # an anchor's newest mentions, ranked by similarity to the question (ADR 0018)
+NAMED_ROW_SCAN = 400  # the same for an anchor the question names: its own history is what is asked (ADR 0019)
+NAMED_ROWS_PER_ANCHOR = 40  # rows of each type such an anchor contributes
 RELATION_FRAME_CAP = 240  # paper A.3
 NEIGHBOUR_SEEDS = 20  # the best candidates (by rerank score) whose same-chunk neighbours join the base lane
 NEIGHBOURS_PER_SEED = 2  # turns before and after each
@@ -69,11 +71,12 @@ def recall_anchors(
     text = str(vector)
     params: list[Any] = [text, subject.organization_id, subject.id, model, text, limit]
     with connection.cursor() as cursor:
-        # Counted only up to the threshold: a full count(*) grows with the subject's anchors.
+        # Counted only up to the threshold (a full count(*) grows with the subject's anchors),
+        # over every model: the (organization, subject, type) index answers it without the heap.
         cursor.execute(
             "SELECT count(*) FROM (SELECT 1 FROM graph_anchor_vector WHERE organization_id = %s AND subject_id = %s"
-            " AND embedding_model = %s LIMIT %s) AS bounded",
-            [subject.organization_id, subject.id, model, EXACT_SCAN_LIMIT + 1],
+            " LIMIT %s) AS bounded",
+            [subject.organization_id, subject.id, EXACT_SCAN_LIMIT + 1],
         )
         total = int(cursor.fetchone()[0])
         use_index = model == HNSW_MODEL and len(vector) == HNSW_DIMENSION and total > EXACT_SCAN_LIMIT
@@ -100,15 +103,25 @@ def anchor_candidates(
     vector: list[float],
     model: str,
     rows_per_type: int = ROWS_PER_ANCHOR,
+    deep_keys: Collection[str] = (),
 ) -> list[AnchorCandidate]:
     """Recalled and exactly named anchors with their graph properties (one graph read) and, of
     each type, the ``rows_per_type`` rows closest to the question among the ``ANCHOR_ROW_SCAN``
-    newest that mention the anchor (one bounded read of the adjacency index)."""
+    newest that mention the anchor — ``NAMED_ROW_SCAN`` for the ``deep_keys`` (the anchors
+    the question names) — in one bounded read of the adjacency index."""
     similarity = {a.anchor_key: a.similarity for a in recalled}
     keys = list(dict.fromkeys([*similarity, *named_keys]))
     found = _anchors(subject, keys, ("name", "type", "mention_count"))
     present = [key for key in keys if key in found]
-    rows = anchor_rows(subject=subject, keys=present, vector=vector, model=model, per_type=rows_per_type)
+    deep = [key in deep_keys for key in present]
+    rows = anchor_rows(
+        subject=subject,
+        keys=present,
+        vector=vector,
+        model=model,
+        per_type=[max(NAMED_ROWS_PER_ANCHOR, rows_per_type) if d else rows_per_type for d in deep],
+        scans=[NAMED_ROW_SCAN if d else ANCHOR_ROW_SCAN for d in deep],
+    )
     return [
         AnchorCandidate(
             anchor_key=key,
@@ -124,38 +137,38 @@ def anchor_candidates(
     ]
 
 
-# Anchors that occur together share many recent rows: each distinct row's vector is read (it
-# is TOASTed) and compared once, then every anchor keeps its nearest rows.
+# An anchor's newest mentions, ranked by the row vectors kept beside the adjacency index
+# (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables.
 _ANCHOR_ROWS = """
-WITH scanned AS MATERIALIZED (
-    SELECT k.key, k.n, r.row_id
-    FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS k(key, n)
-    CROSS JOIN LATERAL (
-        SELECT row_id FROM graph_anchor_row
+SELECT k.key, r.row_id::text
+FROM unnest(%(keys)s::text[], %(scans)s::int[], %(per_type)s::int[]) WITH ORDINALITY AS k(key, scan, per_type, n)
+CROSS JOIN LATERAL (
+    SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM (
+        SELECT row_id, embedding, embedding_model
+        FROM graph_anchor_row
         WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
           AND memory_type = %(memory_type)s
-        ORDER BY id DESC LIMIT %(scan)s
-    ) AS r
-), distances AS MATERIALIZED (
-    SELECT e.id, e.embedding <=> %(vector)s::vector AS distance
-    FROM {table} AS e
-    WHERE e.id IN (SELECT row_id FROM scanned)
-      AND e.organization_id = %(organization)s AND e.embedding_model = %(model)s
-), ranked AS (
-    SELECT s.key, s.n, s.row_id, d.distance,
-           row_number() OVER (PARTITION BY s.n ORDER BY d.distance, s.row_id) AS position
-    FROM scanned AS s JOIN distances AS d ON d.id = s.row_id
-)
-SELECT key, row_id::text FROM ranked WHERE position <= %(per_type)s
-ORDER BY n, distance, row_id
+        ORDER BY id DESC LIMIT k.scan
+    ) AS newest
+    WHERE newest.embedding_model = %(model)s
+    ORDER BY distance, newest.row_id LIMIT k.per_type
+) AS r
+ORDER BY k.n, r.distance, r.row_id
 """
 
 
 def anchor_rows(
-    *, subject: Subject, keys: Sequence[str], vector: list[float], model: str, per_type: int
+    *,
+    subject: Subject,
+    keys: Sequence[str],
+    vector: list[float],
+    model: str,
+    per_type: int | Sequence[int],
+    scans: Sequence[int] | None = None,
 ) -> dict[str, dict[str, list[str]]]:
-    """Per anchor and type, the ids of the ``per_type`` rows nearest the question among the
-    anchor's ``ANCHOR_ROW_SCAN`` newest mentions, nearest first."""
+    """Per anchor and type, the ids of the ``per_type`` rows (one number, or one per key)
+    nearest the question among the anchor's newest mentions (``scans[i]`` of the i-th key,
+    default ``ANCHOR_ROW_SCAN``), nearest first."""
     found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
     if not keys:
         return found
@@ -164,13 +177,13 @@ def anchor_rows(
         "vector": str(vector),
         "organization": subject.organization_id,
         "subject": subject.id,
-        "scan": ANCHOR_ROW_SCAN,
+        "scans": list(scans) if scans is not None else [ANCHOR_ROW_SCAN] * len(keys),
         "model": model,
-        "per_type": per_type,
+        "per_type": [per_type] * len(keys) if isinstance(per_type, int) else list(per_type),
     }
     with connection.cursor() as cursor:
-        for memory_type, table in (("episodic", "memory_episodic_event"), ("semantic", "memory_semantic_item")):
-            cursor.execute(_ANCHOR_ROWS.format(table=table), {**params, "memory_type": memory_type})
+        for memory_type in ("episodic", "semantic"):
+            cursor.execute(_ANCHOR_ROWS, {**params, "memory_type": memory_type})
             for key, row_id in cursor.fetchall():
                 found[str(key)][memory_type].append(str(row_id))
     return found
@@ -190,11 +203,12 @@ def _anchors(subject: Subject, keys: Sequence[str], properties: Sequence[str]) -
 
 
 def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Up to FRAMES_PER_ANCHOR frames per anchor (lowest frame ids: a deterministic choice)."""
+    """Up to FRAMES_PER_ANCHOR frames per anchor (lowest frame ids: a deterministic choice),
+    with what the base lane reads of them: their arms and citations."""
     ids = adjacency.incident_frame_ids(
         organization_id=subject.organization_id, subject_id=subject.id, keys=keys, per_anchor=FRAMES_PER_ANCHOR
     )
-    return _frames_by_id(subject, ids)
+    return _frames_by_id(subject, ids, properties=("arms", "citations"))
 
 
 def relation_frames(*, subject: Subject, keys: Sequence[str], predicates: Sequence[str]) -> list[dict[str, Any]]:
@@ -210,8 +224,10 @@ def relation_frames(*, subject: Subject, keys: Sequence[str], predicates: Sequen
     return _frames_by_id(subject, ids)
 
 
-def _frames_by_id(subject: Subject, ids: Sequence[str]) -> list[dict[str, Any]]:
-    found = store.frames_by_id(organization_id=subject.organization_id, subject_id=subject.id, frame_ids=ids)
+def _frames_by_id(subject: Subject, ids: Sequence[str], properties: Sequence[str] = ()) -> list[dict[str, Any]]:
+    found = store.frames_by_id(
+        organization_id=subject.organization_id, subject_id=subject.id, frame_ids=ids, properties=properties
+    )
     return [found[i] for i in ids if i in found]
 
 
@@ -251,10 +267,11 @@ def _parse_time(value: Any) -> Any:
 def rows_by_id(
     *, subject: Subject, ids: Sequence[str], vector: list[float], model: str, lane: str
 ) -> list[RowCandidate]:
-    """The rows with these ids (episodic and semantic), with their similarity to the question.
+    """The rows with these ids (episodic and semantic), with their similarity to the question
+    and their rank by it within their type (0-based, ties by id: the shallow prior fusion uses).
 
     One statement for both types, reading only the columns a candidate is made of (no
-    embedding, no provenance lists); each row becomes a model instance as the ORM would load it."""
+    embedding, no provenance lists), made into candidates without model instances."""
     wanted = [uuid.UUID(i) for i in dict.fromkeys(ids)]
     if not wanted:
         return []
@@ -264,21 +281,26 @@ def rows_by_id(
         "ids": wanted,
         "vector": str(vector),
     }
-    rows: list[tuple[float, RowCandidate]] = []
     with connection.cursor() as cursor:
         cursor.execute(_ROWS_BY_ID, params)
         fetched = cursor.fetchall()
+    scored: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"episodic": [], "semantic": []}
     for kind, *values, distance in fetched:
-        model_class, fields = _ROW_FIELDS[kind]
-        loaded = dict(zip(_ROW_COLUMNS, values, strict=True))
-        row = model_class.from_db(connection.alias, fields, [loaded[f] for f in fields])
-        similarity = 1.0 - float(distance) if row.embedding_model == model and distance is not None else 0.0
-        rows.append((similarity, _row_candidate(row, kind, lane, similarity=similarity)))
-    return _with_vector_ranks(rows)
+        columns = dict(zip(_ROW_COLUMNS, values, strict=True))
+        same_model = columns.pop("embedding_model") == model and distance is not None
+        scored[kind].append((1.0 - float(distance) if same_model else 0.0, str(columns["id"]), columns))
+    ranked: list[RowCandidate] = []
+    for kind, rows in scored.items():
+        rows.sort(key=lambda item: (-item[0], item[1]))
+        ranked += [
+            _candidate(kind, lane, vector_rank=rank, similarity=similarity, **columns)
+            for rank, (similarity, _, columns) in enumerate(rows)
+        ]
+    return ranked
 
 
 # The columns of a row candidate, in the order of the statement below; semantic rows have no
-# event or mention time, episodic rows no name.
+# actor, event or mention time, episodic rows no name.
 _ROW_COLUMNS = (
     "id",
     "session_id",
@@ -288,69 +310,73 @@ _ROW_COLUMNS = (
     "summary",
     "details",
     "name",
+    "actor",
     "event_time",
     "mention_time",
 )
-# Per type: the model and the columns it has, in the model's field order (what from_db expects).
-_ROW_FIELDS: dict[str, tuple[type[EpisodicEvent] | type[SemanticItem], list[str]]] = {
-    kind: (model_class, [f.attname for f in model_class._meta.concrete_fields if f.attname in _ROW_COLUMNS])
-    for kind, model_class in (("episodic", EpisodicEvent), ("semantic", SemanticItem))
-}
 _ROWS_BY_ID = """
 SELECT 'episodic', id, session_id, chunk_id, created_at, embedding_model, summary, details, NULL::varchar,
-       event_time, mention_time, embedding <=> %(vector)s::vector
+       actor, event_time, mention_time, embedding <=> %(vector)s::vector
 FROM memory_episodic_event
 WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND id = ANY(%(ids)s::uuid[])
 UNION ALL
 SELECT 'semantic', id, session_id, chunk_id, created_at, embedding_model, summary, details, name,
-       NULL::timestamptz, NULL::timestamptz, embedding <=> %(vector)s::vector
+       NULL::varchar, NULL::timestamptz, NULL::timestamptz, embedding <=> %(vector)s::vector
 FROM memory_semantic_item
 WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND id = ANY(%(ids)s::uuid[])
 """
 
 
-def _row_candidate(
-    row: Any, kind: str, lane: str, *, vector_rank: int | None = None, similarity: float | None = None
+def _candidate(
+    kind: str,
+    lane: str,
+    *,
+    id: Any,
+    session_id: str,
+    chunk_id: Any,
+    created_at: Any,
+    summary: str,
+    details: str,
+    name: str | None,
+    actor: str | None,
+    event_time: Any,
+    mention_time: Any,
+    vector_rank: int | None,
+    similarity: float | None,
 ) -> RowCandidate:
+    text = _text(kind, summary, name)
     return RowCandidate(
-        row_id=str(row.id),
+        row_id=str(id),
         memory_type="episodic" if kind == "episodic" else "semantic",
-        text=row_text(row),
-        event_time=getattr(row, "event_time", None),
-        mention_time=getattr(row, "mention_time", None),
-        created_at=row.created_at,
-        chunk_id=str(row.chunk_id),
-        session_id=row.session_id,
+        text=text,
+        event_time=event_time,
+        mention_time=mention_time,
+        created_at=created_at,
+        chunk_id=str(chunk_id),
+        session_id=session_id,
         lane=lane,  # type: ignore[arg-type]
         vector_rank=vector_rank,
         lexical_score=0.0,
-        match_text=matched_text(row),
+        match_text=f"{text}\n{details}",
         similarity=similarity,
+        speaker=str((name if kind == "semantic" else actor) or ""),
     )
 
 
-def _with_vector_ranks(scored: list[tuple[float, RowCandidate]]) -> list[RowCandidate]:
-    """Rank each type's rows by similarity (0-based), the shallow prior fusion uses."""
-    ranked: list[RowCandidate] = []
-    for kind in ("episodic", "semantic"):
-        of_kind = sorted((s for s in scored if s[1].memory_type == kind), key=lambda s: (-s[0], s[1].row_id))
-        for rank, (_, row) in enumerate(of_kind):
-            ranked.append(_replace_rank(row, rank))
-    return ranked
+def _row_candidate(row: Any, kind: str, lane: str, *, vector_rank: int | None = None) -> RowCandidate:
+    """A candidate from a model instance (flat mode reads through the ORM)."""
+    columns: dict[str, Any] = {c: getattr(row, c, None) for c in _ROW_COLUMNS if c != "embedding_model"}
+    return _candidate(kind, lane, vector_rank=vector_rank, similarity=None, **columns)
 
 
-def _replace_rank(row: RowCandidate, rank: int) -> RowCandidate:
-    from dataclasses import replace
-
-    return replace(row, vector_rank=rank)
+def _text(kind: str, summary: str, name: str | None) -> str:
+    return f"{name}: {summary}" if kind == "semantic" else str(summary)
 
 
 def row_text(row: Any) -> str:
     """What a search returns of a row: the episodic summary (speaker and what was said) or the
     semantic statement. The details stay one GET away."""
-    if isinstance(row, SemanticItem):
-        return f"{row.name}: {row.summary}"
-    return str(row.summary)
+    return _text("semantic" if isinstance(row, SemanticItem) else "episodic", row.summary, getattr(row, "name", None))
 
 
 def matched_text(row: Any) -> str:

@@ -173,26 +173,37 @@ def entity_keys(plan: Plan) -> tuple[str, ...]:
 
 def _binds(entity: str, keys: Iterable[str]) -> float:
     """1 when an arm has the entity's key, 0.5 when their key tokens nest, else 0."""
-    wanted = frozenset(entity.split())
     best = 0.0
     for key in keys:
-        if key == entity:
+        bound = _binds_key(entity, key)
+        if bound == 1.0:
             return 1.0
-        tokens = frozenset(key.split())
-        if tokens and (wanted <= tokens or tokens <= wanted):
-            best = 0.5
+        best = max(best, bound)
     return best
+
+
+@functools.lru_cache(maxsize=65536)
+def _binds_key(entity: str, key: str) -> float:
+    if key == entity:
+        return 1.0
+    wanted, tokens = frozenset(entity.split()), frozenset(key.split())
+    return 0.5 if tokens and (wanted <= tokens or tokens <= wanted) else 0.0
 
 
 def _fact_tokens(fact: FactCandidate) -> frozenset[str]:
     tokens: set[str] = set()
     for _, key, name in fact.roles:
         tokens.update(key.split())
-        tokens.update(key_tokens(name))
+        tokens.update(_name_tokens(name))
     for name, value in fact.literals.items():
-        tokens.update(key_tokens(name))
-        tokens.update(key_tokens(value))
+        tokens.update(_name_tokens(name))
+        tokens.update(_name_tokens(value))
     return frozenset(tokens)
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_tokens(name: str) -> tuple[str, ...]:
+    return tuple(key_tokens(name))
 
 
 def _naive_utc(moment: datetime) -> datetime:

@@ -22,7 +22,7 @@ from apps.providers.interfaces import Embedder
 from apps.retrieval import reads
 from apps.retrieval.fusion import count_tokens, fuse, rank_candidates, rerank_score, trim_to_token_budget
 from apps.retrieval.planner import plan_query
-from apps.retrieval.scoring import named_anchor_keys, rank_facts, select_anchors
+from apps.retrieval.scoring import entity_keys, named_anchor_keys, rank_facts, select_anchors
 from apps.retrieval.types import FactCandidate, FusedRow, Plan, RowCandidate, ScoredFact
 from apps.tenancy.models import Subject
 
@@ -72,7 +72,7 @@ def _graph_lanes(
     recalled = reads.recall_anchors(subject=subject, vector=vector, model=model)
     named = list(named_anchor_keys(plan)) if plan.is_relation_query else []
     candidates = reads.anchor_candidates(
-        subject=subject, recalled=recalled, named_keys=named, vector=vector, model=model
+        subject=subject, recalled=recalled, named_keys=named, vector=vector, model=model, deep_keys=entity_keys(plan)
     )
     anchors = select_anchors(candidates, plan)
     report.anchors_inspected = len(candidates)
@@ -83,7 +83,7 @@ def _graph_lanes(
     selected = [scored.anchor for scored in anchors]
     base_ids: list[str] = []
     for anchor in selected:
-        base_ids += anchor.episodic_ids[: reads.ROWS_PER_ANCHOR] + anchor.semantic_ids[: reads.ROWS_PER_ANCHOR]
+        base_ids += anchor.episodic_ids + anchor.semantic_ids
     incident = reads.incident_frames(subject=subject, keys=[a.anchor_key for a in selected])
     selected_keys = {a.anchor_key for a in selected}
     co_participants: list[str] = []

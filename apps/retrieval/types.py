@@ -206,7 +206,8 @@ class RowCandidate:
     search (``None`` when not ranked or no query term matches); ``anchor_rank`` is its 0-based
     rank by association with the question's anchors (``None`` when it mentions none);
     ``context`` holds the ids of the episodic rows next to it in its chunk; ``match_text`` is
-    what lexical matching reads (the text and the details).
+    what lexical matching reads (the text and the details); ``speaker`` is who the row speaks
+    for: an episodic row's actor, a semantic row's name.
     """
 
     row_id: str
@@ -225,6 +226,7 @@ class RowCandidate:
     similarity: float | None = None
     anchor_rank: int | None = None
     context: tuple[str, ...] = ()
+    speaker: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,3 +195,44 @@ def test_the_sweep_rebuilds_a_subject_whose_index_is_missing() -> None:
         assert adjacency_rebuild_missing() == [subject.id]
         assert _frames(subject) == frames and _rows(subject) == rows
         assert adjacency_rebuild_missing() == []  # nothing left to rebuild
+
+
+def _copies(subject: Subject) -> dict[str, tuple[str, list[float]]]:
+    return {
+        str(r.row_id): (r.embedding_model, [float(x) for x in r.embedding])
+        for r in AnchorRow.objects.filter(subject=subject)
+        if r.embedding is not None
+    }
+
+
+def test_mentions_carry_their_rows_vectors_and_follow_a_re_embedding() -> None:
+    from apps.memory.models import EpisodicEvent, SemanticItem
+    from apps.memory.services import memory_reembed_step
+
+    tenant = make_tenant()
+    subject = _indexed(tenant)
+    with organization_scope(tenant.id):
+        vectors = {
+            str(row.id): (row.embedding_model, [float(x) for x in row.embedding])
+            for model in (EpisodicEvent, SemanticItem)
+            for row in model.objects.filter(subject=subject)
+        }
+        copies = _copies(subject)
+        assert set(copies) == {str(r.row_id) for r in AnchorRow.objects.filter(subject=subject)}
+    for row_id, (model, vector) in copies.items():  # half precision: three significant digits
+        assert model == vectors[row_id][0]
+        assert max(abs(a - b) for a, b in zip(vector, vectors[row_id][1], strict=True)) < 1e-3
+
+    class Renamed:  # the same vectors under another model name, scaled so a copy must change
+        model_name = "renamed-model"
+
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            return [[0.5] * len(next(iter(vectors.values()))[1]) for _ in texts]
+
+    with organization_scope(tenant.id), transaction.atomic():
+        while memory_reembed_step(embedder=Renamed()):  # type: ignore[arg-type]
+            pass
+        after = _copies(subject)
+    assert set(after) == set(copies)
+    assert {model for model, _ in after.values()} == {"renamed-model"}
+    assert all(vector == [0.5] * len(vector) for _, vector in after.values())

@@ -8,11 +8,13 @@ from datetime import datetime
 
 from apps.retrieval.fusion import (
     CONTEXT_WEIGHT,
+    OTHER_SPEAKER_WEIGHT,
     PARAPHRASE_JACCARD,
     count_tokens,
     fuse,
     rank_candidates,
     rerank_score,
+    speaker_weights,
     token_jaccard,
     trim_to_token_budget,
 )
@@ -161,6 +163,32 @@ def test_a_row_gains_a_share_of_its_best_neighbour() -> None:
     assert result.row_ids == ("q", "r", "z")
     score = {fused.row.row_id: fused.score for fused in result.rows}
     assert score["r"] == rerank_score(reply) + CONTEXT_WEIGHT * rerank_score(strong)
+
+
+def test_equally_associated_rows_are_ordered_by_similarity() -> None:
+    rows = [_similar(i, s, f"Priya said {i}.") for i, s in (("a", 0.2), ("b", 0.9), ("c", 0.5))]
+    ranked = rank_candidates(rows, PLAN.question, mentions={i: ["priya"] for i in "abc"}, anchor_weights={"priya": 1})
+    assert {r.row_id: r.anchor_rank for r in ranked} == {"b": 0, "c": 1, "a": 2}
+
+
+def test_rows_of_other_speakers_keep_a_share_when_the_question_names_a_speaker() -> None:
+    own = replace(_row("own", rank=3), speaker="Priya")
+    other = replace(_row("other", rank=0), speaker="Jon")  # "Thanks, Priya!" by Jon: ranks higher by itself
+    about = replace(_row("about", rank=1, kind="semantic"), speaker="Jon")
+    unknown = _row("unknown", rank=2)  # no speaker: not weighted
+    assert speaker_weights([own, other, about, unknown], PLAN) == {
+        "own": 1.0,
+        "other": OTHER_SPEAKER_WEIGHT,
+        "about": OTHER_SPEAKER_WEIGHT,
+        "unknown": 1.0,
+    }
+    result = fuse([own, other, unknown], [], PLAN)
+    assert result.row_ids == ("unknown", "own", "other")  # the best-ranked row falls behind both
+    assert {f.row.row_id: f.score for f in result.rows}["other"] == OTHER_SPEAKER_WEIGHT * rerank_score(other)
+    # When no candidate is spoken by a named person (every row is the user's), nothing is weighted.
+    user = [replace(row, speaker="user") for row in (own, other)]
+    assert set(speaker_weights(user, PLAN).values()) == {1.0}
+    assert fuse(user, [], PLAN).row_ids == ("other", "own")
 
 
 def test_same_date_paraphrases_collapse() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from apps.retrieval import reads
-from apps.retrieval.lexical import with_lexical_ranks
+from apps.retrieval.lexical import lexical_ranks
 from apps.tenancy.scope import organization_scope
 from tests.factories import make_tenant
 from tests.graph.test_adjacency import _anchor, _frame, _write_graph
@@ -36,5 +36,4 @@ def test_candidates_get_their_bm25_rank_among_themselves() -> None:
         _row("b", "Gina sells clothes"),
         _row("c", "Jon's dance studio opened its doors to the studio crowd"),
     ]
-    ranked = with_lexical_ranks(rows, "When did Jon open his dance studio?")
-    assert [r.lexical_rank for r in ranked] == [1, None, 0]
+    assert lexical_ranks(rows, "When did Jon open his dance studio?") == {"c": 0, "a": 1}

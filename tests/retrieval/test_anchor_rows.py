@@ -1,0 +1,73 @@
+"""An anchor's rows: its newest mentions ranked by the vectors kept beside the adjacency index,
+with a deeper scan for the anchors a question names."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from apps.graph import adjacency
+from apps.retrieval import reads
+from apps.tenancy.scope import organization_scope
+from tests.factories import make_tenant
+from tests.graph.test_adjacency import _anchor, _write_graph
+from tests.retrieval.test_row_reads import MODEL, _episodic
+
+
+def test_a_named_anchor_is_scanned_deeper_and_the_evidence_tables_are_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(reads, "ANCHOR_ROW_SCAN", 3)
+    monkeypatch.setattr(reads, "NAMED_ROW_SCAN", 6)
+    tenant, other = make_tenant(), make_tenant()
+    subject = tenant.subject()
+    question = [1.0, 0.0, 0.0]
+    with organization_scope(tenant.id), transaction.atomic():
+        # Oldest first: the nearest row is the oldest, the farthest the newest.
+        rows = [_episodic(subject, f"turn {i}", [1.0, 0.1 * i, 0.0]) for i in range(8)]
+        unembedded = _episodic(subject, "no vector", None)
+        ids = [str(r.id) for r in [*rows, unembedded]]
+        adjacency.add_mentions(
+            organization_id=tenant.id, subject_id=subject.id, mentions=[("ana", "episodic", i) for i in ids]
+        )
+        with CaptureQueriesContext(connection) as queries:
+            shallow = reads.anchor_rows(subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=2)
+        deep = reads.anchor_rows(
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=2, scans=[reads.NAMED_ROW_SCAN]
+        )
+        wide = reads.anchor_rows(subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=10, scans=[6])
+    with organization_scope(other.id), transaction.atomic():
+        foreign = reads.anchor_rows(
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=2, scans=[reads.NAMED_ROW_SCAN]
+        )
+    # The 3 newest mentions are the unembedded row and turns 7 and 6: the nearest of them.
+    assert shallow == {"ana": {"episodic": [ids[6], ids[7]], "semantic": []}}
+    # Six newest reach turn 3, nearer than any newer one.
+    assert deep == {"ana": {"episodic": [ids[3], ids[4]], "semantic": []}}
+    assert wide["ana"]["episodic"] == [ids[3], ids[4], ids[5], ids[6], ids[7]]  # no vector: never ranked
+    assert foreign == {"ana": {"episodic": [], "semantic": []}}  # another organization sees nothing
+    statements = " ".join(q["sql"] for q in queries.captured_queries)
+    assert "graph_anchor_row" in statements and "memory_episodic_event" not in statements
+
+
+def test_anchor_candidates_scan_the_question_s_named_anchors_deeper(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reads, "ANCHOR_ROW_SCAN", 2)
+    monkeypatch.setattr(reads, "NAMED_ROW_SCAN", 5)
+    seen: list[list[int]] = []
+    original = reads.anchor_rows
+
+    def recording(**kwargs):  # type: ignore[no-untyped-def]
+        seen.append(list(kwargs["scans"]))
+        return original(**kwargs)
+
+    monkeypatch.setattr(reads, "anchor_rows", recording)
+    tenant = make_tenant()
+    subject = tenant.subject()
+    _write_graph(subject, [_anchor(subject, "ana", []), _anchor(subject, "bo", [])], [])
+    recalled = [reads.AnchorRecall(anchor_key=k, name=k, type="person", similarity=0.5) for k in ("ana", "bo")]
+    with organization_scope(tenant.id), transaction.atomic():
+        reads.anchor_candidates(
+            subject=subject, recalled=recalled, named_keys=[], vector=[1.0, 0.0, 0.0], model=MODEL, deep_keys={"bo"}
+        )
+    assert seen == [[2, 5]]  # the named anchor's newest mentions are scanned deeper
