@@ -33,7 +33,6 @@ CO_PARTICIPANTS = 8  # anchors reached through those frames whose rows join the 
 CO_PARTICIPANT_ROWS = 2  # the rows of each type of a co-participant nearest the question
 ANCHOR_ROW_SCAN = 100  # an anchor's newest mentions, ranked by similarity to the question (ADR 0018)
 NAMED_ROW_SCAN = 400  # the same for an anchor the question names: its own history is what is asked (ADR 0019)
-NAMED_ROWS_PER_ANCHOR = 40  # rows of each type such an anchor contributes
 RELATION_FRAME_CAP = 240  # paper A.3
 NEIGHBOUR_SEEDS = 20  # the best candidates (by rerank score) whose same-chunk neighbours join the base lane
 NEIGHBOURS_PER_SEED = 2  # turns before and after each
@@ -113,15 +112,8 @@ def anchor_candidates(
     keys = list(dict.fromkeys([*similarity, *named_keys]))
     found = _anchors(subject, keys, ("name", "type", "mention_count"))
     present = [key for key in keys if key in found]
-    deep = [key in deep_keys for key in present]
-    rows = anchor_rows(
-        subject=subject,
-        keys=present,
-        vector=vector,
-        model=model,
-        per_type=[max(NAMED_ROWS_PER_ANCHOR, rows_per_type) if d else rows_per_type for d in deep],
-        scans=[NAMED_ROW_SCAN if d else ANCHOR_ROW_SCAN for d in deep],
-    )
+    scans = [NAMED_ROW_SCAN if key in deep_keys else ANCHOR_ROW_SCAN for key in present]
+    rows = anchor_rows(subject=subject, keys=present, vector=vector, model=model, per_type=rows_per_type, scans=scans)
     return [
         AnchorCandidate(
             anchor_key=key,
@@ -141,7 +133,7 @@ def anchor_candidates(
 # (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables.
 _ANCHOR_ROWS = """
 SELECT k.key, r.row_id::text
-FROM unnest(%(keys)s::text[], %(scans)s::int[], %(per_type)s::int[]) WITH ORDINALITY AS k(key, scan, per_type, n)
+FROM unnest(%(keys)s::text[], %(scans)s::int[]) WITH ORDINALITY AS k(key, scan, n)
 CROSS JOIN LATERAL (
     SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM (
         SELECT row_id, embedding, embedding_model
@@ -151,7 +143,7 @@ CROSS JOIN LATERAL (
         ORDER BY id DESC LIMIT k.scan
     ) AS newest
     WHERE newest.embedding_model = %(model)s
-    ORDER BY distance, newest.row_id LIMIT k.per_type
+    ORDER BY distance, newest.row_id LIMIT %(per_type)s
 ) AS r
 ORDER BY k.n, r.distance, r.row_id
 """
@@ -163,12 +155,12 @@ def anchor_rows(
     keys: Sequence[str],
     vector: list[float],
     model: str,
-    per_type: int | Sequence[int],
+    per_type: int,
     scans: Sequence[int] | None = None,
 ) -> dict[str, dict[str, list[str]]]:
-    """Per anchor and type, the ids of the ``per_type`` rows (one number, or one per key)
-    nearest the question among the anchor's newest mentions (``scans[i]`` of the i-th key,
-    default ``ANCHOR_ROW_SCAN``), nearest first."""
+    """Per anchor and type, the ids of the ``per_type`` rows nearest the question among the
+    anchor's newest mentions (``scans[i]`` of the i-th key, default ``ANCHOR_ROW_SCAN``),
+    nearest first."""
     found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
     if not keys:
         return found
@@ -179,7 +171,7 @@ def anchor_rows(
         "subject": subject.id,
         "scans": list(scans) if scans is not None else [ANCHOR_ROW_SCAN] * len(keys),
         "model": model,
-        "per_type": [per_type] * len(keys) if isinstance(per_type, int) else list(per_type),
+        "per_type": per_type,
     }
     with connection.cursor() as cursor:
         for memory_type in ("episodic", "semantic"):

@@ -73,13 +73,11 @@ logger = logging.getLogger(__name__)
 
 
 def rows_cap(max_citations: int) -> int:
-    """Rows a search may dereference: each selected anchor's nearest rows of both types (more
-    for an anchor the question names), the co-participants' two of each, the neighbours, and
-    the citations of every frame read (incident frames and ranked facts). reads.py caps
-    frames, not citations per frame, so the last term is the history's largest citation list
-    times the frame cap."""
-    per_anchor = max(reads.ROWS_PER_ANCHOR, reads.NAMED_ROWS_PER_ANCHOR)
-    anchor_rows = ANCHOR_LIMIT * 2 * per_anchor + reads.CO_PARTICIPANTS * 2 * reads.CO_PARTICIPANT_ROWS
+    """Rows a search may dereference: each selected anchor's nearest rows of both types, the
+    co-participants' two of each, the neighbours, and the citations of every frame read
+    (incident frames and ranked facts). reads.py caps frames, not citations per frame, so the
+    last term is the history's largest citation list times the frame cap."""
+    anchor_rows = ANCHOR_LIMIT * 2 * reads.ROWS_PER_ANCHOR + reads.CO_PARTICIPANTS * 2 * reads.CO_PARTICIPANT_ROWS
     return anchor_rows + NEIGHBOUR_ROWS + FRAME_CAP * max_citations
 
 
