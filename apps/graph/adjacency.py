@@ -200,6 +200,25 @@ CROSS JOIN LATERAL (
 ORDER BY x.frame_id LIMIT %s
 """
 
+# Frames of an anchor with another arm on one of the given anchors: the first ``scan`` frames of
+# each such anchor by frame id, kept when the named anchor is an arm of the frame too.
+_BY_ARM = """
+SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
+CROSS JOIN unnest(%s::text[]) AS m(arm)
+CROSS JOIN LATERAL (
+    SELECT b.frame_id FROM (
+        SELECT frame_id FROM graph_anchor_frame
+        WHERE organization_id = %s AND subject_id = %s AND anchor_key = m.arm
+        ORDER BY frame_id LIMIT %s
+    ) AS b
+    WHERE m.arm <> k.key AND EXISTS (
+        SELECT 1 FROM graph_anchor_frame AS a
+        WHERE a.organization_id = %s AND a.subject_id = %s AND a.anchor_key = k.key AND a.frame_id = b.frame_id
+    )
+) AS x
+ORDER BY x.frame_id LIMIT %s
+"""
+
 
 def newest_rows(
     *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], per_type: int
@@ -232,6 +251,18 @@ def relation_frame_ids(
         return []
     params = [list(dict.fromkeys(keys)), sorted(set(predicates)), organization_id, subject_id, cap, cap]
     return [str(row[0]) for row in _fetch(_RELATION, params)]
+
+
+def arm_frame_ids(
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], arm_keys: Sequence[str], cap: int
+) -> list[str]:
+    """Frames touching one of ``keys`` that have another arm on one of ``arm_keys``, the ``cap``
+    lowest frame ids of them; each arm anchor contributes from its ``cap`` lowest frame ids."""
+    if not keys or not arm_keys:
+        return []
+    scope = [organization_id, subject_id]
+    params = [list(dict.fromkeys(keys)), sorted(set(arm_keys)), *scope, cap, *scope, cap]
+    return [str(row[0]) for row in _fetch(_BY_ARM, params)]
 
 
 def anchor_degrees(*, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str]) -> dict[str, int]:

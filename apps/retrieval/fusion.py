@@ -19,9 +19,9 @@ graph read raised). Fusion:
 2. **Cited rows first** (up to B^R): the citations of the ranked facts, in fact order (within
    one fact, by rerank score), because a fact without its supporting row is unverifiable.
 3. **Base rows** (up to B^B) from the base and flat lanes, by score. Episodic and semantic
-   rows take their similarity ranks apart (their vectors embed different texts) and then
-   compete on the one score: interleaving them by position would put a weak semantic row
-   beside every strong episodic one.
+   rows take their similarity ranks apart (their vectors embed different texts), each order
+   stretched over the whole pool (ADR 0020), and then compete on the one score: interleaving
+   them by position would put a weak semantic row beside every strong episodic one.
 4. **Fill** up to the row limit (default B^R + B^B): cited rows past B^R first (they support
    rendered facts; our choice), then everything else by score. No row id is taken twice.
 5. **Paraphrase collapse**: an episodic row whose content-stem Jaccard similarity with an
@@ -112,10 +112,14 @@ def rank_candidates(
     are left out (a cheaper first pass)."""
     unique = list({row.row_id: row for row in rows}.values())
     vector_rank: dict[str, int] = {}
+    similar = sum(1 for r in unique if r.similarity is not None)
     for kind in _TYPE_ORDER:  # similarities of the two types come from different texts: ranked apart
         of_kind = [r for r in unique if r.memory_type == kind and r.similarity is not None]
         of_kind.sort(key=lambda r: (-(r.similarity or 0.0), r.row_id))
-        vector_rank.update((r.row_id, rank) for rank, r in enumerate(of_kind))
+        # ... and each type's order is stretched over the whole pool (ADR 0020): the r-th of a
+        # type's n rows stands at r/n of the pool, so a type with few candidates does not take
+        # the top of the order for free.
+        vector_rank.update((r.row_id, rank * similar // len(of_kind)) for rank, r in enumerate(of_kind))
     association = {
         r.row_id: sum(anchor_weights.get(key, 0.0) for key in set(mentions.get(r.row_id, ()))) for r in unique
     }

@@ -82,7 +82,7 @@ RELATION_FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "purchase": ("buy", "purchase", "order", "shop", "pay", "spend", "afford"),
         "own": ("own", "have", "possess", "keep", "owner"),
         "attend": ("attend", "join", "go to", "participate", "event", "conference", "concert", "festival",
-                   "meetup", "workshop", "parade", "show", "performance"),
+                   "meetup", "workshop", "parade", "show", "performance", "sign up", "take up"),
         "work": ("work", "job", "career", "employ", "hire", "boss", "colleague", "coworker", "office",
                  "profession", "occupation", "company", "business", "intern", "promote", "promotion", "quit",
                  "retire"),
@@ -94,7 +94,7 @@ RELATION_FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
                    "parent", "brother", "sister", "sibling", "grandmother", "grandma", "grandfather", "grandpa",
                    "family", "marry", "spouse", "aunt", "uncle", "cousin", "niece", "nephew"),
         "study": ("study", "learn", "school", "college", "university", "degree", "major", "course", "class",
-                  "student", "graduate", "research", "teach", "lesson", "exam"),
+                  "student", "graduate", "research", "teach", "lesson", "exam", "sign up"),
         "move": ("move", "relocate", "live", "reside", "home", "house", "apartment", "neighborhood"),
         "meet": ("meet", "friend", "hang out", "date", "befriend", "introduce", "catch up"),
         "pet": ("pet", "dog", "cat", "puppy", "kitten", "adopt", "rescue"),
@@ -110,6 +110,13 @@ RELATION_FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "watch": ("watch", "movie", "series", "episode"),
         "eat": ("eat", "food", "restaurant", "dish", "meal", "dinner", "lunch", "breakfast"),
     }
+)  # fmt: skip
+
+# The families that count as doing something: an activity question that cues no family of its
+# own ("What activities does Priya partake in?", "What does Sam do to relax?") asks for frames
+# of any of them (our choice).
+ACTIVITY_FAMILIES: tuple[str, ...] = (
+    "exercise", "create", "attend", "play", "travel", "volunteer", "celebrate", "watch", "read", "study",
 )  # fmt: skip
 
 # Open-vocabulary frame roles grouped by what they say about direction (our choice). A role
@@ -440,6 +447,12 @@ def _relations(tokens: list[_Token]) -> tuple[tuple[RelationFamily, ...], set[in
     return families, cue_indexes
 
 
+def _activity_relations(tokens: list[_Token]) -> tuple[RelationFamily, ...]:
+    """The activity families, cued by the question's activity noun ("activities") or "do"."""
+    cue = next((t.lower for t in tokens if t.lower in _ACTIVITY_NOUNS), "do")
+    return tuple(RelationFamily(name, tuple(sorted(RELATION_FAMILIES[name])), (cue,)) for name in ACTIVITY_FAMILIES)
+
+
 def _first_position(tokens: list[_Token], cues: list[str]) -> int:
     first_words = {cue.split()[0] for cue in cues}
     return next((t.index for t in tokens if t.lower in first_words), len(tokens))
@@ -482,12 +495,18 @@ def _asks_plural(tokens: list[_Token]) -> bool:
     rest = [t.lower for t in tokens[1:6]]
     if rest and rest[0] in {"are", "were", "have"}:
         return any(_plural_noun(word) for word in rest[1:4])
-    before_aux = []
-    for word in rest:
-        if word in _AUXILIARIES:
+    return any(_plural_noun(word) for word in _wh_phrase(tokens)[:3])
+
+
+def _wh_phrase(tokens: list[_Token]) -> list[str]:
+    """The words between a question's wh-word and its first auxiliary, at most five: the asked
+    thing of "What kind of indoor activities has …" """
+    phrase = []
+    for token in tokens[1:6]:
+        if token.lower in _AUXILIARIES:
             break
-        before_aux.append(word)
-    return any(_plural_noun(word) for word in before_aux[:3])
+        phrase.append(token.lower)
+    return phrase
 
 
 def _operator(lowered: str, tokens: list[_Token], spans: list[_Span]) -> Operator:
@@ -551,7 +570,11 @@ def _answer_types(operator: Operator, lowered: str, tokens: list[_Token]) -> tup
         found.append("person")
     if first == "where" or (first in {"what", "which", "in"} and any(word in _LOCATION_NOUNS for word in head)):
         found.append("location")
-    if any(word in _ACTIVITY_NOUNS for word in head) or re.search(r"\bwhat (?:did|does|do|will) \w+ do\b", lowered):
+    if (
+        any(word in _ACTIVITY_NOUNS for word in head)
+        or (first in {"what", "which"} and any(word in _ACTIVITY_NOUNS for word in _wh_phrase(tokens)))
+        or re.search(r"\bwhat (?:did|does|do|will) \w+ do\b", lowered)
+    ):
         found.append("activity")
     if first in _AUXILIARIES:
         found.append("yes/no")
@@ -761,6 +784,9 @@ def plan_query(question: str, *, now: datetime | None = None) -> Plan:
     quoted = _quoted(question)
     relations, cue_indexes = _relations(tokens)
     operator = _operator(lowered, tokens, spans)
+    answer_types = _answer_types(operator, lowered, tokens)
+    if not relations and "activity" in answer_types:
+        relations = _activity_relations(tokens)
     hints = _role_hints(tokens, spans, cue_indexes)
     entities = list(dict.fromkeys([span.text for span in spans] + quoted))
     entity_tokens = {t.index for span in spans for t in tokens[span.first : span.last + 1]}
@@ -783,7 +809,7 @@ def plan_query(question: str, *, now: datetime | None = None) -> Plan:
         operator=operator,
         relations=relations,
         constraints=constraints,
-        answer_types=_answer_types(operator, lowered, tokens),
+        answer_types=answer_types,
         temporal=_temporal(question, lowered, now),
         budgets=OPERATOR_BUDGETS[operator],
         entities=tuple(entities),

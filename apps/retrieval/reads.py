@@ -203,16 +203,23 @@ def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, 
     return _frames_by_id(subject, ids, properties=("arms", "citations"))
 
 
-def relation_frames(*, subject: Subject, keys: Sequence[str], predicates: Sequence[str]) -> list[dict[str, Any]]:
+def relation_frames(
+    *,
+    subject: Subject,
+    keys: Sequence[str],
+    predicates: Sequence[str],
+    entities: Sequence[str] = (),
+    arm_keys: Sequence[str] = (),
+) -> list[dict[str, Any]]:
     """One-hop adjacency from the named anchors, predicate-filtered in the database, then at
-    most 240 frames by frame id."""
-    ids = adjacency.relation_frame_ids(
-        organization_id=subject.organization_id,
-        subject_id=subject.id,
-        keys=keys,
-        predicates=predicates,
-        cap=RELATION_FRAME_CAP,
-    )
+    most 240 frames by frame id. Room left under the cap goes to frames of the named
+    ``entities`` with an arm on one of ``arm_keys`` (the relation's nouns: ADR 0020), by frame id."""
+    scope = {"organization_id": subject.organization_id, "subject_id": subject.id}
+    ids = adjacency.relation_frame_ids(**scope, keys=keys, predicates=predicates, cap=RELATION_FRAME_CAP)
+    if entities and arm_keys and len(ids) < RELATION_FRAME_CAP:
+        taken = set(ids)
+        by_arm = adjacency.arm_frame_ids(**scope, keys=entities, arm_keys=arm_keys, cap=RELATION_FRAME_CAP)
+        ids += [frame_id for frame_id in by_arm if frame_id not in taken][: RELATION_FRAME_CAP - len(ids)]
     return _frames_by_id(subject, ids)
 
 

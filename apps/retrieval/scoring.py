@@ -232,10 +232,25 @@ def _fact_time(fact: FactCandidate) -> tuple[tuple[date, date] | None, float]:
     return None, 0.0
 
 
+def relation_arm_keys(plan: Plan) -> tuple[str, ...]:
+    """The anchor keys of the question's relation forms. A frame with an arm on one of them
+    belongs to the relation though its predicate does not: "swim(agent=Priya, companion=kid)"
+    is a family activity, and most forms of a family like "family" or "pet" are nouns, which no
+    predicate is (ADR 0020)."""
+    return _arm_keys(plan.relation_forms)
+
+
+@functools.lru_cache(maxsize=256)
+def _arm_keys(forms: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted({anchor_key(form) for form in forms} - {""}))
+
+
 def _relation_term(fact: FactCandidate, plan: Plan) -> float:
     if not plan.is_relation_query:
         return 0.0
     if predicate_families(fact.predicate) & {family.name for family in plan.relations}:
+        return W_RELATION
+    if fact.anchor_keys.intersection(relation_arm_keys(plan)):
         return W_RELATION
     parts = re.split(r"[\s_\-]+", fact.predicate.lower())
     return W_RELATION_LEXICAL if any(stem(part) in plan.constraints.content_stems for part in parts) else 0.0
@@ -418,17 +433,23 @@ def select_relation_frames(
 ) -> list[FactCandidate]:
     """The relation lane's filters, in the order the database applies them (paper A.3).
 
-    Predicate filter (a relation query keeps frames of its families), then the object filter
-    (a question naming a concrete object keeps frames that contain it), then the cap by frame
-    id order. An adapter runs the same rules inside the database; this is their reference.
+    Predicate filter (a relation query keeps frames of its families; room left under the cap
+    goes to frames with an arm on one of the relation's nouns, :func:`relation_arm_keys`), then
+    the object filter (a question naming a concrete object keeps frames that contain it), then
+    the cap by frame id order. An adapter runs the same rules inside the database; this is
+    their reference.
     """
     families = {family.name for family in plan.relations}
+    arms = set(relation_arm_keys(plan))
+    candidates = _dedupe(facts)
+    by_predicate = [fact for fact in candidates if not families or predicate_families(fact.predicate) & families]
+    chosen = {fact.frame_id for fact in by_predicate}
+    by_arm = [fact for fact in candidates if fact.frame_id not in chosen and fact.anchor_keys & arms]
     objects = _object_tokens(plan)
     kept = [
         fact
-        for fact in _dedupe(facts)
-        if (not families or predicate_families(fact.predicate) & families)
-        and (not objects or any(tokens <= _fact_tokens(fact) for tokens in objects))
+        for fact in [*by_predicate, *by_arm]
+        if not objects or any(tokens <= _fact_tokens(fact) for tokens in objects)
     ]
     return kept[: max(frame_cap, 0)]
 

@@ -22,7 +22,7 @@ from apps.providers.interfaces import Embedder
 from apps.retrieval import reads
 from apps.retrieval.fusion import count_tokens, fuse, rank_candidates, rerank_score, trim_to_token_budget
 from apps.retrieval.planner import plan_query
-from apps.retrieval.scoring import entity_keys, named_anchor_keys, rank_facts, select_anchors
+from apps.retrieval.scoring import entity_keys, named_anchor_keys, rank_facts, relation_arm_keys, select_anchors
 from apps.retrieval.types import FactCandidate, FusedRow, Plan, RowCandidate, ScoredFact
 from apps.tenancy.models import Subject
 
@@ -107,7 +107,13 @@ def _graph_lanes(
     facts: list[FactCandidate] = []
     if plan.is_relation_query:
         named_present = [key for key in named if any(c.anchor_key == key for c in candidates)]
-        frames = reads.relation_frames(subject=subject, keys=named_present, predicates=_predicates(plan))
+        frames = reads.relation_frames(
+            subject=subject,
+            keys=named_present,
+            predicates=_predicates(plan),
+            entities=[key for key in entity_keys(plan) if key in named_present],
+            arm_keys=relation_arm_keys(plan),
+        )
         objects = {anchor_key(o) for o in plan.objects}
         if objects:  # frames that must contain a named object
             frames = [f for f in frames if objects & {key for _, key in f["arms"]}] or frames

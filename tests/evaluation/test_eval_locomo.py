@@ -7,7 +7,9 @@ import json
 from io import StringIO
 from pathlib import Path
 
+import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from apps.evaluation.management.commands.eval_locomo import REFERENCE_TURNS, SYSTEM_TURNS
 
@@ -67,3 +69,24 @@ def test_every_mode_scores_every_question_of_a_file_in_the_dataset_format(tmp_pa
     for mode in MODES:
         assert f"| {mode} | all 1–4 | 3 |" in report
     assert (tmp_path / "run.png").exists()  # the plot goes beside the run file unless the docs are written
+
+
+def test_repeated_ingestions_report_the_mean_and_the_range(tmp_path: Path) -> None:
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps([SAMPLE]))
+    out = tmp_path / "run.jsonl"
+    printed = StringIO()
+    call_command("eval_locomo", data=data, mode="flat,graph", out=out, ingestions=2, stdout=printed)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted((line["mode"], line["ingestion"], line["qa_index"]) for line in lines) == sorted(
+        (mode, ingestion, index) for mode in ("flat", "graph") for ingestion in (0, 1) for index in range(3)
+    )
+    report = printed.getvalue()
+    assert "eval_locomo --mode flat,graph --ingestions 2 --write-docs" in report
+    assert "range over ingestions" in report
+    row = next(line for line in report.splitlines() if line.startswith("| graph | all 1–4 | 3 |"))  # counted once
+    low, high = (float(value.strip(" %|")) for value in row.split("|")[-2].split("–"))
+    mean = float(row.split("|")[6].strip(" %"))
+    assert low <= mean <= high
+    with pytest.raises(CommandError, match="at least 1"):
+        call_command("eval_locomo", data=data, mode="flat", out=out, ingestions=0)

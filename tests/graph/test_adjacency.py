@@ -184,6 +184,35 @@ def test_bounded_reads_cap_a_hub_and_order_by_frame_id() -> None:
     assert visits == expected
 
 
+def test_frames_by_arm_touch_the_named_anchor_and_an_arm_anchor_and_stay_bounded() -> None:
+    tenant = make_tenant()
+    subject = tenant.subject()
+    frames = [
+        _frame(subject, f"k{i:03d}", [["agent", "hub" if i % 2 else "other"], ["companion", "kid"]], predicate="swim")
+        for i in range(120)
+    ] + [_frame(subject, "d000", [["agent", "hub"], ["theme", "dog"]], predicate="walk")]
+    frames.append(_frame(subject, "x000", [["agent", "hub"], ["theme", "lake"]], predicate="swim"))
+    _write_graph(subject, [_anchor(subject, k, []) for k in ["hub", "other", "kid", "dog", "lake"]], frames)
+    with organization_scope(tenant.id):
+        found = adjacency.arm_frame_ids(
+            organization_id=tenant.id, subject_id=subject.id, keys=["hub"], arm_keys=["kid", "dog", "cat"], cap=20
+        )
+        itself = adjacency.arm_frame_ids(
+            organization_id=tenant.id, subject_id=subject.id, keys=["kid"], arm_keys=["kid"], cap=20
+        )
+    # the hub's frames among the first 20 of the kid and of the dog, by frame id: "other"'s
+    # frames, the lake and the kid's later frames are out
+    assert found == ["d000", *[f"k{i:03d}" for i in range(1, 20, 2)]]
+    assert itself == []  # an anchor is not its own arm
+    with organization_scope(make_tenant().id):
+        assert (
+            adjacency.arm_frame_ids(
+                organization_id=tenant.id, subject_id=subject.id, keys=["hub"], arm_keys=["kid"], cap=20
+            )
+            == []
+        )
+
+
 def test_the_sweep_rebuilds_a_subject_whose_index_is_missing() -> None:
     tenant = make_tenant()
     subject = _indexed(tenant)

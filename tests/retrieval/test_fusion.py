@@ -154,6 +154,19 @@ def test_candidates_are_ranked_by_similarity_words_and_anchors() -> None:
     assert fuse(ranked.values(), [], PLAN).row_ids[0] == "b"
 
 
+def test_each_types_similarity_order_is_stretched_over_the_pool() -> None:
+    episodic = [_similar(f"e{i}", 0.9 - i / 10, f"turn {i}") for i in range(6)]
+    semantic = [_similar("s0", 0.95, "fact one", kind="semantic"), _similar("s1", 0.3, "fact two", kind="semantic")]
+    ranked = {
+        r.row_id: r.vector_rank
+        for r in rank_candidates([*episodic, *semantic], PLAN.question, mentions={}, anchor_weights={})
+    }
+    # the r-th of a type's n rows stands at r/n of the 8: the second of two semantic rows is
+    # not second overall
+    assert [ranked[f"e{i}"] for i in range(6)] == [0, 1, 2, 4, 5, 6]
+    assert (ranked["s0"], ranked["s1"]) == (0, 4)
+
+
 def test_a_row_gains_a_share_of_its_best_neighbour() -> None:
     strong = replace(_row("q", rank=0), lexical_rank=0, anchor_rank=0)
     reply = replace(_row("r", rank=6), context=("q",))

@@ -11,6 +11,7 @@ from datetime import date, datetime
 import pytest
 
 from apps.retrieval.planner import (
+    ACTIVITY_FAMILIES,
     OPERATOR_BUDGETS,
     RELATION_FAMILIES,
     content_stems,
@@ -205,6 +206,26 @@ def test_auxiliary_have_and_future_going_are_not_relations() -> None:
     assert "own" not in _families("Has Priya been to Porto?")
     assert "travel" not in _families("Is Priya going to paint the fence?")
     assert "travel" in _families("Is Priya going to the festival?")
+
+
+def test_an_activity_question_without_a_relation_asks_for_every_activity_family() -> None:
+    partake = plan_query("What activities does Priya partake in?")
+    assert "activity" in partake.answer_types
+    assert {family.name for family in partake.relations} == set(ACTIVITY_FAMILIES)
+    assert all(family.cues == ("activities",) for family in partake.relations)
+    assert partake.is_relation_query
+    # the asked thing may sit deeper in the wh-phrase, and "what does X do" asks for an activity
+    assert _families("What kind of indoor activities has Marcus tried lately?") == set(ACTIVITY_FAMILIES)
+    assert _families("What does Dev do to unwind?") == set(ACTIVITY_FAMILIES)
+    # a question that cues a family keeps only its own
+    assert _families("What outdoor activities has Priya done besides hiking?") == {"exercise"}
+    # not an activity question: no families are added
+    assert _families("What is Priya's middle name?") == set()
+
+
+def test_signing_up_is_attending_or_studying() -> None:
+    assert predicate_families("sign_up") == {"attend", "study"}
+    assert {"attend", "study"} <= _families("Which class did Priya sign up for?")
 
 
 def test_lemmas_and_stems() -> None:

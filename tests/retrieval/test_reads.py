@@ -30,6 +30,25 @@ def test_a_hub_with_hundreds_of_frames_keeps_the_caps_and_a_deterministic_order(
     assert [f["frame_id"] for f in incident] == sorted(f["frame_id"] for f in frames)[: reads.FRAMES_PER_ANCHOR]
 
 
+def test_frames_with_an_arm_on_the_relations_nouns_fill_the_room_under_the_cap() -> None:
+    tenant = make_tenant()
+    subject = tenant.subject()
+    frames = [
+        _frame(subject, "a001", [["agent", "priya"], ["companion", "kid"]], predicate="swim"),
+        _frame(subject, "a002", [["agent", "priya"], ["theme", "sunset"]], predicate="paint"),
+        _frame(subject, "b001", [["agent", "priya"], ["theme", "kid"]], predicate="raise"),
+        _frame(subject, "c001", [["agent", "marcus"], ["companion", "kid"]], predicate="swim"),
+    ]
+    _write_graph(subject, [_anchor(subject, k, []) for k in ["priya", "marcus", "kid", "sunset"]], frames)
+    with organization_scope(tenant.id):
+        found = reads.relation_frames(
+            subject=subject, keys=["priya"], predicates=["raise"], entities=["priya"], arm_keys=["kid", "child"]
+        )
+        without = reads.relation_frames(subject=subject, keys=["priya"], predicates=["raise"])
+    assert [f["frame_id"] for f in found] == ["b001", "a001"]  # the predicate's first, then by arm
+    assert [f["frame_id"] for f in without] == ["b001"]
+
+
 def test_candidates_get_their_bm25_rank_among_themselves() -> None:
     rows = [
         _row("a", "Jon opened the studio"),

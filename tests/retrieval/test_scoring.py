@@ -24,6 +24,7 @@ from apps.retrieval.scoring import (
     fact_score,
     named_anchor_keys,
     rank_facts,
+    relation_arm_keys,
     select_anchors,
     select_relation_frames,
 )
@@ -189,6 +190,19 @@ def test_select_relation_frames_filters_predicates_before_the_cap() -> None:
     assert all(fact.predicate == "paint" for fact in kept)
     assert [fact.frame_id for fact in kept] == sorted(fact.frame_id for fact in kept)
     assert kept[-1].frame_id == "f0479"  # the 240th odd id
+
+
+def test_a_frame_with_an_arm_on_a_relation_noun_belongs_to_the_relation() -> None:
+    plan = plan_query("What activities has Priya done with her family?")
+    assert [family.name for family in plan.relations] == ["family"]
+    assert {"kid", "family", "daughter"} <= set(relation_arm_keys(plan))
+    swim = _fact("b", "swim", [PRIYA, ("companion", "kid", "kids")])
+    alone = _fact("c", "swim", [PRIYA, ("location", "lake", "lake")])
+    married = _fact("d", "marry", [PRIYA, ("theme", "marcus", "Marcus")])
+    assert fact_score(swim, plan).relation == fact_score(married, plan).relation > 0
+    assert fact_score(alone, plan).relation == 0
+    # the predicate's frames first, then those by arm; an unrelated frame is out
+    assert [f.frame_id for f in select_relation_frames([alone, swim, married], plan)] == ["d", "b"]
 
 
 def test_the_object_filter_keeps_frames_that_contain_the_named_object() -> None:

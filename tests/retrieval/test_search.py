@@ -79,6 +79,27 @@ def test_the_relation_lane_renders_the_asked_fact_with_its_citations() -> None:
     assert "3 dresses" in cited["text"] and cited["provenance"]["source_message_ids"] == ["s2:2#0"]
 
 
+def test_an_activity_question_reads_the_frames_of_every_activity_family() -> None:
+    tenant = make_tenant()
+    _history(tenant, 1)
+    result = _search(tenant, "What activities does Maya partake in?")
+    assert "activity" in result["plan"]["answer_types"]
+    run = next(f for f in result["facts"] if f["predicate"] == "run")  # no word of the question cues it
+    cited = next(r for r in result["rows"] if r["id"] in run["citations"])
+    assert "Bay to Breakers" in cited["text"]
+
+
+def test_a_family_question_reads_frames_whose_arm_is_a_relative() -> None:
+    tenant = make_tenant()
+    _history(tenant, 1)
+    result = _search(tenant, "What has Maya done with her family?")
+    assert result["plan"]["relations"] == ["family"]
+    # "family" forms are nouns: no predicate matches, the cousin arm does
+    fact = next(f for f in result["facts"] if "cousin" in {role["anchor"] for role in f["roles"]})
+    cited = next(r for r in result["rows"] if r["id"] in fact["citations"])
+    assert "cousin's wedding" in cited["text"]
+
+
 def test_a_graph_read_that_raises_falls_back_to_direct_evidence_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     tenant = make_tenant()
     _history(tenant, 1)

@@ -1,6 +1,11 @@
 """LoCoMo evidence recall: ingest each conversation into its own organization, then ask every
 question through search and score the returned dia_ids against the gold evidence.
 
+Row ids and frame ids are random per ingestion, and orders and caps break ties by id, so the
+same code scores about a point apart from one ingestion to the next (ADR 0020). With
+``--ingestions N`` every conversation is ingested N times; the table reports the mean and the
+range over the ingestions.
+
 Questions are never seen by ingestion. Writes one JSON line per question and prints recall per
 category at the system budget and within 512 / 1024 / 2048 returned tokens (words and
 punctuation of the returned turns), with a plot.
@@ -63,6 +68,13 @@ class Command(BaseCommand):
             "--out", type=Path, default=Path("var/eval_locomo.jsonl"), help="JSON lines, one per question."
         )
         parser.add_argument("--conversations", type=int, default=0, help="Only the first N conversations (0: all).")
+        parser.add_argument(
+            "--ingestions",
+            type=int,
+            default=1,
+            help="Ingest each conversation this many times, each into its own organization; recall is the mean, "
+            "with the range over the ingestions (ids are random per ingestion and break ties).",
+        )
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -75,6 +87,9 @@ class Command(BaseCommand):
         conversations = load_conversations(data.parent if data else None, data.name if data else None)
         if options["conversations"]:
             conversations = conversations[: options["conversations"]]
+        ingestions: int = options["ingestions"]
+        if ingestions < 1:
+            raise CommandError("--ingestions must be at least 1")
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
         lines: list[dict[str, Any]] = []
@@ -85,19 +100,21 @@ class Command(BaseCommand):
         try:
             for conversation in conversations:
                 if reference:
-                    lines += self._reference(conversation, reference)
-                # One ingestion for flat and graph; graph+dream changes the graph, so it has its own.
+                    lines += [{**line, "ingestion": 0} for line in self._reference(conversation, reference)]
+                # Flat and graph share each ingestion; graph+dream changes the graph, so it has its own.
                 for group, dream in ((plain, False), (["graph+dream"] if "graph+dream" in modes else [], True)):
-                    if not group:
-                        continue
-                    organization = tenancy.organization_create(
-                        name=f"LoCoMo {conversation.sample_id}",
-                        slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}",
-                    )
-                    organizations.append(organization.id)
-                    subject = self._ingest(organization.id, conversation, index=dream or "graph" in group, dream=dream)
-                    for mode in group:
-                        lines += self._ask(subject, conversation, mode)
+                    for ingestion in range(ingestions) if group else ():
+                        organization = tenancy.organization_create(
+                            name=f"LoCoMo {conversation.sample_id}",
+                            slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}",
+                        )
+                        organizations.append(organization.id)
+                        index = dream or "graph" in group
+                        subject = self._ingest(organization.id, conversation, index=index, dream=dream)
+                        for mode in group:
+                            lines += [
+                                {**line, "ingestion": ingestion} for line in self._ask(subject, conversation, mode)
+                            ]
         finally:
             for organization_id in organizations:
                 tenancy.organization_offboard(organization_id=organization_id)
@@ -109,7 +126,7 @@ class Command(BaseCommand):
                 for dream_round in self.dream_rounds:
                     handle.write(json.dumps(dream_round) + "\n")
         plot_path = BENCHMARKS.parent / "img" / "eval_locomo.png" if options["write_docs"] else out.with_suffix(".png")
-        body = self._report(lines, modes, conversations, out, plot_path)
+        body = self._report(lines, modes, conversations, out, plot_path, ingestions=ingestions)
         self.stdout.write(body)
         if options["write_docs"]:
             write_section("eval_locomo", body)
@@ -243,30 +260,47 @@ class Command(BaseCommand):
         conversations: list[Conversation],
         out: Path,
         plot_path: Path,
+        *,
+        ingestions: int = 1,
     ) -> str:
         table = _recall_table(lines, modes)
         plot = _plot(table, modes, plot_path)
         link = plot.relative_to(BENCHMARKS.parent) if plot.is_relative_to(BENCHMARKS.parent) else plot
+        spread = ingestions > 1
         header = "| mode | category | questions | recall @ system budget | @512 tok | @1024 tok | @2048 tok | rows/q | tokens/q |"
-        rows = [header, "|---|---|---|---|---|---|---|---|---|"]
+        rows = [
+            header + (" @1024 tok: range over ingestions |" if spread else ""),
+            "|---" * (10 if spread else 9) + "|",
+        ]
         for mode in modes:
             for category in [*SCORED_CATEGORIES, "all"]:
                 cell = table[mode][category]
+                low, high = cell["low"], cell["high"]
                 rows.append(
                     f"| {mode} | {CATEGORY_NAMES.get(category, 'all 1–4') if category != 'all' else 'all 1–4'} | {cell['n']} | "  # type: ignore[call-overload]
                     f"{cell['system']:.1%} | {cell[512]:.1%} | {cell[1024]:.1%} | {cell[2048]:.1%} | {cell['rows']:.1f} | {cell['tokens']:.0f} |"
+                    + (f" {low:.1%} – {high:.1%} |" if spread else "")
                 )
-        dropped = sum(len(line["dropped_evidence"]) for line in lines if line["mode"] == modes[0])
+        dropped = sum(
+            len(line["dropped_evidence"]) for line in lines if line["mode"] == modes[0] and not line["ingestion"]
+        )
+        command = f"--mode {','.join(modes)}" + (f" --ingestions {ingestions}" if spread else "")
+        means = (
+            f"Each conversation was ingested {ingestions} times, each into its own organization; figures are means "
+            "over the ingestions (questions are counted once), with the range of recall within 1,024 tokens. "
+            if spread
+            else ""
+        )
         return "\n".join(
             [
-                "## LoCoMo evidence recall (`python manage.py eval_locomo --mode flat,graph --write-docs`)",
+                f"## LoCoMo evidence recall (`python manage.py eval_locomo {command} --write-docs`)",
                 "",
                 f"{len(conversations)} conversations of the dev split (LoCoMo, CC BY-NC 4.0, read in place), "
                 f"categories 1–4, local providers, {platform.machine()}, 2 cores. Every turn is written through the "
                 "write path (one chunk per session) and indexed; questions are never seen by ingestion. Recall = share "
                 "of a question's gold dia_ids among the returned rows' dia_ids (facts count through their cited rows). "
                 f"Evidence fixes applied; {dropped} malformed evidence ids could not be repaired and were dropped. "
-                f"Run file: `{out}`.",
+                f"{means}Run file: `{out}`.",
                 "",
                 *rows,
                 "",
@@ -325,12 +359,19 @@ def _recall_table(lines: list[dict[str, Any]], modes: list[str]) -> dict[str, di
         for category in [*SCORED_CATEGORIES, "all"]:
             group = groups.get(category, [])
             n = max(1, len(group))
-            cell: dict[Any, float] = {"n": len(group)}
+            runs = sorted({line["ingestion"] for line in group}) or [0]
+            cell: dict[Any, float] = {"n": len(group) // len(runs)}
             cell["system"] = sum(_recall(line["evidence"], line["returned"], None) for line in group) / n
             for budget in TOKEN_BUDGETS:
                 cell[budget] = sum(_recall(line["evidence"], line["returned_wide"], budget) for line in group) / n
             cell["rows"] = sum(line["rows_returned"] for line in group) / n
             cell["tokens"] = sum(line["tokens_returned"] for line in group) / n
+            per_run = [
+                [_recall(line["evidence"], line["returned_wide"], 1024) for line in group if line["ingestion"] == run]
+                for run in runs
+            ]
+            cell["low"] = min((sum(r) / max(1, len(r)) for r in per_run), default=0.0)
+            cell["high"] = max((sum(r) / max(1, len(r)) for r in per_run), default=0.0)
             table[mode][category] = cell
     return table
 
@@ -348,8 +389,12 @@ def _plot(table: dict[str, dict[Any, dict[Any, float]]], modes: list[str], path:
     width = 0.8 / len(modes)
     for index, mode in enumerate(modes):
         values = [table[mode][c][1024] * 100 for c in categories]
+        spread = [
+            [values[i] - table[mode][c]["low"] * 100 for i, c in enumerate(categories)],
+            [table[mode][c]["high"] * 100 - values[i] for i, c in enumerate(categories)],
+        ]
         positions = [i + index * width for i in range(len(categories))]
-        axis.bar(positions, values, width, label=f"{mode} (within 1,024 tokens)")
+        axis.bar(positions, values, width, yerr=spread, capsize=2, label=f"{mode} (within 1,024 tokens)")
     axis.set_xticks([i + width * (len(modes) - 1) / 2 for i in range(len(categories))], labels)
     axis.set_ylabel("evidence recall (%)")
     axis.set_ylim(0, 100)
