@@ -54,7 +54,7 @@ from apps.retrieval.types import (
     RowCandidate,
 )
 
-RANK_K = 10  # reciprocal-rank constant over a bounded candidate set (our choice; ADR 0017)
+RANK_K = 4  # reciprocal-rank constant over a bounded candidate set (our choice; ADR 0017, ADR 0020)
 CONTEXT_WEIGHT = 0.4  # share of the best same-chunk neighbour's score a row gains (our choice; ADR 0017)
 # Share of its score a row keeps when the question names speakers and the row's is none of them
 # (our choice, ADR 0019; on the LoCoMo dev split any value in [0.4, 0.8] is within a point).

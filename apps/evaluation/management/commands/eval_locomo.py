@@ -389,9 +389,9 @@ def _plot(table: dict[str, dict[Any, dict[Any, float]]], modes: list[str], path:
     width = 0.8 / len(modes)
     for index, mode in enumerate(modes):
         values = [table[mode][c][1024] * 100 for c in categories]
-        spread = [
-            [values[i] - table[mode][c]["low"] * 100 for i, c in enumerate(categories)],
-            [table[mode][c]["high"] * 100 - values[i] for i, c in enumerate(categories)],
+        spread = [  # the mean of equal runs can differ from them in the last bit: never below zero
+            [max(0.0, values[i] - table[mode][c]["low"] * 100) for i, c in enumerate(categories)],
+            [max(0.0, table[mode][c]["high"] * 100 - values[i]) for i, c in enumerate(categories)],
         ]
         positions = [i + index * width for i in range(len(categories))]
         axis.bar(positions, values, width, yerr=spread, capsize=2, label=f"{mode} (within 1,024 tokens)")
