@@ -169,17 +169,6 @@ def known_mentions(
 
 # --- bounded reads (retrieval) ---------------------------------------------------------------------
 
-_NEWEST_ROWS = """
-SELECT k.key, x.memory_type, x.row_id::text
-FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, n)
-CROSS JOIN (VALUES ('episodic'), ('semantic')) AS m(memory_type)
-CROSS JOIN LATERAL (
-    SELECT memory_type, row_id, id FROM graph_anchor_row
-    WHERE organization_id = %s AND subject_id = %s AND anchor_key = k.key AND memory_type = m.memory_type
-    ORDER BY id DESC LIMIT %s
-) AS x
-ORDER BY k.n, m.memory_type, x.id DESC
-"""
 _INCIDENT = """
 SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
 CROSS JOIN LATERAL (
@@ -200,7 +189,7 @@ CROSS JOIN LATERAL (
 ORDER BY x.frame_id LIMIT %s
 """
 
-# Frames of an anchor with another arm on one of the given anchors: the first ``scan`` frames of
+# Frames of an anchor with another arm on one of the given anchors: the first ``cap`` frames of
 # each such anchor by frame id, kept when the named anchor is an arm of the frame too.
 _BY_ARM = """
 SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
@@ -218,18 +207,6 @@ CROSS JOIN LATERAL (
 ) AS x
 ORDER BY x.frame_id LIMIT %s
 """
-
-
-def newest_rows(
-    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], per_type: int
-) -> dict[str, dict[str, list[str]]]:
-    """Per anchor key, the ids of its newest ``per_type`` episodic and semantic rows (newest first)."""
-    found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
-    if not keys:
-        return found
-    for key, memory_type, row_id in _fetch(_NEWEST_ROWS, [list(keys), organization_id, subject_id, per_type]):
-        found[str(key)][str(memory_type)].append(str(row_id))
-    return found
 
 
 def incident_frame_ids(
