@@ -17,7 +17,7 @@ filters by organization and subject.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from django.db import connection
@@ -231,7 +231,7 @@ def relation_frame_ids(
 
 
 def arm_frame_ids(
-    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], arm_keys: Sequence[str], cap: int
+    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], arm_keys: Collection[str], cap: int
 ) -> list[str]:
     """Frames touching one of ``keys`` that have another arm on one of ``arm_keys``, the ``cap``
     lowest frame ids of them; each arm anchor contributes from its ``cap`` lowest frame ids."""

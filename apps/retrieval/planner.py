@@ -441,16 +441,20 @@ def _relations(tokens: list[_Token]) -> tuple[tuple[RelationFamily, ...], set[in
         if hit:
             cue_indexes.add(i)
     families = tuple(
-        RelationFamily(name, tuple(sorted(RELATION_FAMILIES[name])), tuple(dict.fromkeys(found)))
+        _family(name, found)
         for name, found in sorted(cues.items(), key=lambda item: (_first_position(tokens, item[1]), item[0]))
     )
     return families, cue_indexes
 
 
+def _family(name: str, cues: Iterable[str]) -> RelationFamily:
+    return RelationFamily(name, tuple(sorted(RELATION_FAMILIES[name])), tuple(dict.fromkeys(cues)))
+
+
 def _activity_relations(tokens: list[_Token]) -> tuple[RelationFamily, ...]:
     """The activity families, cued by the question's activity noun ("activities") or "do"."""
     cue = next((t.lower for t in tokens if t.lower in _ACTIVITY_NOUNS), "do")
-    return tuple(RelationFamily(name, tuple(sorted(RELATION_FAMILIES[name])), (cue,)) for name in ACTIVITY_FAMILIES)
+    return tuple(_family(name, [cue]) for name in ACTIVITY_FAMILIES)
 
 
 def _first_position(tokens: list[_Token], cues: list[str]) -> int:

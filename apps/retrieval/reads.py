@@ -209,7 +209,7 @@ def relation_frames(
     keys: Sequence[str],
     predicates: Sequence[str],
     entities: Sequence[str] = (),
-    arm_keys: Sequence[str] = (),
+    arm_keys: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """One-hop adjacency from the named anchors, predicate-filtered in the database, then at
     most 240 frames by frame id. Room left under the cap goes to frames of the named

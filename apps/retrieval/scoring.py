@@ -36,6 +36,7 @@ from apps.retrieval.types import (
     FactScore,
     Operator,
     Plan,
+    RelationFamily,
     RoleGroup,
     ScoredAnchor,
     ScoredFact,
@@ -232,25 +233,25 @@ def _fact_time(fact: FactCandidate) -> tuple[tuple[date, date] | None, float]:
     return None, 0.0
 
 
-def relation_arm_keys(plan: Plan) -> tuple[str, ...]:
+def relation_arm_keys(plan: Plan) -> frozenset[str]:
     """The anchor keys of the question's relation forms. A frame with an arm on one of them
     belongs to the relation though its predicate does not: "swim(agent=Priya, companion=kid)"
     is a family activity, and most forms of a family like "family" or "pet" are nouns, which no
     predicate is (ADR 0020)."""
-    return _arm_keys(plan.relation_forms)
+    return _arm_keys(plan.relations)
 
 
 @functools.lru_cache(maxsize=256)
-def _arm_keys(forms: frozenset[str]) -> tuple[str, ...]:
-    return tuple(sorted({anchor_key(form) for form in forms} - {""}))
+def _arm_keys(relations: tuple[RelationFamily, ...]) -> frozenset[str]:
+    """Per family set, once: every frame a relation query scores asks."""
+    return frozenset(anchor_key(form) for family in relations for form in family.surface_forms) - {""}
 
 
 def _relation_term(fact: FactCandidate, plan: Plan) -> float:
     if not plan.is_relation_query:
         return 0.0
-    if predicate_families(fact.predicate) & {family.name for family in plan.relations}:
-        return W_RELATION
-    if fact.anchor_keys.intersection(relation_arm_keys(plan)):
+    families = {family.name for family in plan.relations}
+    if predicate_families(fact.predicate) & families or fact.anchor_keys & relation_arm_keys(plan):
         return W_RELATION
     parts = re.split(r"[\s_\-]+", fact.predicate.lower())
     return W_RELATION_LEXICAL if any(stem(part) in plan.constraints.content_stems for part in parts) else 0.0
@@ -440,7 +441,7 @@ def select_relation_frames(
     their reference.
     """
     families = {family.name for family in plan.relations}
-    arms = set(relation_arm_keys(plan))
+    arms = relation_arm_keys(plan)
     candidates = _dedupe(facts)
     by_predicate = [fact for fact in candidates if not families or predicate_families(fact.predicate) & families]
     chosen = {fact.frame_id for fact in by_predicate}

@@ -200,7 +200,8 @@ class RowCandidate:
     """An evidence row dereferenced from the vector database, tagged with the lane it came from.
 
     ``vector_rank`` is the row's 0-based rank by similarity to the question among the
-    candidates of its type (``None`` when it has no comparable vector); ``similarity`` is that
+    candidates of its type (``None`` when it has no comparable vector; fusion's
+    ``rank_candidates`` stretches each type's order over the whole pool); ``similarity`` is that
     cosine similarity; ``lexical_score`` is the adapter's own lexical score, used by fusion only
     to break ties; ``lexical_rank`` is the row's 0-based BM25 rank among the candidates of its
     search (``None`` when not ranked or no query term matches); ``anchor_rank`` is its 0-based

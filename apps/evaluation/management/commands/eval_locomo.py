@@ -2,7 +2,7 @@
 question through search and score the returned dia_ids against the gold evidence.
 
 Row ids and frame ids are random per ingestion, and orders and caps break ties by id, so the
-same code scores about a point apart from one ingestion to the next (ADR 0020). With
+same code scores up to a few points apart from one ingestion to the next (ADR 0020). With
 ``--ingestions N`` every conversation is ingested N times; the table reports the mean and the
 range over the ingestions.
 
