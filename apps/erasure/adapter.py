@@ -119,11 +119,7 @@ def graph_relations(*, graph_name: str) -> list[str]:
     return [f"{graph_name}.{name}" for (name,) in rows]
 
 
-class RelationBusy(Exception):
-    """The table stayed locked by other work for longer than the lock timeout."""
-
-
-def relation_rewrite(*, relation: str, lock_timeout_ms: int) -> None:
+def relation_rewrite(*, relation: str, lock_timeout_ms: int) -> str:
     """``VACUUM (FULL, ANALYZE)`` one table: the table, its TOAST table and its indexes are
     written anew from their live rows, so deleted rows leave no bytes in its files, and its
     statistics no longer quote them. A plain VACUUM frees the space but leaves the bytes in the
@@ -131,26 +127,35 @@ def relation_rewrite(*, relation: str, lock_timeout_ms: int) -> None:
 
     VACUUM cannot run in a transaction: this runs on the owner connection (the tables' owner)
     in autocommit, and refuses to run inside an owner transaction. It holds an exclusive lock
-    on the table while it runs; ``lock_timeout_ms`` bounds the wait for it (``RelationBusy``),
-    so a queued erasure never stalls the table's readers behind it for longer than that.
+    on the table while it runs; ``lock_timeout_ms`` bounds the wait for it, so a queued erasure
+    never stalls the table's readers behind it for longer than that.
+
+    Returns ``rewritten``, ``busy`` (the lock was not granted in time), ``not_permitted`` (the
+    connection's role may not maintain the table: VACUUM would only warn and skip it) or
+    ``gone`` (the table no longer exists, e.g. a dropped graph).
     """
     wrapper = connections["owner"]
     if wrapper.in_atomic_block:
         raise RuntimeError("relation_rewrite runs outside any owner transaction")
     schema, _, table = relation.partition(".")
     with psycopg.Cursor(_owner_connection()) as cursor:
-        exists = cursor.execute(
-            "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s",
+        allowed = cursor.execute(
+            """SELECT pg_has_role(c.relowner, 'USAGE') OR has_table_privilege(c.oid, 'MAINTAIN')
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname = %s AND c.relname = %s""",
             (schema, table),
         ).fetchone()
-        if exists is None:
-            return  # gone meanwhile (a dropped graph): nothing left to rewrite
+        if allowed is None:
+            return "gone"
+        if not allowed[0]:
+            return "not_permitted"
         cursor.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{int(lock_timeout_ms)}ms")))
         try:
             cursor.execute(
                 sql.SQL("VACUUM (FULL, ANALYZE) {}.{}").format(sql.Identifier(schema), sql.Identifier(table))
             )
-        except psycopg.errors.LockNotAvailable as exc:
-            raise RelationBusy(relation) from exc
+        except psycopg.errors.LockNotAvailable:
+            return "busy"
         finally:
             cursor.execute("RESET lock_timeout")
+    return "rewritten"

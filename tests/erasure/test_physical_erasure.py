@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from django.test import override_settings
 
+from apps.erasure import adapter, services
 from apps.erasure.models import ErasureRequest
 from tests.erasure.planting import plant
 from tests.erasure.support import run_erasure
@@ -87,3 +88,34 @@ def test_the_erased_subjects_text_leaves_the_table_files(storage_root: Path) -> 
     assert any(relation.startswith(f"{tenant.organization.graph_name}.") for relation in rewritten)
     assert all(entry["at"] for entry in storage["relations"])
     assert "WAL archives" in storage["retained_elsewhere"] and "backups" in storage["retained_elsewhere"]
+
+
+def test_a_busy_table_is_left_to_routine_vacuum_and_the_receipt_says_so(
+    storage_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewrite waits at most the lock timeout: readers would queue behind it."""
+    monkeypatch.setattr(services, "REWRITE_LOCK_TIMEOUT_MS", 200)
+    tenant = make_tenant()
+    plant(tenant, "ana")
+    request_id = tenant.client().delete("/v1/subjects/ana").json()["erasure_request_id"]
+    with psycopg.connect(os.environ["DATABASE_ADMIN_URL"]) as reader:
+        reader.execute("LOCK TABLE public.memory_semantic_item IN ACCESS SHARE MODE")  # a long read
+        done = run_erasure(request_id)
+    assert done.status == ErasureRequest.Status.COMPLETED
+    statuses = {entry["relation"]: entry["status"] for entry in done.receipt["storage"]["relations"]}
+    assert statuses["public.memory_semantic_item"] == "busy"
+    assert statuses["public.memory_episodic_event"] == "rewritten"
+
+
+def test_a_table_the_owner_may_not_maintain_is_reported_not_claimed() -> None:
+    """VACUUM only warns and skips a table its role may not maintain: the rewrite says so."""
+    with psycopg.connect(os.environ["DATABASE_ADMIN_URL"], autocommit=True) as admin:
+        admin.execute("CREATE TABLE public.erasure_probe_not_owned (note text)")
+        try:
+            assert adapter.relation_rewrite(relation="public.erasure_probe_not_owned", lock_timeout_ms=200) == (
+                "not_permitted"
+            )
+        finally:
+            admin.execute("DROP TABLE public.erasure_probe_not_owned")
+    assert adapter.relation_rewrite(relation="public.erasure_probe_not_owned", lock_timeout_ms=200) == "gone"
+    assert adapter.relation_rewrite(relation="public.memory_core_block", lock_timeout_ms=200) == "rewritten"
