@@ -60,7 +60,7 @@ from apps.graph.coverage import MAX_REPAIR_ITEMS
 from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, Extraction, FrameStatus
 from apps.graph.identity import frame_signature, normalize_label
 from apps.graph.keys import anchor_key, may_denote_same
-from apps.providers.dates import find_dates, most_specific
+from apps.providers.dates import Tense, find_dates, most_specific
 from apps.providers.dream_schemas import DreamQuestion, DreamVerdict, local_verdict
 from apps.providers.extraction_schemas import (
     ExtractionInput,
@@ -69,7 +69,13 @@ from apps.providers.extraction_schemas import (
     consistent_extraction,
 )
 from apps.providers.interfaces import MeteringContext
-from apps.providers.local_provider import _LANGUAGE, SPACY_MODEL  # one loaded pipeline per process
+from apps.providers.local_provider import (  # one loaded pipeline per process
+    _FUTURE_AUX,
+    _LANGUAGE,
+    _PLAN_LEMMAS,
+    SPACY_MODEL,
+    clause_tense,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -123,8 +129,6 @@ _FILLER = frozenset(
 )
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"})
 _RELATIVE = frozenset({"that", "which", "who", "whom"})
-_FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gon"})
-_PLAN_LEMMAS = frozenset({"plan", "intend", "hope", "want", "wish", "aim", "mean", "expect", "decide", "prepare"})
 _NAMING_LEMMAS = frozenset({"name", "call", "title"})
 _EVALUATIVE = frozenset(
     """
@@ -822,10 +826,11 @@ def _frame(analysis: _Analysis, candidate: _Candidate, extra: Sequence[tuple[str
     dated = [entity for entity in candidate.literals if _literal_value(entity)[0] == "date"]
     if dated and record.mention_time is not None:
         mention_day = record.mention_time.date()
+        tense = Tense.FUTURE if planned else Tense.PAST if candidate.past else clause_tense(candidate.head)
         resolved = [
             found
             for entity in dated
-            for found in find_dates(_date_phrase(entity), mention_time=mention_day, prefer_future=planned)
+            for found in find_dates(_date_phrase(entity), mention_time=mention_day, tense=tense)
         ]
         best = most_specific(resolved)
         if best is not None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from apps.providers.dates import ResolvedDate, find_dates, most_specific
+from apps.providers.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.providers.interfaces import MeteringContext
 from apps.providers.lazy import Lazy
 from apps.providers.schemas import (
@@ -209,6 +209,41 @@ def _is_event(span: Span, dates: list[ResolvedDate], future: bool) -> bool:
     return any(token.tag_ in ("VBD", "VBN") and token.lemma_ not in _STATIVE_LEMMAS for token in span)
 
 
+_FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gon"})
+_PLAN_LEMMAS = frozenset({"plan", "intend", "hope", "want", "wish", "aim", "mean", "expect", "decide", "prepare"})
+
+
+def clause_tense(token: Token) -> Tense:
+    """The tense of the clause ``token`` sits in, from its governing verb: future under
+    will/shall/going to/plan to and in the present progressive ("I'm moving in June", a
+    plan), past for a past or perfect verb, else unmarked (present: "it is on May 27th")."""
+    verb = token
+    for _ in range(8):
+        if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
+            break
+        verb = verb.head
+    auxiliaries = [child for child in verb.children if child.dep_ in ("aux", "auxpass")]
+    if any(child.lower_ in _FUTURE_AUX for child in auxiliaries):
+        return Tense.FUTURE
+    parent = verb.head
+    if verb.dep_ == "xcomp" and (
+        parent.lemma_.lower() in _PLAN_LEMMAS or (parent.lemma_ == "go" and parent.tag_ == "VBG")
+    ):
+        return Tense.FUTURE
+    if verb.tag_ in ("VBD", "VBN") or any(child.tag_ in ("VBD", "VBN") for child in auxiliaries):
+        return Tense.PAST
+    if verb.tag_ == "VBG" and any(child.lemma_ == "be" for child in auxiliaries):
+        return Tense.FUTURE
+    return Tense.UNMARKED
+
+
+def _tense_at(span: Span, offset: int) -> Tense:
+    """The tense of the clause at character ``offset`` of ``span``'s text."""
+    at = span.start_char + offset
+    token = next((t for t in span if t.idx <= at < t.idx + len(t.text)), span.root)
+    return clause_tense(token)
+
+
 @functools.lru_cache(maxsize=256)
 def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
     if _is_document(message):
@@ -220,11 +255,11 @@ def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
         if not text:
             continue
         normalized = _normalized(span.text)
-        future = bool(_FUTURE.search(normalized))
-        dates = find_dates(normalized, mention_time=mention, prefer_future=future)
-        if not future and any(resolved.start > mention for resolved in dates):
-            future = True  # "Next month we fly to Paris": planned without a future verb
-            dates = find_dates(normalized, mention_time=mention, prefer_future=True)
+        # Each date looks the way its own clause's tense says: "we moved in April and will
+        # paint in June" is a past April and a coming June.
+        dates = find_dates(normalized, mention_time=mention, tense=functools.partial(_tense_at, span))
+        # "Next month we fly to Paris": planned without a future verb.
+        future = bool(_FUTURE.search(normalized)) or any(resolved.start > mention for resolved in dates)
         is_question = text.endswith("?")
         sentences.append(
             _Sentence(

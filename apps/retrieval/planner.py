@@ -43,7 +43,7 @@ from datetime import date, datetime, timedelta
 from types import MappingProxyType
 
 from apps.graph.keys import anchor_key
-from apps.providers.dates import Precision, ResolvedDate, find_dates
+from apps.providers.dates import Precision, ResolvedDate, Tense, find_dates
 from apps.retrieval.types import (
     AnswerType,
     Budgets,
@@ -748,7 +748,10 @@ def _range_relation(question: str, phrase: str) -> RangeRelation:
 def _temporal(question: str, lowered: str, now: datetime | None) -> TemporalConstraints:
     orders = tuple(order for order, pattern in _ORDER_CUES if pattern.search(lowered))
     mention = now.date() if now is not None else _NO_NOW
-    resolved = find_dates(question, mention_time=mention, prefer_future=bool(_FUTURE.search(lowered)))
+    tense = (
+        Tense.FUTURE if _FUTURE.search(lowered) else Tense.PAST
+    )  # a question without a future verb asks about the past
+    resolved = find_dates(question, mention_time=mention, tense=tense)
     ranges: list[DateRange] = []
     relative: list[str] = []
     covered: list[str] = []
