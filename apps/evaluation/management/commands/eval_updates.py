@@ -233,7 +233,7 @@ def _plot(table: dict[str, dict[str, Figure]], path: Path) -> Path:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     categories = [*CATEGORIES.values(), "all"]
-    figure, axis = plt.subplots(figsize=(9, 4))
+    figure, axis = plt.subplots(figsize=(11, 4))
     width = 0.8 / len(COLUMNS)
     for index, (metric, label) in enumerate(COLUMNS):
         shares = [table[c][metric].share for c in categories]
@@ -243,7 +243,7 @@ def _plot(table: dict[str, dict[str, Figure]], path: Path) -> Path:
     axis.set_xticks([i + width * (len(COLUMNS) - 1) / 2 for i in range(len(categories))], categories)
     axis.set_ylabel("share of questions (%)")
     axis.set_ylim(0, 100)
-    axis.legend(fontsize=8)
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axis.set_title("Knowledge updates per category (a metric that does not apply is left out)")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
