@@ -4,7 +4,7 @@ generated on the server (graph names) or read from the catalog and quoted.
 Subject-level functions run in the organization's scope (application role, RLS, the
 organization's graph through ``apps.graph.adapter``). ``organization_rows_erase`` is a
 platform operation on the owner connection, inside the caller's owner transaction;
-``relation_rewrite`` runs on the owner connection outside any transaction (ADR 0021).
+``relation_rewrite`` runs on the owner connection outside any transaction (ADR 0022).
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def relation_rewrite(*, relation: str, lock_timeout_ms: int) -> str:
     """``VACUUM (FULL, ANALYZE)`` one table: the table, its TOAST table and its indexes are
     written anew from their live rows, so deleted rows leave no bytes in its files, and its
     statistics no longer quote them. A plain VACUUM frees the space but leaves the bytes in the
-    pages (measured: ADR 0021).
+    pages (measured: ADR 0022).
 
     VACUUM cannot run in a transaction: this runs on the owner connection (the tables' owner)
     in autocommit, and refuses to run inside an owner transaction. It holds an exclusive lock

@@ -10,7 +10,7 @@ The job (``erasure_run``) takes one step per transaction: one bounded batch of o
 duplicated job continues from the last committed step; nothing is counted twice. Then the
 subject row goes (subject erasure), and once all of that has committed, every table rows
 were deleted from is rewritten, one per step (``VACUUM (FULL, ANALYZE)`` on the owner
-connection, ADR 0021), so the deleted text leaves the table files too. The last step writes
+connection, ADR 0022), so the deleted text leaves the table files too. The last step writes
 the receipt: counts, the rewrites, times and the SHA-256 of its canonical JSON, recorded in
 the audit log.
 """
@@ -58,7 +58,7 @@ DRAIN_BATCH = 200
 # How long a table rewrite waits for its exclusive lock before it gives the table up (and
 # says so in the receipt): readers of the table queue behind a waiting rewrite.
 REWRITE_LOCK_TIMEOUT_MS = 5000
-# What the receipt says the rewrites cannot reach (ADR 0021).
+# What the receipt says the rewrites cannot reach (ADR 0022).
 RETAINED_ELSEWHERE = (
     "Earlier copies remain outside the table files until the operator's retention expires them: "
     "write-ahead log segments until Postgres recycles them, WAL archives, base backups and replicas' own WAL."
