@@ -4,6 +4,7 @@ import uuid
 from typing import Any
 
 from apps.graph import store
+from apps.memory.currency import with_currency
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.platform.errors import NotFound
 from apps.tenancy.models import Subject
@@ -24,13 +25,14 @@ def frames_list(
 
 
 def cited_rows(*, subject: Subject, row_ids: list[str]) -> list[EpisodicEvent | SemanticItem]:
-    """The evidence rows a frame cites, in citation order (erased rows are simply absent)."""
+    """The evidence rows a frame cites, in citation order (erased rows are simply absent), each
+    with its currency (``row.currency``)."""
     ids = [uuid.UUID(i) for i in row_ids]
     found: dict[uuid.UUID, EpisodicEvent | SemanticItem] = {}
     for model in (EpisodicEvent, SemanticItem):
         for row in model.objects.filter(subject=subject, id__in=ids).defer("embedding"):
             found[row.id] = row
-    return [found[i] for i in ids if i in found]
+    return with_currency(found[i] for i in ids if i in found)
 
 
 def frame_get(*, subject: Subject, frame_id: str) -> tuple[dict[str, Any], list[EpisodicEvent | SemanticItem]]:

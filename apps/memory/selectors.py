@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from apps.memory.currency import with_currency
 from apps.memory.models import STORES, CoreBlock, EpisodicEvent, EvidenceRecord, ResourceItem, VaultEntry
 from apps.memory.search import SearchHit, fuse, keyword_lane, vector_lane
 from apps.memory.services import current_rows
@@ -64,20 +65,25 @@ def memory_list(
     if after is not None:
         created_at, row_id = after
         rows = rows.filter(created_at__gt=created_at) | rows.filter(created_at=created_at, id__gt=row_id)
-    return list(_without_vectors(rows).order_by("created_at", "id")[:limit])
+    return with_currency(_without_vectors(rows).order_by("created_at", "id")[:limit])
 
 
-def memory_get(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> Any:
+def _row(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> Any:
     row = _without_vectors(_store(memory_type).objects.filter(subject=subject, id=record_id)).first()
     if row is None:
         raise NotFound(f"No {memory_type} memory {record_id} for this subject.")
     return row
 
 
+def memory_get(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> Any:
+    """The row, with its currency (``row.currency``)."""
+    return with_currency([_row(subject=subject, memory_type=memory_type, record_id=record_id)])[0]
+
+
 def memory_history(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> list[Any]:
     """The supersession chain through ``record_id``, newest first."""
     model = _store(memory_type)
-    row = memory_get(subject=subject, memory_type=memory_type, record_id=record_id)
+    row = _row(subject=subject, memory_type=memory_type, record_id=record_id)
     newer: list[Any] = []
     cursor = row
     while (successor := _without_vectors(model.objects.filter(subject=subject, supersedes=cursor)).first()) is not None:
@@ -88,11 +94,11 @@ def memory_history(*, subject: Subject, memory_type: str, record_id: uuid.UUID) 
     while cursor.supersedes_id is not None:
         cursor = _without_vectors(model.objects.filter(id=cursor.supersedes_id)).get()
         older.append(cursor)
-    return [*reversed(newer), row, *older]
+    return with_currency([*reversed(newer), row, *older])
 
 
 def core_blocks(*, subject: Subject) -> list[CoreBlock]:
-    return list(current_rows(CoreBlock, subject=subject).order_by("label"))
+    return with_currency(current_rows(CoreBlock, subject=subject).order_by("label"))
 
 
 def memory_search(*, subject: Subject, memory_type: str, query: str, limit: int, embedder: Embedder) -> list[SearchHit]:
@@ -100,13 +106,15 @@ def memory_search(*, subject: Subject, memory_type: str, query: str, limit: int,
         raise ValidationFailed(f"search covers {list(SEARCHABLE_TYPES)}; episodic and semantic go through /search.")
     rows = _without_vectors(current_rows(STORES[memory_type], subject=subject))
     vector = embedder.embed([query])[0]
-    return fuse(
+    hits = fuse(
         vector_lane(rows, vector=vector, model=embedder.model_name), keyword_lane(rows, query=query), limit=limit
     )
+    with_currency(hit.row for hit in hits)
+    return hits
 
 
 def resource_get(*, subject: Subject, resource_id: uuid.UUID) -> ResourceItem:
-    row: ResourceItem = memory_get(subject=subject, memory_type="resource", record_id=resource_id)
+    row: ResourceItem = _row(subject=subject, memory_type="resource", record_id=resource_id)
     return row
 
 

@@ -148,7 +148,8 @@ class GraphLLM(Protocol):
 
 @dataclass(frozen=True)
 class EvidenceRow:
-    """One evidence row an answerer reads: its id (what an answer cites), type, times and text.
+    """One evidence row an answerer reads: its id (what an answer cites), type, times, text,
+    speaker and currency.
 
     The text is stored memory: untrusted data, never instructions."""
 
@@ -157,6 +158,8 @@ class EvidenceRow:
     text: str
     event_time: datetime | None  # when it happened, when known
     mention_time: datetime | None  # when it was said or written
+    speaker: str = ""  # who said it (an episodic row's actor), or whom it is about (a semantic row's name)
+    current: bool = True  # False: a later row replaced what this one states
 
 
 @dataclass(frozen=True)

@@ -66,11 +66,20 @@ class AnswerCheckSerializer(serializers.Serializer[Any]):
     rewritten = serializers.BooleanField(help_text="A fired check added one search and one rewrite.")
 
 
+class CitedRowSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField()
+    current = serializers.BooleanField(help_text="No later row supersedes this one.")
+    superseded_by = serializers.CharField(allow_null=True, help_text="The row that replaced this one.")
+    valid_from = serializers.DateTimeField(allow_null=True, help_text="Event time, else mention time.")
+    valid_to = serializers.DateTimeField(allow_null=True, help_text="The valid_from of the row that replaced this one.")
+
+
 class AnswerSerializer(serializers.Serializer[Any]):
     answer = serializers.CharField()
     cited_row_ids = serializers.ListField(
         child=serializers.CharField(), help_text="Evidence rows the answer rests on; only rows it was shown."
     )
+    cited_rows = CitedRowSerializer(many=True, help_text="The cited rows with their currency, in the same order.")
     searches = serializers.IntegerField()
     check = AnswerCheckSerializer(source="*")
     plan = AnswerPlanSerializer()

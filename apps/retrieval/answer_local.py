@@ -12,15 +12,23 @@ search. Stored text is only ever quoted, so an instruction inside it is inert.
   has a relation the question asks about, or (for a question of names only) it holds every
   name. An intersection question only takes rows that name every side. Rows rank by lexical
   coverage of the question's stems, plus a bonus for such a fact, then by retrieval rank; for
-  a question about a time, a row with a date wins a tie.
-- **Span.** A temporal question: the most specific date phrase of the best row, resolved
-  against the time it was mentioned, else the row's event time. A count question: the number
+  a question about a time, a row with a date wins a tie. Two tiers come before the score: for a
+  question about the present, rows marked current before replaced ones (the current value
+  wins); and statements of the fact before echoes of it (an assistant's row, or a question).
+- **Span.** The expected answer type decides. A duration question ("how long …", not "how
+  long ago"): the first length of time a supporting row names ("for three years", "since
+  2019"), never a date. A question about the time of a past event or a plan: the most
+  specific date phrase of the best row, resolved against the time it was mentioned, else the
+  row's event time; a question about a standing time in the present ("When does her book club
+  meet?") gets the sentence that states it. A count question that asks nothing else ("where
+  and how many …" asks a place too, and gets the sentence): the number
   (cardinal, ordinal, "twice") in front of the counted noun in the best row that has one, else
   in front of another word the question is about, else the number of distinct supporting rows
   that name the counted thing or that a fact of the relation it cues cites ("pets": adopting,
   not "have"). Otherwise the best row's sentence with the highest overlap; a list or
   intersection question adds the best sentence of the next supporting rows that score more
-  than half as well (three rows at most).
+  than half as well (three rows at most). Questions are skipped for a statement when the row
+  has one.
 - **Nothing supports an answer:** :data:`~apps.providers.interfaces.UNKNOWN_ANSWER`.
 
 Local inference costs no tokens, so nothing is metered.
@@ -33,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from apps.language.calendar import month_alternation
 from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
 from apps.language.lexicon import predicate_families
 from apps.language.words import content_stems, stem
@@ -75,6 +84,20 @@ _ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
 _BETWEEN_NUMBER_AND_NOUN = 2  # adjectives allowed between a number and its noun ("two young kids")
 _NOT_BETWEEN = frozenset({"and", "or", "but", "of", "with", "to", "in", "on", "at", "for", "from", "than"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_HOW_LONG = re.compile(r"\bhow long\b(?!\s+ago\b)", re.IGNORECASE)
+_OTHER_QUESTION = re.compile(
+    r"\b(?:where|what|who|which|when|why)\b[^?]*\band how (?:many|much)\b|\bhow (?:many|much)\b[^?]*\band (?:where|what|who|which|when|why)\b",
+    re.IGNORECASE,
+)
+_QUANTITY = r"(?:\d+(?:[.,]\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|a few|a couple of|several|half an?)"
+_DURATION = re.compile(
+    rf"\b(?:(?:for|about|almost|nearly|over|around|just|only)\s+)?{_QUANTITY}(?:[- ]and[- ]a[- ]half)?[- ]"
+    r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)(?:\s+and\s+a\s+half)?\b"
+    rf"|\bsince\s+(?:{month_alternation(abbreviations=False)}\s+)?(?:\d{{4}}|{month_alternation(abbreviations=False)}|last\s+\w+)\b",
+    re.IGNORECASE,
+)
+# Speakers whose rows only echo what the user said (an assistant's "So you're vegan now?").
+_ECHO_SPEAKERS = frozenset({"assistant", "system", "tool"})
 _SPEAKER = re.compile(r"^([^:\n]{1,60}):\s")
 
 
@@ -93,9 +116,13 @@ class LocalAnswerLLM:
         supported = _supporting_rows(plan, request.rows, request.facts)
         if not supported:
             return AnswerDraft(answer=UNKNOWN_ANSWER, cited_row_ids=())
-        if plan.operator == "count":
+        if _asks_duration(plan):
+            timed = next(((s, d) for s in supported if (d := _duration(s.row.text)) is not None), None)
+            if timed is not None:
+                return AnswerDraft(answer=timed[1], cited_row_ids=(timed[0].row.row_id,))
+        elif _asks_count_only(plan):
             return _count_answer(plan, supported)
-        if _asks_time(plan):
+        elif _asks_date(plan):
             dated = _dated_answer(supported[0].row)
             if dated is not None:
                 return AnswerDraft(answer=dated, cited_row_ids=(supported[0].row.row_id,))
@@ -110,6 +137,23 @@ class LocalAnswerLLM:
 
 def _asks_time(plan: Plan) -> bool:
     return "date" in plan.answer_types or (plan.operator == "temporal" and "yes/no" not in plan.answer_types)
+
+
+def _asks_date(plan: Plan) -> bool:
+    """A question whose answer is a calendar date: about a time, of a past event or a plan. A
+    question about the present ("When does her book club meet?", "What time does she wake
+    up?") asks for a standing time, which the sentence states ("the last Sunday of the month")."""
+    return _asks_time(plan) and (plan.time_focus == "history" or plan.future)
+
+
+def _asks_duration(plan: Plan) -> bool:
+    """ "How long …" (not "how long ago"): a length of time, not a date."""
+    return _HOW_LONG.search(plan.question) is not None
+
+
+def _asks_count_only(plan: Plan) -> bool:
+    """A count question that asks nothing else: "Where and how many …" asks a place too."""
+    return plan.operator == "count" and _OTHER_QUESTION.search(plan.question) is None
 
 
 def _name_stems(plan: Plan) -> frozenset[str]:
@@ -137,7 +181,7 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         for row_id in fact.citations:
             citing.setdefault(row_id, []).append(fact)
     asks_time = _asks_time(plan)
-    found: list[tuple[tuple[float, bool, int], _Support]] = []
+    found: list[tuple[tuple[bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
         row_facts = citing.get(row.row_id, [])
         stems = content_stems(row.text).union(*(_fact_stems(fact) for fact in row_facts))
@@ -157,8 +201,20 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         score = coverage + (RELATION_BONUS if related else 0.0)
         support = _Support(row=row, rank=rank, score=score, families=row_families, stems=stems)
         has_date = asks_time and _dated_answer(row) is not None
-        found.append(((-score, not has_date, rank), support))
+        replaced = plan.time_focus == "present" and not row.current
+        found.append(((replaced, _is_echo(row, plan), -score, not has_date, rank), support))
     return [support for _, support in sorted(found, key=lambda item: item[0])]
+
+
+def _is_echo(row: EvidenceRow, plan: Plan) -> bool:
+    """Not a statement of the fact: an assistant's (or tool's) row, or a question."""
+    return row.speaker.casefold() in _ECHO_SPEAKERS or _best_sentence(row.text, plan).endswith("?")
+
+
+def _duration(text: str) -> str | None:
+    """The first length of time the text names ("for three years", "since 2019")."""
+    found = _DURATION.search(text)
+    return found.group(0) if found is not None else None
 
 
 # --- temporal ----------------------------------------------------------------------------
@@ -265,6 +321,8 @@ def _best_sentence(text: str, plan: Plan) -> str:
     while speaker and body.startswith(speaker.group(0)):  # "Priya: Priya: …" (a named semantic row)
         body = body[speaker.end() :]
     sentences = [s.strip() for s in _SENTENCE_END.split(body) if s.strip()] or [body.strip()]
+    statements = [sentence for sentence in sentences if not sentence.endswith("?")]
+    sentences = statements or sentences  # a question restates what is asked; a statement answers it
     wanted = plan.constraints.content_stems
     overlaps = [len(content_stems(sentence) & wanted) for sentence in sentences]
     best = sentences[overlaps.index(max(overlaps))]

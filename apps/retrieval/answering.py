@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from apps.providers.interfaces import (
@@ -29,6 +30,7 @@ from apps.providers.interfaces import (
     EvidenceRow,
     MeteringContext,
 )
+from apps.retrieval import reads
 from apps.retrieval.answer_check import MAX_RETRIEVAL_CALLS, CheckRule, check_answer
 from apps.retrieval.services import Mode, search
 from apps.retrieval.types import FactCandidate, Plan, RowCandidate
@@ -42,9 +44,21 @@ MAX_QUERY_CHARS = 2000  # a follow-up query an agent asks for is cut to the ques
 
 
 @dataclass(frozen=True)
+class CitedRow:
+    """A row an answer cites, with its currency."""
+
+    id: str
+    current: bool
+    superseded_by: str | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+
+
+@dataclass(frozen=True)
 class AnswerResult:
     answer: str
     cited_row_ids: tuple[str, ...]  # only ids of the evidence the agent was shown
+    cited_rows: tuple[CitedRow, ...]  # the same rows, in the same order, with their currency
     searches: int  # every search run, the check's extra one included
     check_rules: tuple[CheckRule, ...]  # the rules the check fired on the draft
     rewritten: bool
@@ -93,6 +107,8 @@ def _evidence_row(row: RowCandidate) -> EvidenceRow:
         text=row.text,
         event_time=row.event_time,
         mention_time=row.mention_time,
+        speaker=row.speaker,
+        current=row.current,
     )
 
 
@@ -160,9 +176,21 @@ def answer_question(
             "dropped_citations": dropped,
         },
     )
+    currency = reads.cited_currency(subject=subject, ids=cited)
     return AnswerResult(
         answer=draft.answer,
         cited_row_ids=cited,
+        cited_rows=tuple(
+            CitedRow(
+                id=row_id,
+                current=currency[row_id].superseded_by is None,
+                superseded_by=currency[row_id].superseded_by,
+                valid_from=currency[row_id].valid_from,
+                valid_to=currency[row_id].valid_to,
+            )
+            for row_id in cited
+            if row_id in currency
+        ),
         searches=ledger.searches,
         check_rules=check.rules,
         rewritten=rewritten,

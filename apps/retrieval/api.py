@@ -14,6 +14,7 @@ from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.procedural.api.hooks import procedural_skills
 from apps.providers.registry import embedder
 from apps.retrieval.services import SearchResult, search
+from apps.retrieval.types import FactCandidate, RowCandidate
 
 SEARCHABLE = ("episodic", "semantic", "core", "procedural", "resource")
 
@@ -47,6 +48,15 @@ def _plan(result: SearchResult) -> dict[str, Any]:
     }
 
 
+def _currency(item: RowCandidate | FactCandidate) -> dict[str, Any]:
+    return {
+        "current": item.current,
+        "superseded_by": item.superseded_by,
+        "valid_from": item.valid_from.isoformat() if item.valid_from else None,
+        "valid_to": item.valid_to.isoformat() if item.valid_to else None,
+    }
+
+
 def _facts(result: SearchResult) -> list[dict[str, Any]]:
     return [
         {
@@ -59,6 +69,7 @@ def _facts(result: SearchResult) -> list[dict[str, Any]]:
             "status": scored.fact.status,
             "citations": scored.fact.citations,
             "score": scored.score.total,
+            **_currency(scored.fact),
         }
         for scored in result.facts
     ]
@@ -85,6 +96,7 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
                 "mention_time": row.mention_time.isoformat() if row.mention_time else None,
                 "provenance": {"session_id": row.session_id, "chunk_id": chunk, "source_message_ids": message_ids},
                 "selected_as": fused.source,
+                **_currency(row),
             }
         )
     return rows

@@ -29,6 +29,10 @@ no parser (≈0.1 ms a question), and returns a :class:`~apps.retrieval.types.Pl
 - **Future**: the question asks about a plan ("will", "going to", "planning to", "next",
   "upcoming"); scoring then does not penalize planned frames (our choice: the paper's penalty
   is for questions about what happened).
+- **Time focus**: ``present`` when the question asks how things are now (present tense, no
+  cue of the past or of a change such as "before", "used to", "previously", "moved", no date
+  named), else ``history``; search ranks current values first only for ``present``
+  (apps.retrieval.currency).
 - **Budgets** from :data:`OPERATOR_BUDGETS`.
 """
 
@@ -58,6 +62,7 @@ from apps.retrieval.types import (
     RoleHint,
     TemporalConstraints,
     TemporalOrder,
+    TimeFocus,
 )
 
 # Row budgets per operator (architecture §7; paper A.3 Table 6). single (6, 4) and count (8, 12)
@@ -520,6 +525,43 @@ def _temporal(question: str, lowered: str, now: datetime | None) -> TemporalCons
     )
 
 
+# Time focus: does the question ask for a value as it is now, or for its history?
+_PAST_AUXILIARIES: frozenset[str] = frozenset("did didn't was wasn't were weren't had hadn't used".split())
+_PRESENT_AUXILIARIES: frozenset[str] = frozenset(
+    """do does don't doesn't is isn't are aren't am has hasn't have haven't 's can can't will won't shall
+    should would could""".split()
+)  # fmt: skip
+_IRREGULAR_PAST: frozenset[str] = frozenset(
+    """went came ate drank drove taught bought sold met left began became got gave took saw knew wrote ran swam
+    thought brought felt kept lost paid spent told won""".split()
+)  # fmt: skip
+# Words that ask about what was, or about the change itself (our choice; ADR 0023).
+_HISTORY_CUES = re.compile(
+    r"\bbefore\b|\bused to\b|\bprevious(?:ly)?\b|\bformer(?:ly)?\b|\boriginal(?:ly)?\b|\bat first\b|\bearlier\b"
+    r"|\bin the past\b|\bback then\b|\bprior\b|\bex-|\bchang(?:e|ed|es|ing)\b|\bswitch(?:ed|es|ing)?\b"
+    r"|\bmov(?:e|ed|es|ing)\b|\bhistory\b|\buntil\b|\bsince when\b|\bhow long\b"
+)
+
+
+def _time_focus(tokens: list[_Token], lowered: str, temporal: TemporalConstraints) -> TimeFocus:
+    """``present`` for a question about how things are now ("Where does Nadia live?", "What is
+    her job?"): present tense, no cue of the past or of a change, no date named; otherwise
+    ``history``. The tense is the first auxiliary's, else a past verb form's."""
+    if _HISTORY_CUES.search(lowered) or temporal.names_a_date or temporal.relative:
+        return "history"
+    for token in tokens:
+        if token.lower in _PAST_AUXILIARIES:
+            return "history"
+        if token.lower in _PRESENT_AUXILIARIES:
+            return "present"
+    past_verb = any(
+        token.lower in _IRREGULAR_PAST or (token.lower.endswith("ed") and len(token.lower) > 4)
+        for token in tokens[1:]
+        if not _is_capitalized(token)
+    )
+    return "history" if past_verb else "present"
+
+
 # --- the plan ------------------------------------------------------------------------------
 
 
@@ -551,13 +593,14 @@ def plan_query(question: str, *, now: datetime | None = None) -> Plan:
         keywords=tuple(dict.fromkeys(keywords)),
         content_stems=content_stems(question),
     )
+    temporal = _temporal(question, lowered, now)
     return Plan(
         question=question,
         operator=operator,
         relations=relations,
         constraints=constraints,
         answer_types=answer_types,
-        temporal=_temporal(question, lowered, now),
+        temporal=temporal,
         budgets=OPERATOR_BUDGETS[operator],
         entities=tuple(entities),
         objects=tuple(_objects(quoted, spans, hints, cue_indexes)),
@@ -565,4 +608,5 @@ def plan_query(question: str, *, now: datetime | None = None) -> Plan:
         answer_roles=_answer_roles(tokens, lowered),
         counted=_counted([t.lower for t in tokens]) if operator == "count" else None,
         future=bool(_FUTURE.search(lowered)),
+        time_focus=_time_focus(tokens, lowered, temporal),
     )

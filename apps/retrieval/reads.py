@@ -18,8 +18,10 @@ from typing import Any
 from django.db import connection
 
 from apps.graph import adjacency, store
+from apps.memory.currency import rows_currency, successor_join_sql, valid_from_sql
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.retrieval import lexical
+from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
 from apps.tenancy.models import Subject
 
@@ -299,7 +301,8 @@ def rows_by_id(
 
 
 # The columns of a row candidate, in the order of the statement below; semantic rows have no
-# actor, event or mention time, episodic rows no name.
+# actor, event or mention time, episodic rows no name. The last three are the row's currency:
+# the row that supersedes it comes in the same statement (a join on the unique supersedes index).
 _ROW_COLUMNS = (
     "id",
     "session_id",
@@ -312,17 +315,24 @@ _ROW_COLUMNS = (
     "actor",
     "event_time",
     "mention_time",
+    "valid_from",
+    "superseded_by",
+    "valid_to",
 )
-_ROWS_BY_ID = """
-SELECT 'episodic', id, session_id, chunk_id, created_at, embedding_model, summary, details, NULL::varchar,
-       actor, event_time, mention_time, embedding <=> %(vector)s::vector
-FROM memory_episodic_event
-WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND id = ANY(%(ids)s::uuid[])
+_EPISODIC = EpisodicEvent._meta.db_table
+_SEMANTIC = SemanticItem._meta.db_table
+_ROWS_BY_ID = f"""
+SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details,
+       NULL::varchar, e.actor, e.event_time, e.mention_time, {valid_from_sql(_EPISODIC, "e")}, s.id,
+       {valid_from_sql(_EPISODIC, "s")}, e.embedding <=> %(vector)s::vector
+FROM {_EPISODIC} AS e {successor_join_sql(_EPISODIC, "e", "s")}
+WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
 UNION ALL
-SELECT 'semantic', id, session_id, chunk_id, created_at, embedding_model, summary, details, name,
-       NULL::varchar, NULL::timestamptz, NULL::timestamptz, embedding <=> %(vector)s::vector
-FROM memory_semantic_item
-WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND id = ANY(%(ids)s::uuid[])
+SELECT 'semantic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details, e.name,
+       NULL::varchar, NULL::timestamptz, NULL::timestamptz, {valid_from_sql(_SEMANTIC, "e")}, s.id,
+       {valid_from_sql(_SEMANTIC, "s")}, e.embedding <=> %(vector)s::vector
+FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
+WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
 """
 
 
@@ -342,6 +352,9 @@ def _candidate(
     mention_time: Any,
     vector_rank: int | None,
     similarity: float | None,
+    valid_from: Any = None,
+    superseded_by: Any = None,
+    valid_to: Any = None,
 ) -> RowCandidate:
     text = _text(kind, summary, name)
     return RowCandidate(
@@ -359,12 +372,15 @@ def _candidate(
         match_text=f"{text}\n{details}",
         similarity=similarity,
         speaker=str((name if kind == "semantic" else actor) or ""),
+        valid_from=valid_from,
+        superseded_by=str(superseded_by) if superseded_by is not None else None,
+        valid_to=valid_to if superseded_by is not None else None,
     )
 
 
 def _row_candidate(row: Any, kind: str, lane: str, *, vector_rank: int | None = None) -> RowCandidate:
     """A candidate from a model instance (flat mode reads through the ORM)."""
-    columns: dict[str, Any] = {c: getattr(row, c, None) for c in _ROW_COLUMNS if c != "embedding_model"}
+    columns: dict[str, Any] = {c: getattr(row, c, None) for c in _ROW_COLUMNS[:-3] if c != "embedding_model"}
     return _candidate(kind, lane, vector_rank=vector_rank, similarity=None, **columns)
 
 
@@ -477,3 +493,42 @@ def _with_lexical(row: RowCandidate, score: float) -> RowCandidate:
     from dataclasses import replace
 
     return replace(row, lexical_score=score)
+
+
+def with_currency(*, subject: Subject, rows: Sequence[RowCandidate]) -> list[RowCandidate]:
+    """The candidates with their currency (one statement): for rows read through the ORM (flat
+    mode), which reads no successor."""
+    from dataclasses import replace
+
+    ids_by_type: dict[str, list[uuid.UUID]] = {}
+    for row in rows:
+        ids_by_type.setdefault(row.memory_type, []).append(uuid.UUID(row.row_id))
+    found = rows_currency(organization_id=subject.organization_id, subject_id=subject.id, ids_by_type=ids_by_type)
+    marked = []
+    for row in rows:
+        currency = found.get(uuid.UUID(row.row_id))
+        if currency is None:
+            marked.append(row)
+            continue
+        successor = str(currency.superseded_by) if currency.superseded_by is not None else None
+        marked.append(replace(row, valid_from=currency.valid_from, superseded_by=successor, valid_to=currency.valid_to))
+    return marked
+
+
+def cited_currency(*, subject: Subject, ids: Sequence[str]) -> dict[str, CitedCurrency]:
+    """The currency of the subject's rows with these ids, whatever their type, by row id (one
+    statement: e.g. every row the relation lane's at most 240 frames cite)."""
+    wanted = list(dict.fromkeys(uuid.UUID(row_id) for row_id in ids))
+    found = rows_currency(
+        organization_id=subject.organization_id,
+        subject_id=subject.id,
+        ids_by_type={"episodic": wanted, "semantic": wanted},
+    )
+    return {
+        str(row_id): CitedCurrency(
+            valid_from=currency.valid_from,
+            superseded_by=str(currency.superseded_by) if currency.superseded_by is not None else None,
+            valid_to=currency.valid_to,
+        )
+        for row_id, currency in found.items()
+    }

@@ -492,16 +492,19 @@ def rank_facts(
     """The top ``cap`` frames (default B^R) by s_F, deterministically.
 
     At most ``frame_cap`` frames are scored, chosen by frame id order (the database's cap,
-    enforced again so the work here is bounded whatever the adapter sends). Order: the hard
-    shared-object group of an intersection question, then score, then the requested temporal
-    order, then frame id.
+    enforced again so the work here is bounded whatever the adapter sends). Order: for a
+    question about the present, current facts before the others; then the hard shared-object
+    group of an intersection question, then score, then the requested temporal order, then
+    frame id.
     """
     limit = plan.budgets.max_facts if cap is None else cap
     candidates = _dedupe(facts)[: max(frame_cap, 0)]
     shared = _shared_object_frames(candidates, plan)
     scored = [ScoredFact(fact, fact_score(fact, plan), fact.frame_id in shared) for fact in candidates]
+    stale_last = plan.time_focus == "present"  # apps.retrieval.currency
     scored.sort(
         key=lambda item: (
+            stale_last and not item.fact.current,
             not item.shared_object,
             -item.score.total,
             _order_key(item.fact, plan),

@@ -14,12 +14,14 @@ from typing import Any, Literal
 from django.db import transaction
 
 from apps.graph.keys import anchor_key
+from apps.memory.currency import with_currency
 from apps.memory.models import CoreBlock, ProceduralItem, ResourceItem
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
 from apps.memory.services import current_rows
 from apps.providers.interfaces import Embedder
 from apps.retrieval import reads
+from apps.retrieval.currency import current_first, mark_facts, successor_ids
 from apps.retrieval.fusion import count_tokens, fuse, rank_candidates, rerank_score, trim_to_token_budget
 from apps.retrieval.planner import plan_query
 from apps.retrieval.scoring import entity_keys, named_anchor_keys, rank_facts, relation_arm_keys, select_anchors
@@ -31,6 +33,7 @@ logger = logging.getLogger(__name__)
 Mode = Literal["graph", "flat"]
 FLAT_DEPTH = 100  # rows of each order (BM25, similarity) that flat mode fuses
 TOKEN_BUDGET_ROW_LIMIT = 64
+SUCCESSOR_STEPS = 3  # links of a supersession chain followed to the current value (each one bounded read)
 
 
 @dataclass
@@ -118,6 +121,8 @@ def _graph_lanes(
         if objects:  # frames that must contain a named object
             frames = [f for f in frames if objects & {key for _, key in f["arms"]}] or frames
         facts = reads.fact_candidates(subject=subject, frames=frames)
+        cited = reads.cited_currency(subject=subject, ids=[row_id for fact in facts for row_id in fact.citations])
+        facts = mark_facts(facts, cited)
         report.frames_inspected = len(incident) + len(frames)
     else:
         report.frames_inspected = len(incident)
@@ -137,6 +142,13 @@ def _graph_lanes(
     joining = [n for seed in seeds[: reads.NEIGHBOUR_SEEDS] for n in near.get(seed.row_id, []) if n not in known]
     rows += reads.rows_by_id(subject=subject, ids=joining, vector=vector, model=model, lane="base")
     mentions.update(reads.anchor_mentions(subject=subject, row_ids=joining, keys=list(weights)))
+    if plan.time_focus == "present":  # what replaced a superseded candidate joins, to rank in its place
+        for _ in range(SUCCESSOR_STEPS):
+            successors = successor_ids(rows)
+            if not successors:
+                break
+            rows += reads.rows_by_id(subject=subject, ids=successors, vector=vector, model=model, lane="base")
+            mentions.update(reads.anchor_mentions(subject=subject, row_ids=successors, keys=list(weights)))
     clock.lap("rows")
     ranked_rows = rank_candidates(
         rows, plan.question, mentions=mentions, anchor_weights=weights, context=_both_ways(near)
@@ -170,7 +182,7 @@ def _typed_paths(
 ) -> dict[str, list[Any]]:
     typed: dict[str, list[Any]] = {}
     if "core" in memory_types:
-        typed["core"] = list(current_rows(CoreBlock, subject=subject).order_by("label"))
+        typed["core"] = with_currency(current_rows(CoreBlock, subject=subject).order_by("label"))
     for name, model in (("procedural", ProceduralItem), ("resource", ResourceItem)):
         if name in memory_types:
             rows = current_rows(model, subject=subject).defer("embedding")
@@ -179,7 +191,7 @@ def _typed_paths(
                 keyword_lane(rows, query=plan.question),
                 limit=3,
             )
-            typed[name] = [hit.row for hit in hits]
+            typed[name] = with_currency(hit.row for hit in hits)
     return typed
 
 
@@ -232,11 +244,12 @@ def search(
     limit = TOKEN_BUDGET_ROW_LIMIT if token_budget else plan.budgets.total_rows
     if mode == "flat" or fallback:  # the fused BM25 + dense order, as it is
         report.rows_inspected = len(rows)
-        returned = [FusedRow(row, "base", row.lexical_score) for row in rows[:limit]]
+        flat = reads.with_currency(subject=subject, rows=rows[:limit])
+        returned = [FusedRow(row, "base", row.lexical_score) for row in flat]
     else:
         fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=limit)
         report.rows_inspected = fused.rows_inspected
-        returned = list(fused.rows)
+        returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
     if token_budget is not None:
         returned = trim_to_token_budget(returned, token_budget, text=lambda r: r.row.text)
     report.rows_returned = len(returned)

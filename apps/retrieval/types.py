@@ -22,6 +22,8 @@ MemoryType = Literal["episodic", "semantic"]
 FrameStatus = Literal["planned", "done"]
 Lane = Literal["base", "relation", "flat"]  # flat: direct evidence retrieval after a graph read raised
 FusedSource = Literal["cited", "base", "fill"]
+# What a question asks of a fact that changed: its value now, or its history (planner).
+TimeFocus = Literal["present", "history"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,7 @@ class Plan:
     answer_roles: frozenset[RoleGroup] = frozenset()  # the role the answer plays in a fact
     counted: str | None = None  # what a count question counts ("kids", "times")
     future: bool = False  # the question asks about a planned or future event
+    time_focus: TimeFocus = "history"  # present: the current value first, superseded rows after it
 
     @property
     def is_relation_query(self) -> bool:
@@ -189,6 +192,14 @@ class FactCandidate:
     status: FrameStatus
     citations: list[str]
     kind: MemoryType
+    # Currency, from the cited rows: a fact is current while one of them is (reads.fact_currency).
+    current: bool = True
+    superseded_by: str | None = None  # when not current: the row that replaced its newest citation
+    valid_to: datetime | None = None
+
+    @property
+    def valid_from(self) -> datetime | None:
+        return self.event_time or self.mention_time
 
     @property
     def anchor_keys(self) -> frozenset[str]:
@@ -208,7 +219,8 @@ class RowCandidate:
     rank by association with the question's anchors (``None`` when it mentions none);
     ``context`` holds the ids of the episodic rows next to it in its chunk; ``match_text`` is
     what lexical matching reads (the text and the details); ``speaker`` is who the row speaks
-    for: an episodic row's actor, a semantic row's name.
+    for: an episodic row's actor, a semantic row's name; ``superseded_by``, ``valid_from`` and
+    ``valid_to`` are its currency (a row is current when nothing supersedes it).
     """
 
     row_id: str
@@ -228,6 +240,13 @@ class RowCandidate:
     anchor_rank: int | None = None
     context: tuple[str, ...] = ()
     speaker: str = ""
+    valid_from: datetime | None = None  # event time, else mention time (apps.memory.currency)
+    superseded_by: str | None = None  # the row that replaced this one
+    valid_to: datetime | None = None  # that row's valid_from
+
+    @property
+    def current(self) -> bool:
+        return self.superseded_by is None
 
 
 @dataclass(frozen=True, slots=True)

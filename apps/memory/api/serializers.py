@@ -112,6 +112,16 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
     type = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
     supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
+    current = serializers.BooleanField(source="currency.current", help_text="No later row supersedes this one.")
+    superseded_by = serializers.UUIDField(
+        source="currency.superseded_by", allow_null=True, help_text="The row that replaced this one."
+    )
+    valid_from = serializers.DateTimeField(
+        source="currency.valid_from", allow_null=True, help_text="Event time, else mention time."
+    )
+    valid_to = serializers.DateTimeField(
+        source="currency.valid_to", allow_null=True, help_text="The valid_from of the row that replaced this one."
+    )
     provenance = serializers.SerializerMethodField()
     content = serializers.SerializerMethodField()
     index_status = serializers.CharField(required=False)

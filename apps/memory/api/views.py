@@ -26,6 +26,7 @@ from apps.memory.api.serializers import (
     VaultValueSerializer,
     WriteResultSerializer,
 )
+from apps.memory.currency import with_currency
 from apps.memory.selectors import MemoryFilter
 from apps.platform.parsers import StrictJSONParser
 from apps.providers.registry import embedder
@@ -156,7 +157,7 @@ class MemoryDetailApi(SubjectMemoryApi):
             changes=payload.validated_data["changes"],
         )
         self.audit_targets = [str(record_id), str(new.id)]
-        return Response(MemoryRecordSerializer(new).data, status=201)
+        return Response(MemoryRecordSerializer(with_currency([new])[0]).data, status=201)
 
 
 class MemoryHistoryApi(SubjectMemoryApi):

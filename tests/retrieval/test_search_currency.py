@@ -1,0 +1,150 @@
+"""Currency in every read, through the API on a real graph: a changed value is marked and
+ranked after what replaced it for a question about the present, and reachable for one about
+the past; facts, memory reads, graph frames and answers carry the same marks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apps.graph.services import index_chunk
+from apps.memory.models import SemanticItem
+from apps.tenancy.scope import organization_scope
+from tests.factories import Tenant, make_tenant
+
+SAID = "2024-03-04T09:00:00+00:00"
+CURRENCY = {"current", "superseded_by", "valid_from", "valid_to"}
+
+
+def _write(tenant: Tenant, text: str, message_id: str) -> None:
+    messages = [{"id": message_id, "role": "user", "name": "Nadia", "content": text, "timestamp": SAID}]
+    written = tenant.client().post("/v1/subjects/nadia/memories", {"messages": messages}, format="json")
+    assert written.status_code == 201, written.content
+    with organization_scope(tenant.id):
+        index_chunk(chunk_id=written.json()["chunk_id"])
+
+
+def _patch(tenant: Tenant, memory_type: str, record_id: str, summary: str) -> dict[str, Any]:
+    response = tenant.client().patch(
+        f"/v1/subjects/nadia/memories/{memory_type}/{record_id}", {"changes": {"summary": summary}}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    new = response.json()
+    with organization_scope(tenant.id):
+        index_chunk(chunk_id=new["provenance"]["chunk_id"])
+    return new  # type: ignore[no-any-return]
+
+
+def _search(tenant: Tenant, query: str) -> dict[str, Any]:
+    response = tenant.client().post("/v1/subjects/nadia/search", {"query": query}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()  # type: ignore[no-any-return]
+
+
+def _diet_changed(tenant: Tenant) -> tuple[str, str]:
+    """A vegetarian diet, replaced by a vegan one: (old row id, new row id)."""
+    tenant.subject("nadia")
+    _write(tenant, "I'm allergic to peanuts.", "m1")
+    _write(tenant, "I'm vegetarian.", "m2")
+    with organization_scope(tenant.id):
+        old = SemanticItem.objects.get(summary__contains="vegetarian")
+    new = _patch(tenant, "semantic", str(old.id), "Nadia: I'm vegan.")
+    return str(old.id), new["id"]
+
+
+def test_a_present_question_gets_the_current_diet_first_and_the_old_one_after_it_marked() -> None:
+    tenant = make_tenant()
+    old, new = _diet_changed(tenant)
+    rows = _search(tenant, "What diet does Nadia follow?")["rows"]
+    assert all(CURRENCY <= set(row) for row in rows)
+    ids = [row["id"] for row in rows]
+    assert new in ids and old in ids
+    assert ids.index(new) < ids.index(old)
+    by_id = {row["id"]: row for row in rows}
+    assert (by_id[new]["current"], by_id[new]["superseded_by"], by_id[new]["valid_to"]) == (True, None, None)
+    assert (by_id[old]["current"], by_id[old]["superseded_by"]) == (False, new)
+    assert by_id[old]["valid_to"] == by_id[new]["valid_from"] is not None
+    assert by_id[old]["valid_from"].startswith("2024-03-04")  # the mention time of its message
+    # Every superseded row comes after every current one.
+    flags = [row["current"] for row in rows]
+    assert flags == sorted(flags, reverse=True)
+
+
+def test_a_question_about_the_past_reaches_the_old_value() -> None:
+    tenant = make_tenant()
+    old, new = _diet_changed(tenant)
+    result = _search(tenant, "What did Nadia eat before she went vegan?")
+    by_id = {row["id"]: row for row in result["rows"]}
+    assert old in by_id and by_id[old]["current"] is False and by_id[old]["superseded_by"] == new
+
+
+def test_flat_mode_marks_its_rows_current() -> None:
+    tenant = make_tenant()
+    old, new = _diet_changed(tenant)
+    response = tenant.client().post(
+        "/v1/subjects/nadia/search", {"query": "What diet does Nadia follow?", "mode": "flat"}, format="json"
+    )
+    rows = response.json()["rows"]
+    assert new in {row["id"] for row in rows} and old not in {row["id"] for row in rows}  # flat reads current rows
+    assert all(row["current"] is True and row["superseded_by"] is None for row in rows)
+    assert all(row["valid_from"] is not None for row in rows)
+
+
+def test_after_a_patch_facts_and_frames_mark_the_old_citation_and_cite_the_new_one() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "I adopted a rabbit named Bolacha in Porto.", "m1")
+    client = tenant.client()
+    listed = client.get("/v1/subjects/nadia/memories", {"type": "episodic"}).json()["results"]
+    assert [row["current"] for row in listed] == [True]
+    old = listed[0]["id"]
+    new = _patch(tenant, "episodic", old, "Nadia: I adopted a greyhound named Pimenta in Lyon.")["id"]
+
+    result = _search(tenant, "What pet did Nadia adopt?")
+    assert result["facts"]
+    for fact in result["facts"]:
+        assert CURRENCY <= set(fact)
+        cites_new = new in fact["citations"]
+        assert fact["current"] is cites_new  # a fact citing only the replaced row states an old value
+        if not cites_new:
+            assert fact["superseded_by"] == new and fact["valid_to"] is not None
+    assert any(new in fact["citations"] and fact["current"] for fact in result["facts"])
+
+    # Graph frames' cited rows carry the same marks.
+    stale_fact = next(fact for fact in result["facts"] if not fact["current"])
+    frame = client.get(f"/v1/subjects/nadia/graph/frames/{stale_fact['frame_id']}").json()
+    assert [(row["id"], row["current"], row["superseded_by"]) for row in frame["cited_rows"]] == [(old, False, new)]
+
+    # Memory get, list and history.
+    got = client.get(f"/v1/subjects/nadia/memories/episodic/{old}").json()
+    assert (got["current"], got["superseded_by"]) == (False, new)
+    history = client.get(f"/v1/subjects/nadia/memories/episodic/{new}/history").json()
+    assert [(row["id"], row["current"]) for row in history] == [(new, True), (old, False)]
+    assert history[1]["valid_to"] == history[0]["valid_from"]
+    everything = client.get("/v1/subjects/nadia/memories", {"type": "episodic", "include_superseded": True})
+    assert {row["id"]: row["current"] for row in everything.json()["results"]} == {old: False, new: True}
+
+
+def test_the_answers_cited_rows_carry_their_currency() -> None:
+    tenant = make_tenant()
+    old, _new = _diet_changed(tenant)
+    response = tenant.client().post("/v1/subjects/nadia/answer", {"question": "Is Nadia vegetarian?"})
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert answer["cited_row_ids"] and [row["id"] for row in answer["cited_rows"]] == answer["cited_row_ids"]
+    assert all(CURRENCY <= set(row) and row["current"] is (row["id"] != old) for row in answer["cited_rows"])
+
+
+def test_another_organizations_key_gets_404_on_every_read_that_carries_currency() -> None:
+    tenant = make_tenant()
+    old, new = _diet_changed(tenant)
+    other = make_tenant().client()
+    for method, path, body in [
+        ("post", "/v1/subjects/nadia/search", {"query": "What diet does Nadia follow?"}),
+        ("post", "/v1/subjects/nadia/answer", {"question": "What diet does Nadia follow?"}),
+        ("get", f"/v1/subjects/nadia/memories/semantic/{old}", None),
+        ("get", f"/v1/subjects/nadia/memories/semantic/{new}/history", None),
+        ("get", "/v1/subjects/nadia/memories", {"type": "semantic", "include_superseded": True}),
+    ]:
+        response = getattr(other, method)(path, body, format="json") if body else getattr(other, method)(path)
+        assert response.status_code == 404, (path, response.content)
+        assert response.json()["error"]["code"] == "not_found"
