@@ -1,0 +1,95 @@
+"""The local answerer answers the question asked: pure, over hand-made rows, no database."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from apps.providers.interfaces import UNKNOWN_ANSWER, AnswerRequest, EvidenceRow, MeteringContext
+from apps.retrieval.answer_local import LocalAnswerLLM
+
+SAID = datetime(2024, 6, 3, 9, 0, tzinfo=UTC)
+METERING = MeteringContext(organization_id=None, meter=None)  # type: ignore[arg-type]  # local: nothing is metered
+
+
+def _row(row_id: str, text: str, *, speaker: str = "Nadia", current: bool = True) -> EvidenceRow:
+    return EvidenceRow(
+        row_id=row_id,
+        memory_type="episodic",
+        text=text,
+        event_time=None,
+        mention_time=SAID,
+        speaker=speaker,
+        current=current,
+    )
+
+
+def _answer(question: str, *rows: EvidenceRow) -> tuple[str, tuple[str, ...]]:
+    draft = LocalAnswerLLM().answer(
+        AnswerRequest(question=question, rows=rows, facts=(), searches_left=0), metering=METERING
+    )
+    return draft.answer, draft.cited_row_ids
+
+
+def test_a_duration_question_gets_a_duration_not_a_date() -> None:
+    answer, cited = _answer(
+        "How long has Nadia lived in Lyon?",
+        _row("r1", "Nadia: I moved to Lyon in March 2023 and I have lived in Lyon for two years now."),
+    )
+    assert answer == "for two years" and cited == ("r1",)
+
+
+def test_how_long_ago_still_asks_for_a_date() -> None:
+    answer, _ = _answer("How long ago did Nadia move to Lyon?", _row("r1", "Nadia: I moved to Lyon in March 2023."))
+    assert answer == "March 2023"
+
+
+def test_a_where_and_how_many_question_is_not_answered_with_a_count() -> None:
+    answer, cited = _answer(
+        "Where does Nadia live and how many rooms does her flat have?",
+        _row("r1", "Nadia: Our flat in Guillotière has three rooms and a balcony."),
+    )
+    assert "Guillotière" in answer and "three rooms" in answer and cited == ("r1",)
+    count, _ = _answer(
+        "How many rooms does Nadia's flat have?", _row("r1", "Nadia: Our flat in Guillotière has three rooms.")
+    )
+    assert count == "three"  # the same row, asked only the count
+
+
+def test_the_users_statement_wins_over_an_assistants_echo_and_a_question() -> None:
+    # Both name Nadia and the work as well as her own statement does, and come first.
+    echo = _row("echo", "assistant: Nadia, so you work as a design lead at Loomwork now.", speaker="assistant")
+    question = _row("question", "Sam: Nadia, do you still work at Padaria Estrela as a baker?", speaker="Sam")
+    statement = _row("statement", "Nadia: I work at Loomwork as a design lead.")
+    answer, cited = _answer("Where does Nadia work?", echo, question, statement)
+    assert cited == ("statement",) and answer == "Nadia: I work at Loomwork as a design lead."
+
+
+def test_within_a_row_a_statement_is_quoted_rather_than_a_question() -> None:
+    answer, _ = _answer(
+        "What does Nadia drink in the morning?",
+        _row("r1", "Nadia: Guess what I drink in the morning now? Rooibos tea in the morning, no more coffee."),
+    )
+    assert answer == "Nadia: Rooibos tea in the morning, no more coffee."
+
+
+def test_for_a_present_question_the_current_value_wins_and_for_a_past_one_the_old_value_is_reachable() -> None:
+    old = _row("old", "Nadia: I live in Porto, in Bonfim.", current=False)
+    new = _row("new", "Nadia: I live in Lyon now.")
+    answer, cited = _answer("Where does Nadia live?", old, new)
+    assert cited == ("new",) and "Lyon" in answer
+    answer, cited = _answer("Where did Nadia live in Bonfim?", old, new)
+    assert cited == ("old",) and "Porto" in answer
+
+
+def test_a_present_question_about_a_standing_time_gets_the_sentence_not_a_resolved_date() -> None:
+    answer, _ = _answer(
+        "When does Nadia's book club meet?",
+        _row("r1", "Nadia: The book club meets on the last Sunday of the month now."),
+    )
+    assert "last Sunday of the month" in answer
+    dated, _ = _answer("When did Nadia's book club meet?", _row("r1", "Nadia: The book club met on 2 June 2024."))
+    assert dated == "2 June 2024"
+
+
+def test_nothing_that_supports_an_answer_is_still_unknown() -> None:
+    assert _answer("Where does Nadia work?", _row("r1", "Nadia: The weather is lovely."))[0] == UNKNOWN_ANSWER
