@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from apps.memory.passages import is_document
 from apps.providers.dates import ResolvedDate, find_dates, most_specific
 from apps.providers.interfaces import MeteringContext
 from apps.providers.lazy import Lazy
@@ -81,8 +82,6 @@ _FUTURE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _RESOURCE = re.compile(r"https?://\S+|\b[\w-]+\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|png|jpe?g)\b|```", re.IGNORECASE)
-# Documents are kept whole by the resource store; the conversation writers do not parse them.
-_DOCUMENT_CHARS = 20_000
 _STEP_LINE = re.compile(r"^\s*(?:step\s*\d+\s*[.):-]?|\d+[.)]|[-*\u2022])\s+(?P<step>\S.*)$", re.IGNORECASE)
 _SEQUENCE_MARKER = re.compile(
     r"(?:^|(?<=[.;:,!?])\s*|\band\s+)\b(?:first(?:ly)?|then|next|after\s+that|afterwards|finally|lastly)\b,?\s*",
@@ -187,7 +186,8 @@ def _actor(message: InputMessage) -> str:
 
 
 def _is_document(message: InputMessage) -> bool:
-    return len(message.content) >= _DOCUMENT_CHARS
+    """Documents are kept whole and in passages by the write path; the writers do not parse them."""
+    return is_document(message.content)
 
 
 def _is_trivial(tokens: Iterable[Token]) -> bool:
