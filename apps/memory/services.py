@@ -663,6 +663,7 @@ class BatchProgress:
     chunks_done: int
     records_written: int
     chunk_id: uuid.UUID | None = None  # the chunk this step wrote, if it wrote one
+    rejected: str | None = None  # why this step's chunk stored nothing (``NothingToStore``)
 
     @property
     def finished(self) -> bool:
@@ -680,26 +681,32 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
     """Write the next chunk of the batch; the chunk and the progress commit together, so a
     worker that dies mid-batch resumes exactly where the last commit left it."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
-    chunk_id = None
+    chunk_id, rejected = None, None
     if batch.chunks_done < batch.chunks_total:
         chunk = batch.chunks[batch.chunks_done]
-        result = memory_write_messages(
-            subject=batch.subject,
-            messages=incoming_messages(chunk["messages"]),
-            source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
-            session_id=chunk.get("session_id") or batch.session_id,
-        )
+        try:
+            with transaction.atomic():
+                result = memory_write_messages(
+                    subject=batch.subject,
+                    messages=incoming_messages(chunk["messages"]),
+                    source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
+                    session_id=chunk.get("session_id") or batch.session_id,
+                )
+        except NothingToStore as exc:  # reported on the job, which then cannot succeed
+            rejected = exc.message
+        else:
+            batch.records_written += len(result.records)
+            chunk_id = result.chunk_id
         batch.chunks_done += 1
-        batch.records_written += len(result.records)
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use
         batch.save(update_fields=["chunks_done", "records_written", "chunks"])
-        chunk_id = result.chunk_id
     return BatchProgress(
         chunks_total=batch.chunks_total,
         chunks_done=batch.chunks_done,
         records_written=batch.records_written,
         chunk_id=chunk_id,
+        rejected=rejected,
     )
 
 
