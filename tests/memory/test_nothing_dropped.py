@@ -8,14 +8,18 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from apps.graph.services import index_chunk
+from apps.memory.api.serializers import MAX_MESSAGE_CHARS
 from apps.memory.models import STORES, EpisodicEvent, ResourceItem
 from apps.memory.services import memory_batch_step
 from apps.resources.storage import storage
 from apps.retrieval.fusion import count_tokens
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
+from tests.processes import celery_worker, purge_queues, wait_for
 
 NEEDLE = "The backup generator in Building Q7 runs on biodiesel and was last serviced by Ingrid Solberg in March."
 FILLER = [
@@ -285,3 +289,82 @@ def test_another_organizations_key_gets_404_and_changes_nothing() -> None:
     )
     assert upload.status_code == 404
     assert _row_count(tenant) == before and _row_count(intruder) == 0
+
+
+@pytest.mark.slow
+def test_batch_job_with_a_rejected_chunk_fails_after_writing_the_others() -> None:
+    purge_queues()
+    tenant = make_tenant()
+    tenant.subject("lena")
+    text = long_text(20_000, seed=9)
+    chunks = [
+        {"text": text},
+        {"messages": [{"role": "user", "content": "thanks!"}]},
+        {"text": "I joined a choir in May."},
+    ]
+    accepted = tenant.client().post("/v1/subjects/lena/memories/batch", {"chunks": chunks}, format="json")
+    assert accepted.status_code == 202, accepted.content
+    job_id = accepted.json()["job_id"]
+    with celery_worker():
+        job = wait_for(
+            lambda: (j := tenant.client().get(f"/v1/jobs/{job_id}").json())["status"] in ("succeeded", "failed") and j,
+            timeout=180,
+        )
+    # Never "succeeded" with a chunk missing: failed, saying which chunk and why; the others are stored.
+    assert job["status"] == "failed" and job["error"]["code"] == "chunks_rejected"
+    assert "1 of 3 chunks" in job["error"]["message"]
+    assert [item["chunk"] for item in job["result"]["chunks_rejected"]] == [1]
+    assert "worth remembering" in job["result"]["chunks_rejected"][0]["message"]
+    assert job["result"]["chunks_done"] == 3
+    with organization_scope(tenant.id):
+        assert ResourceItem.objects.get().extracted_text == text
+        assert EpisodicEvent.objects.filter(summary__contains="choir").exists()
+
+
+# --- every accepted message is reachable from a stored row ---------------------------------------
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "I moved to Porto in 2021 and work as a nurse at the children's hospital.",
+        "We're flying to Oslo next Friday for my sister's wedding!",
+        "See https://docs.invalid/setup?step=2 for the install guide.",
+        "```python\nprint('hello')\n```",
+        "Café au lait, naïve façade, Zürich, 東京, emoji 🎉.",
+        "haha",
+        "ok",
+        "thanks!",
+        "First, boil the water. Then steep the tea for 4 minutes. Finally, add milk.",
+        "You are a helpful assistant. Answer briefly.",
+    ]
+)
+_SAFE_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\x00"), min_size=1, max_size=60
+)
+
+
+@st.composite
+def _content(draw: st.DrawFn) -> str:
+    if draw(st.integers(0, 9)) == 0:  # now and then a pasted document, up to the limit
+        return long_text(draw(st.sampled_from([20_000, 45_000, 100_000])), seed=draw(st.integers(0, 99)))
+    parts = draw(st.lists(st.one_of(_FRAGMENTS, _SAFE_TEXT), min_size=1, max_size=4))
+    return " ".join(parts)[:MAX_MESSAGE_CHARS]
+
+
+_MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "system"]), "content": _content()})
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(messages=st.lists(_MESSAGE, min_size=1, max_size=4))
+def test_every_accepted_message_is_reachable_from_a_stored_row(messages: list[dict[str, str]]) -> None:
+    tenant = make_tenant()
+    tenant.subject("p")
+    numbered = [{**message, "id": f"m{n}"} for n, message in enumerate(messages)]
+    before = _row_count(tenant)
+    response = _write(tenant, {"messages": numbered}, subject="p")
+    if response.status_code == 201:
+        assert _stored_message_ids(tenant) >= {m["id"] for m in numbered}, response.json()
+    else:
+        assert response.status_code in (400, 422), response.content
+        assert _row_count(tenant) == before
