@@ -135,7 +135,7 @@ class Command(BaseCommand):
         llm, vectors = llm_for(organization_id), embedder()
         vectors.embed(["warm-up"])  # model loading is not write-path time
         totals.turns = sum(c.turn_count for c in conversations)
-        with tqdm(total=totals.turns, unit="turn", desc="ingest + index") as progress:
+        with tqdm(total=totals.turns, unit="turn", desc="ingest + index" if index else "ingest") as progress:
             for conversation in conversations:
                 with organization_scope(organization_id):
                     subject = tenancy.subject_create(
