@@ -1,14 +1,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 
-from apps.providers.config import OpenAIConfig
+from apps.providers import openai_provider
 from apps.providers.interfaces import MeteringContext
-from tests.providers.openai_stub import OpenAIStub
+from tests.clock import SkippingClock
 
 
 @dataclass
@@ -31,25 +30,11 @@ class RecordingMeter:
         )
 
 
-@pytest.fixture
-def openai_stub() -> Iterator[OpenAIStub]:
-    stub = OpenAIStub()
-    try:
-        yield stub
-    finally:
-        stub.close()
-
-
-@pytest.fixture
-def stub_config(openai_stub: OpenAIStub) -> OpenAIConfig:
-    return OpenAIConfig(
-        model="gpt-test",
-        api_key="sk-test-key",
-        base_url=openai_stub.url,
-        timeout_seconds=2.0,
-        max_attempts=3,
-        retry_base_delay_seconds=0.001,
-    )
+@pytest.fixture(autouse=True)
+def provider_clock(clock: SkippingClock, monkeypatch: pytest.MonkeyPatch) -> SkippingClock:
+    """The openai provider waits between attempts on a clock that skips the waits."""
+    monkeypatch.setattr(openai_provider, "clock", clock)
+    return clock
 
 
 @pytest.fixture

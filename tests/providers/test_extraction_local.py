@@ -15,6 +15,8 @@ from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, 
 from apps.providers.interfaces import MeteringContext
 from tests.providers.conftest import RecordingMeter
 
+pytestmark = pytest.mark.unit
+
 MENTIONED = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
 llm = LocalGraphLLM()
 

@@ -30,6 +30,8 @@ from apps.providers.openai_provider import OpenAIGraphLLM
 from tests.providers.conftest import RecordingMeter
 from tests.providers.openai_stub import OpenAIStub, json_reply
 
+pytestmark = pytest.mark.unit
+
 MENTIONED = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 RECORD = ExtractionInput(
     kind="episodic",

@@ -10,6 +10,8 @@ from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
 from tests.providers.conftest import RecordingMeter
 from tests.providers.conversation import MESSAGES, SESSION_1, SESSION_2, conversation
 
+pytestmark = pytest.mark.unit
+
 llm = LocalMemoryLLM()
 
 

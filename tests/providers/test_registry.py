@@ -18,6 +18,8 @@ from apps.providers.openai_provider import OpenAIEmbedder, OpenAIMemoryLLM
 from tests.providers.conversation import conversation
 from tests.providers.openai_stub import OpenAIStub, json_reply
 
+pytestmark = pytest.mark.unit
+
 ROUTE = {"memory_types": ["episodic"], "reason": "an event"}
 
 

@@ -22,6 +22,8 @@ from apps.retrieval.planner import (
 )
 from apps.retrieval.types import Budgets
 
+pytestmark = pytest.mark.unit
+
 NOW = datetime(2023, 6, 20, 15, 30)
 
 

@@ -22,6 +22,8 @@ from cryptography.x509.oid import NameOID
 from apps.webhooks import ssrf
 from tests.webhooks.support import Receiver, Reply
 
+pytestmark = pytest.mark.unit
+
 PUBLIC = "93.184.216.34"
 
 
