@@ -14,6 +14,7 @@ and every graph dropped, as the owner.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -25,8 +26,10 @@ from psycopg.conninfo import make_conninfo
 from pytest_django.fixtures import Settings
 
 from apps.providers.config import OpenAIConfig
+from apps.providers.interfaces import MeteringContext
 from infra.embedded import postgres
 from tests.clock import SkippingClock
+from tests.metering import RecordingMeter
 from tests.providers.openai_stub import OpenAIStub, deployment_settings
 
 UNIT = "unit"
@@ -143,3 +146,14 @@ def openai_deployment(openai_stub: OpenAIStub, settings: Settings) -> OpenAIStub
     for name, value in deployment_settings(openai_stub).items():
         setattr(settings, name, value)
     return openai_stub
+
+
+@pytest.fixture
+def meter() -> RecordingMeter:
+    return RecordingMeter()
+
+
+@pytest.fixture
+def metering(meter: RecordingMeter) -> MeteringContext:
+    """Metering of a random organization into ``meter`` (no database)."""
+    return MeteringContext(organization_id=uuid.uuid4(), meter=meter)

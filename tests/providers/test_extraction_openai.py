@@ -27,7 +27,7 @@ from apps.providers.extraction_schemas import (
 )
 from apps.providers.interfaces import MeteringContext
 from apps.providers.openai_provider import OpenAIGraphLLM
-from tests.providers.conftest import RecordingMeter
+from tests.metering import RecordingMeter
 from tests.providers.openai_stub import OpenAIStub, json_reply
 
 pytestmark = pytest.mark.unit

@@ -18,7 +18,7 @@ from apps.providers.interfaces import MeteringContext
 from apps.providers.openai_provider import OpenAIEmbedder, OpenAIMemoryLLM
 from apps.providers.schemas import EpisodicDrafts, InputMessage, RouteDecision, WriterInput
 from tests.clock import SkippingClock
-from tests.providers.conftest import RecordingMeter
+from tests.metering import RecordingMeter
 from tests.providers.openai_stub import (
     OpenAIStub,
     StubReply,
