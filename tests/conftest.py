@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -31,6 +32,7 @@ from infra.embedded import postgres
 from tests.clock import SkippingClock
 from tests.metering import RecordingMeter
 from tests.providers.openai_stub import OpenAIStub, deployment_settings
+from tests.tls_server import TlsServer
 
 UNIT = "unit"
 
@@ -157,3 +159,12 @@ def meter() -> RecordingMeter:
 def metering(meter: RecordingMeter) -> MeteringContext:
     """Metering of a random organization into ``meter`` (no database)."""
     return MeteringContext(organization_id=uuid.uuid4(), meter=meter)
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[TlsServer]:
+    """HTTPS on 127.0.0.1 for hooks.test (self-signed): for the clients that pin a checked address."""
+    server = TlsServer(tmp_path)
+    yield server
+    server.server.shutdown()
+    server.server.server_close()

@@ -30,6 +30,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from apps.audit.services import audit_record
+from apps.platform import netpolicy
 from apps.platform.clock import SYSTEM_CLOCK, Clock
 from apps.vault.services import EncryptedValue, vault_decrypt
 from apps.webhooks import events, schedule, signing, ssrf
@@ -247,7 +248,7 @@ def attempt_send(claim: ClaimedAttempt) -> AttemptResult:
             timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
             allow_loopback=settings.WEBHOOKS_ALLOW_LOOPBACK,
         )
-    except ssrf.OutboundError as exc:
+    except netpolicy.OutboundError as exc:
         return AttemptResult(latency_ms=_elapsed_ms(started), error=f"{exc.code}: {exc}"[:300])
     return AttemptResult(
         latency_ms=_elapsed_ms(started),
