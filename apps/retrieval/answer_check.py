@@ -44,7 +44,7 @@ from typing import Literal
 
 from apps.graph.keys import key_tokens
 from apps.language.calendar import month_alternation, month_number, weekday_alternation
-from apps.language.dates import Precision, find_dates
+from apps.language.dates import Precision, Tense, find_dates
 from apps.language.lexicon import predicate_families, role_compatible, role_group
 from apps.language.words import stem, words
 from apps.retrieval.scoring import entity_keys
@@ -171,7 +171,7 @@ def _ledger_dates(rows: Sequence[RowCandidate], facts: Sequence[FactCandidate]) 
     sources += [(" ".join(fact.literals.values()), fact.mention_time) for fact in facts]
     for text, mention in sources:
         if mention is not None:
-            for resolved in find_dates(text, mention_time=mention):
+            for resolved in find_dates(text, mention_time=mention, tense=Tense.PAST):
                 add(resolved.start, resolved.precision)
     return numbers, months
 
@@ -196,7 +196,7 @@ def _listed_counts(texts: Iterable[str], counted: str) -> set[str]:
 
 
 def _has_time(answer: str) -> bool:
-    return bool(_TIME_WORDS.search(answer)) or bool(find_dates(answer, mention_time=_NO_MENTION))
+    return bool(_TIME_WORDS.search(answer)) or bool(find_dates(answer, mention_time=_NO_MENTION, tense=Tense.PAST))
 
 
 def _mentions(answer_tokens: frozenset[str], name: str) -> bool:

@@ -43,7 +43,7 @@ from types import MappingProxyType
 
 from apps.graph.keys import anchor_key
 from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES, month_alternation, month_number, weekday_alternation
-from apps.language.dates import Precision, ResolvedDate, find_dates
+from apps.language.dates import Precision, ResolvedDate, Tense, find_dates
 from apps.language.lexicon import ACTIVITY_FAMILIES, RELATION_FAMILIES, RoleGroup, family_forms
 from apps.language.words import POSSESSIVE, STOPWORDS, TOKEN, content_stems, fold, is_content_word, lemma_candidates
 from apps.retrieval.types import (
@@ -488,7 +488,10 @@ def _range_relation(question: str, phrase: str) -> RangeRelation:
 def _temporal(question: str, lowered: str, now: datetime | None) -> TemporalConstraints:
     orders = tuple(order for order, pattern in _ORDER_CUES if pattern.search(lowered))
     mention = now.date() if now is not None else _NO_NOW
-    resolved = find_dates(question, mention_time=mention, prefer_future=bool(_FUTURE.search(lowered)))
+    tense = (
+        Tense.FUTURE if _FUTURE.search(lowered) else Tense.PAST
+    )  # a question without a future verb asks about the past
+    resolved = find_dates(question, mention_time=mention, tense=tense)
     ranges: list[DateRange] = []
     relative: list[str] = []
     covered: list[str] = []
