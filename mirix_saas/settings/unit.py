@@ -8,6 +8,8 @@ not marked ``unit``.
 
 import os
 
+from mirix_saas.settings.test_environment import apply_test_defaults
+
 for _name, _value in {
     "DATABASE_URL": "postgresql://unit@127.0.0.1:1/unit",
     "DATABASE_OWNER_URL": "postgresql://unit@127.0.0.1:1/unit",
@@ -16,9 +18,7 @@ for _name, _value in {
 }.items():
     os.environ[_name] = _value
 os.environ.pop("DATABASE_ADMIN_URL", None)
-os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
-os.environ.setdefault("MIRIX_API_KEY_PEPPER", "test-pepper")
-os.environ.setdefault("MIRIX_WEBHOOKS_ALLOW_LOOPBACK", "true")
+apply_test_defaults()
 
 from mirix_saas.settings.base import *  # noqa: F403
 
