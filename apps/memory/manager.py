@@ -1,4 +1,4 @@
-"""The Meta Memory Manager (paper §2.2, A.1). Framework-free.
+"""The Meta Memory Manager (docs/architecture.md, "Evidence plane"). Framework-free.
 
 One routing decision per input selects a subset of the memory types; each selected writer
 produces that type's drafts. Sensitive values never get this far: ``redact_messages`` runs
@@ -6,7 +6,7 @@ first and swaps each for a vault placeholder, so no writer, prompt or other stor
 
 What the router accepts is kept whole: a message no writer cited is stored as it was said
 (``verbatim_drafts``), and pasted documents never reach the writers (the write path keeps
-them as resources and passages), so an accepted input always has a row (ADR 0022).
+them as resources and passages), so an accepted input always has a row (ADR 0023).
 """
 
 from __future__ import annotations

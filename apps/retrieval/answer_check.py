@@ -1,4 +1,4 @@
-"""Answer-time verification (paper §2.4, A.4; Algorithm 1 lines 16–20; architecture §7). Pure.
+"""Answer-time verification (docs/architecture.md, "Retrieval plane"). Pure.
 
 The answering agent drafts an answer with at most :data:`MAX_RETRIEVAL_CALLS` retrieval calls;
 :func:`check_answer` then decides, by rules alone, whether one more search
@@ -44,13 +44,13 @@ from typing import Literal
 
 from apps.graph.keys import key_tokens
 from apps.language.calendar import month_alternation, month_number, weekday_alternation
-from apps.language.dates import Precision, find_dates
+from apps.language.dates import Precision, Tense, find_dates
 from apps.language.lexicon import predicate_families, role_compatible, role_group
 from apps.language.words import stem, words
 from apps.retrieval.scoring import entity_keys
 from apps.retrieval.types import FactCandidate, Plan, RowCandidate
 
-MAX_RETRIEVAL_CALLS = 5  # retrieval calls the answering agent may make before the check (paper §2.4)
+MAX_RETRIEVAL_CALLS = 5  # retrieval calls the answering agent may make before the check (the design's value)
 MAX_EXTRA_SEARCHES = 1  # searches (and rewrites) a fired check adds (paper A.4)
 
 CheckRule = Literal[
@@ -171,7 +171,7 @@ def _ledger_dates(rows: Sequence[RowCandidate], facts: Sequence[FactCandidate]) 
     sources += [(" ".join(fact.literals.values()), fact.mention_time) for fact in facts]
     for text, mention in sources:
         if mention is not None:
-            for resolved in find_dates(text, mention_time=mention):
+            for resolved in find_dates(text, mention_time=mention, tense=Tense.PAST):
                 add(resolved.start, resolved.precision)
     return numbers, months
 
@@ -196,7 +196,7 @@ def _listed_counts(texts: Iterable[str], counted: str) -> set[str]:
 
 
 def _has_time(answer: str) -> bool:
-    return bool(_TIME_WORDS.search(answer)) or bool(find_dates(answer, mention_time=_NO_MENTION))
+    return bool(_TIME_WORDS.search(answer)) or bool(find_dates(answer, mention_time=_NO_MENTION, tense=Tense.PAST))
 
 
 def _mentions(answer_tokens: frozenset[str], name: str) -> bool:
@@ -232,7 +232,7 @@ def _planned_in_count(plan: Plan, facts: Sequence[FactCandidate]) -> bool:
 
 
 def followup_query(plan: Plan) -> str:
-    """The extra search's query: the question for a relation query, else derived from Π(q)."""
+    """The extra search's query: the question for a relation query, else derived from its plan."""
     if plan.is_relation_query:
         return plan.question
     temporal = plan.temporal

@@ -1,4 +1,4 @@
-"""The ``local`` answerer: extractive, deterministic and offline (architecture §13).
+"""The ``local`` answerer: extractive, deterministic and offline (docs/architecture.md, "Retrieval plane").
 
 It writes nothing of its own: it picks the evidence row that best supports an answer and
 answers with the relevant span of it, citing the rows it used. It never asks for another
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from apps.language.dates import Precision, ResolvedDate, find_dates, most_specific
+from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
 from apps.language.lexicon import predicate_families
 from apps.language.words import content_stems, stem
 from apps.providers.interfaces import (
@@ -178,8 +178,9 @@ def _format_date(resolved: ResolvedDate) -> str:
 def _row_dates(row: EvidenceRow) -> list[ResolvedDate]:
     moment = row.mention_time or row.event_time
     if moment is None:  # without a time it was said, only dates that carry their own year resolve
-        return [d for d in find_dates(row.text, mention_time=date(2000, 1, 1)) if re.search(r"\d{4}", d.phrase)]
-    return find_dates(row.text, mention_time=moment)
+        dated = find_dates(row.text, mention_time=date(2000, 1, 1), tense=Tense.PAST)
+        return [d for d in dated if re.search(r"\d{4}", d.phrase)]
+    return find_dates(row.text, mention_time=moment, tense=Tense.PAST)  # evidence mostly tells what happened
 
 
 def _dated_answer(row: EvidenceRow) -> str | None:

@@ -18,7 +18,8 @@ from apps.graph.extraction.parsing import PARSES, QUOTED, prepared
 from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, FrameStatus
 from apps.graph.identity import normalize_label
 from apps.graph.keys import anchor_key
-from apps.language.dates import find_dates, most_specific
+from apps.language.dates import Tense, find_dates, most_specific
+from apps.language.tense import FUTURE_AUX, PLAN_LEMMAS, clause_tense
 from apps.providers.extraction_schemas import (
     ExtractionInput,
 )
@@ -63,8 +64,6 @@ _FILLER = frozenset(
 )
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"})
 _RELATIVE = frozenset({"that", "which", "who", "whom"})
-_FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gon"})
-_PLAN_LEMMAS = frozenset({"plan", "intend", "hope", "want", "wish", "aim", "mean", "expect", "decide", "prepare"})
 _NAMING_LEMMAS = frozenset({"name", "call", "title"})
 _EVALUATIVE = frozenset(
     """
@@ -472,7 +471,7 @@ class Analysis:
             predicate=normalize_label(" ".join([verb.lemma_.lower(), *particle])),
             arms=arms,
             planned=_is_planned(verb),
-            past=verb.tag_ in ("VBD", "VBN") and not any(child.lower_ in _FUTURE_AUX for child in verb.children),
+            past=verb.tag_ in ("VBD", "VBN") and not any(child.lower_ in FUTURE_AUX for child in verb.children),
         )
 
     def _copula(self, verb: Token) -> Candidate | None:
@@ -588,13 +587,13 @@ def _preposition_role(word: str, kind: EntityType, *, passive_agent: bool) -> st
 def _is_planned(verb: Token) -> bool:
     current = verb
     for _ in range(4):
-        if any(child.dep_ == "aux" and child.lower_ in _FUTURE_AUX for child in current.children):
+        if any(child.dep_ == "aux" and child.lower_ in FUTURE_AUX for child in current.children):
             return True
         if current.dep_ not in _CLAUSE_LINKS:
             return False
         parent = current.head
         if current.dep_ == "xcomp" and (
-            parent.lemma_.lower() in _PLAN_LEMMAS or (parent.lemma_ == "go" and parent.tag_ == "VBG")
+            parent.lemma_.lower() in PLAN_LEMMAS or (parent.lemma_ == "go" and parent.tag_ == "VBG")
         ):
             return True
         current = parent
@@ -649,10 +648,11 @@ def candidate_frame(
     dated = [entity for entity in candidate.literals if literal_value(entity)[0] == "date"]
     if dated and record.mention_time is not None:
         mention_day = record.mention_time.date()
+        tense = Tense.FUTURE if planned else Tense.PAST if candidate.past else clause_tense(candidate.head)
         resolved = [
             found
             for entity in dated
-            for found in find_dates(_date_phrase(entity), mention_time=mention_day, prefer_future=planned)
+            for found in find_dates(_date_phrase(entity), mention_time=mention_day, tense=tense)
         ]
         best = most_specific(resolved)
         if best is not None:
