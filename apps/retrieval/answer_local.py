@@ -17,11 +17,11 @@ search. Stored text is only ever quoted, so an instruction inside it is inert.
   wins); and statements of the fact before echoes of it (an assistant's row, or a question).
 - **Span.** The expected answer type decides. A duration question ("how long …", not "how
   long ago"): the first length of time a supporting row names ("for three years", "since
-  2019"), never a date. A question about the time of a past event or a plan: the most
-  specific date phrase of the best row, resolved against the time it was mentioned, else the
-  row's event time; a question about a standing time in the present ("When does her book club
-  meet?") gets the sentence that states it. A count question that asks nothing else ("where
-  and how many …" asks a place too, and gets the sentence): the number
+  2019"), never a date. A question about a time: the most specific date phrase of the best
+  row, resolved against the time it was mentioned, else the row's event time; but a question
+  about the present whose best row states a recurring time ("When does her book club meet?" —
+  "the last Sunday of the month") gets the sentence. A count question that asks nothing else
+  ("where and how many …" asks a place too, and gets the sentence): the number
   (cardinal, ordinal, "twice") in front of the counted noun in the best row that has one, else
   in front of another word the question is about, else the number of distinct supporting rows
   that name the counted thing or that a fact of the relation it cues cites ("pets": adopting,
@@ -96,6 +96,11 @@ _DURATION = re.compile(
     rf"|\bsince\s+(?:{month_alternation(abbreviations=False)}\s+)?(?:\d{{4}}|{month_alternation(abbreviations=False)}|last\s+\w+)\b",
     re.IGNORECASE,
 )
+_RECURRING = re.compile(
+    r"\bevery\b|\beach\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\bof (?:the|each|every) month\b"
+    r"|\b(?:daily|weekly|monthly|fortnightly)\b|\b\d{1,2}(?::\d{2})\s*(?:am|pm)?\b|\bo'clock\b",
+    re.IGNORECASE,
+)
 # Speakers whose rows only echo what the user said (an assistant's "So you're vegan now?").
 _ECHO_SPEAKERS = frozenset({"assistant", "system", "tool"})
 _SPEAKER = re.compile(r"^([^:\n]{1,60}):\s")
@@ -122,7 +127,7 @@ class LocalAnswerLLM:
                 return AnswerDraft(answer=timed[1], cited_row_ids=(timed[0].row.row_id,))
         elif _asks_count_only(plan):
             return _count_answer(plan, supported)
-        elif _asks_date(plan):
+        elif _asks_time(plan) and not _standing_time(plan, supported[0].row):
             dated = _dated_answer(supported[0].row)
             if dated is not None:
                 return AnswerDraft(answer=dated, cited_row_ids=(supported[0].row.row_id,))
@@ -139,11 +144,11 @@ def _asks_time(plan: Plan) -> bool:
     return "date" in plan.answer_types or (plan.operator == "temporal" and "yes/no" not in plan.answer_types)
 
 
-def _asks_date(plan: Plan) -> bool:
-    """A question whose answer is a calendar date: about a time, of a past event or a plan. A
-    question about the present ("When does her book club meet?", "What time does she wake
-    up?") asks for a standing time, which the sentence states ("the last Sunday of the month")."""
-    return _asks_time(plan) and (plan.time_focus == "history" or plan.future)
+def _standing_time(plan: Plan, row: EvidenceRow) -> bool:
+    """A question about the present whose row states a recurring time ("When does her book
+    club meet?" — "on the last Sunday of the month"; "What time does she wake up?" — "at 7:30"):
+    the sentence states the answer, and no calendar date is it."""
+    return plan.time_focus == "present" and not plan.future and _RECURRING.search(row.text) is not None
 
 
 def _asks_duration(plan: Plan) -> bool:

@@ -111,7 +111,7 @@ def test_an_instruction_stored_in_memory_stays_data(openai_stub: OpenAIStub, ten
     with openai_answers(openai_stub):
         response = post_answer(tenant, question)
     assert response.status_code == 200, response.content
-    assert set(response.json()) == {"answer", "cited_row_ids", "searches", "check", "plan", "fallback"}
+    assert set(response.json()) == {"answer", "cited_row_ids", "cited_rows", "searches", "check", "plan", "fallback"}
 
     system, user = messages(openai_stub.requests[0])
     # The instructions are ours alone: the same text whatever the memories hold.
