@@ -18,6 +18,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import IncomingMessage, MemoryPlan, VaultFinding, plan_memories, redact_messages
@@ -28,6 +29,7 @@ from apps.memory.models import (
     EpisodicEvent,
     EvidenceRecord,
     IngestionBatch,
+    IngestionBatchChunk,
     ProceduralItem,
     ResourceItem,
     SemanticItem,
@@ -35,6 +37,7 @@ from apps.memory.models import (
 )
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, ValidationFailed
+from apps.platform.faults import fault_pause
 from apps.providers.dates import parse_event_time
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
@@ -51,7 +54,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-INDEX_TASK = "indexing.memory.index"
 DEFAULT_CORE_CHAR_LIMIT = 5000
 RESOURCE_EMBED_CHARS = 2000
 
@@ -235,7 +237,7 @@ def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteRes
     if not any(r.memory_type in ("episodic", "semantic") for r in result.records):
         return
     job = job_create(organization_id=subject.organization_id, kind="memory.index", subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
     result.job_id = job.id
 
 
@@ -486,8 +488,6 @@ def _embedding_text(row: EmbeddedRecord) -> str:
 
 # --- batch ingestion ----------------------------------------------------------------------------
 
-BATCH_TASK = "indexing.memory.batch_ingest"
-
 
 def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
     """Messages as validated by the API (or stored in a batch); ids default to their position."""
@@ -517,7 +517,7 @@ def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], sessi
         chunks=chunks,
         chunks_total=len(chunks),
     )
-    job_enqueue_on_commit(job=job, task_name=BATCH_TASK, kwargs={"batch_id": str(batch.id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.BATCH_INGEST, kwargs={"batch_id": str(batch.id)})
     return batch
 
 
@@ -541,18 +541,29 @@ class BatchProgress:
 
 
 def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
-    """Write the next chunk of the batch; the chunk and the progress commit together, so a
-    worker that dies mid-batch resumes exactly where the last commit left it."""
+    """Write the next unwritten chunk of the batch. The chunk's rows, its record (unique per
+    batch and index) and the progress commit together, under the batch row's lock: a worker
+    that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
+    again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
     chunk_id = None
     if batch.chunks_done < batch.chunks_total:
-        chunk = batch.chunks[batch.chunks_done]
+        index = batch.chunks_done
+        chunk = batch.chunks[index]
         result = memory_write_messages(
             subject=batch.subject,
             messages=incoming_messages(chunk["messages"]),
             source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
             session_id=chunk.get("session_id") or batch.session_id,
         )
+        IngestionBatchChunk.objects.create(
+            organization_id=batch.organization_id,
+            batch=batch,
+            index=index,
+            chunk_id=result.chunk_id,
+            records_written=len(result.records),
+        )
+        fault_pause(f"memory.batch.chunk.{index}")
         batch.chunks_done += 1
         batch.records_written += len(result.records)
         if batch.chunks_done == batch.chunks_total:

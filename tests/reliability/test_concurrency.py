@@ -293,7 +293,7 @@ def test_sixteen_writers_with_the_indexer_running_never_deadlock() -> None:
     rows of the chunks just written. Before one lock order, a writer holding the
     organization's audit lock waited at commit (deferred foreign key check) for a row the
     indexer held, while the indexer waited for the audit lock: ``deadlock detected`` and a
-    503. Now both take their locks in the order of ``apps.platform.locks``."""
+    503. Now both take their locks in the order of ``apps.memory.locks``."""
     purge_queues()
     tenant = make_tenant()
     tenant.subject("maya")
@@ -312,7 +312,9 @@ def test_sixteen_writers_with_the_indexer_running_never_deadlock() -> None:
     with celery_worker(queues=["indexing"], name="deadlock-indexer"):
         # A first write warms the worker (its language models load on the first job), so
         # that the indexer keeps pace with the writers, a chunk behind.
-        first = tenant.client().post("/v1/subjects/maya/memories", {"messages": [message(_text(99), n=99)]}, format="json")
+        first = tenant.client().post(
+            "/v1/subjects/maya/memories", {"messages": [message(_text(99), n=99)]}, format="json"
+        )
         assert first.status_code == 201
         wait_for(lambda: _index_jobs_done(tenant.id), timeout=300, interval=0.5)
         log_offset = POSTGRES_LOG.stat().st_size
