@@ -25,6 +25,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check apps workers infra mirix_saas
 	$(BIN)/mypy apps workers
+	$(BIN)/lint-imports --no-cache
 
 format: $(INSTALLED)
 	$(BIN)/ruff format apps workers infra mirix_saas tests

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -19,6 +20,7 @@ from django.db import connections
 from psycopg.conninfo import make_conninfo
 
 from infra.embedded import postgres
+from tests.tls_server import TlsServer
 
 
 @pytest.fixture(scope="session")
@@ -71,3 +73,12 @@ def _database(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -
                     conn.close()
             _reset_database()
             _clear_cache()
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[TlsServer]:
+    """HTTPS on 127.0.0.1 for hooks.test (self-signed): for the clients that pin a checked address."""
+    server = TlsServer(tmp_path)
+    yield server
+    server.server.shutdown()
+    server.server.server_close()

@@ -32,6 +32,7 @@ from django.utils import timezone
 from apps.audit.services import audit_record
 from apps.jobs import task_names
 from apps.jobs.services import publish_on_commit
+from apps.platform import netpolicy
 from apps.vault.services import EncryptedValue, vault_decrypt
 from apps.webhooks import events, schedule, signing, ssrf
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookSecret
@@ -248,7 +249,7 @@ def attempt_send(claim: ClaimedAttempt) -> AttemptResult:
             timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
             allow_loopback=settings.WEBHOOKS_ALLOW_LOOPBACK,
         )
-    except ssrf.OutboundError as exc:
+    except netpolicy.OutboundError as exc:
         return AttemptResult(latency_ms=_elapsed_ms(started), error=f"{exc.code}: {exc}"[:300])
     return AttemptResult(
         latency_ms=_elapsed_ms(started),

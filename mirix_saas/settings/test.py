@@ -20,6 +20,7 @@ os.environ["MIRIX_TEST_KEEP_ENV"] = "1"
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
 os.environ.setdefault("MIRIX_API_KEY_PEPPER", "test-pepper")
 os.environ.setdefault("MIRIX_WEBHOOKS_ALLOW_LOOPBACK", "true")
+os.environ.setdefault("MIRIX_PROVIDERS_ALLOW_LOOPBACK", "true")
 
 from mirix_saas.settings.base import *  # noqa: F403
 

@@ -21,6 +21,7 @@ VARIABLES = [
     "MIRIX_OPENAI_TIMEOUT_SECONDS",
     "MIRIX_OPENAI_MAX_ATTEMPTS",
     "MIRIX_OPENAI_RETRY_BASE_SECONDS",
+    "MIRIX_PROVIDERS_ALLOW_LOOPBACK",
 ]
 
 
@@ -45,6 +46,7 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_TIMEOUT_SECONDS": 60.0,
         "OPENAI_MAX_ATTEMPTS": 3,
         "OPENAI_RETRY_BASE_SECONDS": 0.5,
+        "PROVIDERS_ALLOW_LOOPBACK": False,
     }
 
 
