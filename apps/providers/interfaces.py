@@ -105,7 +105,7 @@ class Embedder(Protocol):
 
 
 class GraphLLM(Protocol):
-    """The learned steps of graph indexing (paper §2.3, A.2): extract, canonicalize, repair.
+    """The learned steps of graph indexing (docs/architecture.md, "Graph plane"): extract, canonicalize, repair.
 
     Everything they return is a proposal that deterministic code checks: admission, identity
     and the two-anchor rule run after them, and a rename must name a retrieved candidate.

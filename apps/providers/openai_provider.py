@@ -17,7 +17,6 @@ import json
 import logging
 import math
 import random
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -31,6 +30,7 @@ from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_signature
 from apps.graph.keys import anchor_key, may_denote_same
 from apps.platform import netpolicy
+from apps.platform.clock import SYSTEM_CLOCK, Clock
 from apps.providers import prompts
 from apps.providers.config import OpenAIConfig
 from apps.providers.dream_schemas import DreamQuestion, DreamVerdict, verdict_schema
@@ -69,6 +69,8 @@ DraftT = TypeVar("DraftT", bound=CitedDraft)
 _MAX_DELAY_SECONDS = 30.0
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
 _EMBEDDING_BATCH = 256
+# Waits between attempts go through this clock (tests install one that skips the waits).
+clock: Clock = SYSTEM_CLOCK
 
 
 class _Retryable(Exception):
@@ -134,7 +136,7 @@ class _ResilientClient:
                         "delay_seconds": delay,
                     },
                 )
-                time.sleep(delay)
+                clock.sleep(delay)
                 number += 1
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:

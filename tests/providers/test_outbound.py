@@ -21,7 +21,7 @@ from apps.providers.openai_provider import OpenAIMemoryLLM
 from apps.providers.outbound import CheckedTransport, RedirectRefused
 from apps.providers.schemas import InputMessage, WriterInput
 from tests.factories import make_tenant
-from tests.providers.conftest import RecordingMeter
+from tests.metering import RecordingMeter
 from tests.providers.openai_stub import OpenAIStub, StubReply, json_reply
 from tests.tls_server import TlsServer
 

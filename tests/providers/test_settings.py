@@ -10,6 +10,8 @@ import pytest
 from mirix_saas.settings.components import providers as component
 from mirix_saas.settings.env import MissingSetting
 
+pytestmark = pytest.mark.unit
+
 VARIABLES = [
     "MIRIX_LLM_PROVIDER",
     "MIRIX_EMBEDDING_PROVIDER",

@@ -14,6 +14,8 @@ from apps.webhooks import ssrf
 from tests.tls_server import TlsServer
 from tests.webhooks.support import Receiver, Reply
 
+pytestmark = pytest.mark.unit
+
 PUBLIC = "93.184.216.34"
 
 
