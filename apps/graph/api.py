@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.graph import selectors
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.api.serializers import MemoryRecordSerializer
 from apps.memory.api.views import SubjectMemoryApi
@@ -29,7 +30,7 @@ class GraphCheckApi(OrganizationApiView):
     @extend_schema(request=None, responses={202: JobAcceptedSerializer}, operation_id="graph_check")
     def post(self, request: Request) -> Response:
         job = job_create(organization_id=self.organization_id, kind="graph.check")
-        job_enqueue_on_commit(job=job, task_name="maintenance.graph.check")
+        job_enqueue_on_commit(job=job, task_name=task_names.GRAPH_CHECK)
         self.audit_targets = [str(job.id)]
         return Response({"job_id": str(job.id)}, status=202)
 

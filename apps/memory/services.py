@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
 from apps.memory.locks import subject_write_lock
@@ -38,6 +39,7 @@ from apps.memory.models import (
     EpisodicEvent,
     EvidenceRecord,
     IngestionBatch,
+    IngestionBatchChunk,
     ProceduralItem,
     ResourceItem,
     SemanticItem,
@@ -46,6 +48,7 @@ from apps.memory.models import (
 from apps.memory.passages import document_title, is_document, split_passages
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, Unprocessable, ValidationFailed
+from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for
@@ -61,7 +64,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-INDEX_TASK = "indexing.memory.index"
 DEFAULT_CORE_CHAR_LIMIT = 5000
 RESOURCE_EMBED_CHARS = 2000
 PASSAGE_EVENT_TYPE = "document passage"
@@ -252,7 +254,7 @@ def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteRes
     if not any(r.memory_type in ("episodic", "semantic") for r in result.records):
         return
     job = job_create(organization_id=subject.organization_id, kind="memory.index", subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
     result.job_id = job.id
 
 
@@ -622,8 +624,6 @@ def _embedding_text(row: EmbeddedRecord) -> str:
 
 # --- batch ingestion ----------------------------------------------------------------------------
 
-BATCH_TASK = "indexing.memory.batch_ingest"
-
 
 def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
     """Messages as validated by the API (or stored in a batch); ids default to their position."""
@@ -653,7 +653,7 @@ def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], sessi
         chunks=chunks,
         chunks_total=len(chunks),
     )
-    job_enqueue_on_commit(job=job, task_name=BATCH_TASK, kwargs={"batch_id": str(batch.id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.BATCH_INGEST, kwargs={"batch_id": str(batch.id)})
     return batch
 
 
@@ -678,12 +678,16 @@ class BatchProgress:
 
 
 def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
-    """Write the next chunk of the batch; the chunk and the progress commit together, so a
-    worker that dies mid-batch resumes exactly where the last commit left it."""
+    """Write the next unwritten chunk of the batch. The chunk's rows, its record (unique per
+    batch and index) and the progress commit together, under the batch row's lock: a worker
+    that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
+    again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
     chunk_id, rejected = None, None
     if batch.chunks_done < batch.chunks_total:
-        chunk = batch.chunks[batch.chunks_done]
+        index = batch.chunks_done
+        chunk = batch.chunks[index]
+        written = 0
         try:
             with transaction.atomic():
                 result = memory_write_messages(
@@ -695,8 +699,17 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
         except NothingToStore as exc:  # reported on the job, which then cannot succeed
             rejected = exc.message
         else:
-            batch.records_written += len(result.records)
+            written = len(result.records)
+            batch.records_written += written
             chunk_id = result.chunk_id
+        IngestionBatchChunk.objects.create(
+            organization_id=batch.organization_id,
+            batch=batch,
+            index=index,
+            chunk_id=chunk_id,
+            records_written=written,
+        )
+        fault_pause(f"memory.batch.chunk.{index}")
         batch.chunks_done += 1
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use
