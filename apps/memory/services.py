@@ -35,6 +35,7 @@ from apps.memory.models import (
 )
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, ValidationFailed
+from apps.platform.faults import fault_pause
 from apps.providers.dates import parse_event_time
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
@@ -289,6 +290,7 @@ def memory_write_messages(
         _emit_memory_created(
             subject=subject, result=result, source_kind=source_kind, rows=[*core, *episodic, *semantic, *procedural]
         )
+    fault_pause("memory.write.before_commit")
     logger.info(
         "memory written",
         extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
@@ -309,9 +311,16 @@ MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 
 def _extract_text(data: bytes, content_type: str) -> str:
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValidationFailed(f"The {content_type} document is not valid UTF-8 text.") from exc
+    if "\x00" in text:
+        # No Postgres text value can hold NUL: refused here, not a database error at insert.
+        raise ValidationFailed(
+            f"The {content_type} document holds a NUL byte at offset {data.index(0)}; "
+            "remove it (a binary file is not a text document)."
+        )
+    return text
 
 
 def memory_write_document(
