@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint format bench clean-var
+.PHONY: run test system-packages lint format bench clean-var
 
 $(INSTALLED): requirements/base.txt requirements/dev.txt requirements/prod.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,8 +18,12 @@ run: $(INSTALLED)
 	$(BIN)/python -m infra.embedded.stack
 
 ## The whole suite against the embedded Postgres.
-test: $(INSTALLED)
+test: system-packages $(INSTALLED)
 	$(BIN)/python -m pytest
+
+## What the suite needs from the system (Chromium): installed if missing, or the command to run.
+system-packages:
+	@bash infra/setup/system_packages.sh
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

@@ -96,8 +96,9 @@ def bootstrap_cluster(superuser_url: str, *, passwords: dict[str, str] | None = 
             conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(role), sql.Literal(password)))
 
 
-def bootstrap_database(admin_url: str, database: str) -> None:
-    """Create ``database`` owned by the owner role, with extensions and grants (idempotent).
+def bootstrap_database(admin_url: str, database: str) -> bool:
+    """Create ``database`` owned by the owner role, with extensions and grants (idempotent);
+    True when it did not exist before.
 
     ``admin_url`` is a superuser connection to any database of the cluster.
     """
@@ -110,6 +111,7 @@ def bootstrap_database(admin_url: str, database: str) -> None:
     with psycopg.connect(make_conninfo(admin_url, dbname=database), autocommit=True) as conn:
         for statement in database_grants_sql(database):
             conn.execute(statement)
+    return not exists
 
 
 def database_grants_sql(database: str) -> list[sql.SQL | sql.Composed]:
