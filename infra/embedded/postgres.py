@@ -71,7 +71,14 @@ def stop_postgres(data_dir: Path) -> None:
     if not data_dir.exists() or not is_running(data_dir):
         return
     pgserver = _import_pgserver()
-    user = "pgserver" if os.geteuid() == 0 else None
+    user = None
+    if os.geteuid() == 0:
+        from pgserver.utils import ensure_prefix_permissions
+
+        # pg_ctl runs as the server's own user; a parent directory may have been closed to it
+        # since the start (pytest resets its shared temporary root to 0700 at each run).
+        ensure_prefix_permissions(data_dir.resolve())
+        user = "pgserver"
     pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir.resolve(), user=user)
 
 
