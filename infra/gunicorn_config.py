@@ -11,15 +11,11 @@ the command line. What it sets:
 - gunicorn's own error answers (a request line over 8190 bytes, malformed HTTP) in the API's
   JSON error shape instead of an HTML page.
 - the control socket under the var directory: one per stack, not one per machine.
-- ``post_worker_init``: each worker loads the local embedding and NLP models before it takes a
-  request, so the first write does not pay for them.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import time
 import uuid
 from typing import Any
 
@@ -63,14 +59,3 @@ def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> Non
 
 # gunicorn writes its error pages through this one function (gunicorn.workers.base.handle_error).
 util.write_error = _write_json_error
-
-
-def post_worker_init(worker: Any) -> None:
-    """Load the local models once per worker, after the application and before its first request."""
-    started = time.monotonic()
-    from apps.platform.warmup import warm_up_models
-
-    loaded = warm_up_models()
-    logging.getLogger("gunicorn.error").info(
-        "worker %s loaded %s in %.1f s", worker.pid, ", ".join(loaded) or "no local models", time.monotonic() - started
-    )

@@ -95,7 +95,7 @@ def api_server(
             return False
 
     try:
-        wait_for(up, timeout=180, interval=0.3)  # each worker loads the models first
+        wait_for(up, timeout=90, interval=0.3)
         yield server
     finally:
         stop_process_group(process)
