@@ -342,6 +342,7 @@ def memory_write_messages(
             source_kind=source_kind,
             rows=[*core, *episodic, *semantic, *procedural, *resources],
         )
+    fault_pause("memory.write.before_commit")
     logger.info(
         "memory written",
         extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
@@ -438,9 +439,16 @@ MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 
 def _extract_text(data: bytes, content_type: str) -> str:
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValidationFailed(f"The {content_type} document is not valid UTF-8 text.") from exc
+    if "\x00" in text:
+        # No Postgres text value can hold NUL: refused here, not a database error at insert.
+        raise ValidationFailed(
+            f"The {content_type} document holds a NUL byte at offset {data.index(0)}; "
+            "remove it (a binary file is not a text document)."
+        )
+    return text
 
 
 def memory_write_document(

@@ -5,7 +5,6 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -29,7 +28,7 @@ from apps.memory.api.serializers import (
 )
 from apps.memory.selectors import MemoryFilter
 from apps.platform.errors import ValidationFailed
-from apps.platform.parsers import StrictJSONParser
+from apps.platform.parsers import StrictJSONParser, StrictMultiPartParser
 from apps.providers.registry import embedder
 from apps.retrieval.services import resource_hits
 from apps.tenancy.api.base import OrganizationApiView
@@ -57,7 +56,7 @@ class MemoryCollectionApi(SubjectMemoryApi):
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
-    parser_classes = [StrictJSONParser, MultiPartParser]
+    parser_classes = [StrictJSONParser, StrictMultiPartParser]
 
     @extend_schema(
         request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
