@@ -20,8 +20,8 @@ from django.conf import settings
 
 from apps.audit.models import AuditEntry
 from apps.erasure.models import ErasureRequest
-from apps.erasure.services import SUBJECT_ROW_STEP
 from apps.erasure.registry import erasers_for
+from apps.erasure.services import SUBJECT_ROW_STEP
 from apps.jobs.models import Job
 from apps.memory.models import STORES, EpisodicEvent, IngestionBatchChunk, SemanticItem
 from apps.tenancy.models import Subject
