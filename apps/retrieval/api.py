@@ -9,11 +9,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.memory.api.serializers import MemoryRecordSerializer
-from apps.memory.api.views import SubjectMemoryApi
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.procedural.api.hooks import procedural_skills
 from apps.providers.registry import embedder
 from apps.retrieval.services import SearchResult, search
+from apps.tenancy.api.base import SubjectApiView
 
 SEARCHABLE = ("episodic", "semantic", "core", "procedural", "resource")
 
@@ -90,7 +90,7 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
     return rows
 
 
-class SearchApi(SubjectMemoryApi):
+class SearchApi(SubjectApiView):
     """Bounded, cited evidence for a question: graph facts with their citations, and the rows."""
 
     required_scopes = {"POST": {"memories:read"}}

@@ -29,10 +29,8 @@ from apps.memory.api.serializers import (
 from apps.memory.selectors import MemoryFilter
 from apps.platform.parsers import StrictJSONParser
 from apps.providers.registry import embedder
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import SubjectApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
-from apps.tenancy.models import Subject
-from apps.tenancy.selectors import subject_get
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
@@ -40,16 +38,7 @@ VAULT = {"vault:read"}
 TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
 
 
-class SubjectMemoryApi(OrganizationApiView):
-    """Views under ``/v1/subjects/{external_id}/``: the subject is looked up in the scope."""
-
-    def subject(self, external_id: str) -> Subject:
-        subject = subject_get(external_id=external_id)
-        self.audit_subject_id = subject.id
-        return subject
-
-
-class MemoryCollectionApi(SubjectMemoryApi):
+class MemoryCollectionApi(SubjectApiView):
     """POST writes one chunk (messages, text or a document); GET lists one store's rows."""
 
     required_scopes = {"GET": READ, "POST": WRITE}
@@ -105,7 +94,7 @@ class MemoryCollectionApi(SubjectMemoryApi):
         return Response({"results": MemoryRecordSerializer(rows[:limit], many=True).data, "next_cursor": next_cursor})
 
 
-class MemoryBatchApi(SubjectMemoryApi):
+class MemoryBatchApi(SubjectApiView):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "memory.batch"}
 
@@ -130,7 +119,7 @@ class MemoryBatchApi(SubjectMemoryApi):
         return Response(BatchAcceptedSerializer(batch).data, status=202)
 
 
-class MemoryDetailApi(SubjectMemoryApi):
+class MemoryDetailApi(SubjectApiView):
     required_scopes = {"GET": READ, "PATCH": WRITE}
     audit_actions = {"GET": "memory.read", "PATCH": "memory.update"}
 
@@ -159,7 +148,7 @@ class MemoryDetailApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(new).data, status=201)
 
 
-class MemoryHistoryApi(SubjectMemoryApi):
+class MemoryHistoryApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
@@ -172,7 +161,7 @@ class MemoryHistoryApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(rows, many=True).data)
 
 
-class CoreBlocksApi(SubjectMemoryApi):
+class CoreBlocksApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
@@ -183,7 +172,7 @@ class CoreBlocksApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(rows, many=True).data)
 
 
-class MemoryTypeSearchApi(SubjectMemoryApi):
+class MemoryTypeSearchApi(SubjectApiView):
     required_scopes = {"POST": READ}
     audit_actions = {"POST": "memory.search"}
 
@@ -203,7 +192,7 @@ class MemoryTypeSearchApi(SubjectMemoryApi):
         return Response(SearchHitSerializer(hits, many=True).data)
 
 
-class ResourceContentApi(SubjectMemoryApi):
+class ResourceContentApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "resource.read"}
 
@@ -222,7 +211,7 @@ class ResourceContentApi(SubjectMemoryApi):
         return response
 
 
-class VaultListApi(SubjectMemoryApi):
+class VaultListApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.list"}
 
@@ -233,7 +222,7 @@ class VaultListApi(SubjectMemoryApi):
         return Response(VaultEntrySerializer(entries, many=True).data)
 
 
-class VaultEntryApi(SubjectMemoryApi):
+class VaultEntryApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.read"}
 
