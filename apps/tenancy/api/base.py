@@ -120,7 +120,7 @@ class OrganizationApiView(APIView):
             )
         return super().finalize_response(request, response, *args, **kwargs)
 
-    def options(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def options(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         """The allowed methods, and nothing else: no object is looked up, so the answer is
         the same for any id in any organization and needs no scope (ADR 0021)."""
         return Response({"methods": self.allowed_methods})
