@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 
+from apps.consent.services import consent_check_memory_write
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import IncomingMessage, MemoryPlan, VaultFinding, plan_memories, redact_messages
@@ -33,6 +33,7 @@ from apps.memory.models import (
     SemanticItem,
     VaultEntry,
 )
+from apps.memory.selectors import current_rows
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, ValidationFailed
 from apps.providers.dates import parse_event_time
@@ -75,12 +76,6 @@ class Provenance:
     source_kind: str
     session_id: str
     chunk_id: uuid.UUID
-
-
-def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
-    """Rows of ``model`` for ``subject`` that no later row supersedes."""
-    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
-    return model.objects.filter(subject=subject).exclude(id__in=superseded)
 
 
 def _metering(organization_id: uuid.UUID) -> MeteringContext:
@@ -253,7 +248,9 @@ def memory_write_messages(
     llm: MemoryLLM | None = None,
     embedder: Embedder | None = None,
 ) -> WriteResult:
-    """Route and write one chunk of messages; sensitive values go only to the vault."""
+    """Route and write one chunk of messages; sensitive values go only to the vault. Refused
+    (``ConsentRequired``, nothing stored) without the subject's consent to store them."""
+    consent_check_memory_write(subject=subject, texts=[message.content for message in messages])
     stopwatch = stopwatch or Stopwatch()
     organization_id = subject.organization_id
     llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
@@ -335,6 +332,7 @@ def memory_write_document(
     stopwatch = stopwatch or Stopwatch()
     embedder = embedder or default_embedder()
     text = _extract_text(data, content_type)
+    consent_check_memory_write(subject=subject, texts=[text])
     redaction = redact_sensitive(text)
     provenance = Provenance(
         source_kind=EvidenceRecord.SourceKind.DOCUMENT, session_id=session_id, chunk_id=uuid.uuid4()
@@ -506,6 +504,11 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
 
 
 def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], session_id: str) -> IngestionBatch:
+    """Accept a batch of chunks for the worker. Refused (``ConsentRequired``, nothing stored)
+    without the subject's consent; each chunk's write checks it again when it runs."""
+    consent_check_memory_write(
+        subject=subject, texts=[message["content"] for chunk in chunks for message in chunk["messages"]]
+    )
     job = job_create(organization_id=subject.organization_id, kind="memory.batch_ingest", subject_id=subject.id)
     job.result = {"chunks_total": len(chunks), "chunks_done": 0, "records_written": 0}
     job.save(update_fields=["result"])

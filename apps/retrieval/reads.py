@@ -449,7 +449,7 @@ def flat_rows(*, subject: Subject, question: str, vector: list[float], model: st
     Each row carries its dense rank (``vector_rank``, across both types) and its fused score
     (``lexical_score``)."""
     from apps.memory.search import vector_lane
-    from apps.memory.services import current_rows
+    from apps.memory.selectors import current_rows
 
     rows: dict[str, tuple[Any, str]] = {}
     nearest: list[tuple[float, str]] = []

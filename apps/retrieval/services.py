@@ -17,7 +17,7 @@ from apps.graph.keys import anchor_key
 from apps.memory.models import CoreBlock, ProceduralItem, ResourceItem
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
-from apps.memory.services import current_rows
+from apps.memory.selectors import current_rows
 from apps.providers.interfaces import Embedder
 from apps.retrieval import reads
 from apps.retrieval.fusion import count_tokens, fuse, rank_candidates, rerank_score, trim_to_token_budget

@@ -1,5 +1,5 @@
 """HEAD, OPTIONS and methods without a handler: checked and audited like the method they
-stand for, or refused (ADR 0021). The full routes × methods × scope sets sweep is in
+stand for, or refused (ADR 0022). The full routes × methods × scope sets sweep is in
 ``test_authorization_matrix.py``; these pin the findings one by one."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 from django.test.utils import CaptureQueriesContext
 from rest_framework.request import Request
@@ -140,3 +141,18 @@ def test_a_view_without_declarations_grants_nothing(rf: Any) -> None:
         monthly_request_quota=None,
     )
     assert HasRequiredScopes().has_permission(request, Bare()) is False
+
+
+def test_a_resource_read_is_audited_for_get_and_head() -> None:
+    tenant = make_tenant()
+    tenant.subject("ana")
+    written = tenant.client().post(
+        "/v1/subjects/ana/memories",
+        {"file": SimpleUploadedFile("notes.txt", b"Water first, then move the plant.", "text/plain")},
+        format="multipart",
+    )
+    resource = next(r["id"] for r in written.json()["records"] if r["type"] == "resource")
+    client = tenant.client(tenant.issue_key(["memories:read"]))
+    assert client.get(f"/v1/subjects/ana/resources/{resource}/content").content == b"Water first, then move the plant."
+    assert client.head(f"/v1/subjects/ana/resources/{resource}/content").status_code == 200
+    assert [e.target_ids for e in _actions(tenant, "resource.read")] == [[resource], [resource]]

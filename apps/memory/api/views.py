@@ -9,7 +9,6 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.consent.services import consent_check_memory_write
 from apps.memory import selectors, services
 from apps.memory.api.serializers import (
     BatchAcceptedSerializer,
@@ -52,7 +51,6 @@ class MemoryCollectionApi(SubjectApiView):
     )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
-        consent_check_memory_write(subject=subject, payload=request.data)
         if request.content_type.startswith("multipart/"):
             document = DocumentSerializer(data=request.data)
             document.is_valid(raise_exception=True)
@@ -101,7 +99,6 @@ class MemoryBatchApi(SubjectApiView):
     @extend_schema(request=BatchSerializer, responses={202: BatchAcceptedSerializer}, operation_id="memories_batch")
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
-        consent_check_memory_write(subject=subject, payload=request.data)
         payload = BatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         chunks = [

@@ -12,10 +12,10 @@ from apps.platform.errors import NotFound
 from apps.procedural import evolution, selectors, services
 from apps.procedural.api.serializers import (
     FeedbackInputSerializer,
-    ScoredSkillSerializer,
     SessionInputSerializer,
     SkillEventSerializer,
     SkillListQuerySerializer,
+    SkillRetrievalSerializer,
     SkillSearchInputSerializer,
     SkillSerializer,
     SkillVersionSerializer,
@@ -112,7 +112,9 @@ class SkillSearchApi(SubjectApiView):
     required_scopes = {"POST": READ}
     audit_actions = {"POST": "procedural.skill.search"}
 
-    @extend_schema(request=SkillSearchInputSerializer, responses={200: dict}, operation_id="skills_search")
+    @extend_schema(
+        request=SkillSearchInputSerializer, responses={200: SkillRetrievalSerializer}, operation_id="skills_search"
+    )
     def post(self, request: Request, external_id: str) -> Response:
         payload = SkillSearchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -125,9 +127,7 @@ class SkillSearchApi(SubjectApiView):
             limit=data["limit"],
         )
         self.audit_targets = [str(found.retrieval.id), *(str(i.skill.id) for i in found.items)]
-        return Response(
-            {"retrieval_id": str(found.retrieval.id), "results": ScoredSkillSerializer(found.items, many=True).data}
-        )
+        return Response(SkillRetrievalSerializer(found).data)
 
 
 class FeedbackApi(OrganizationApiView):

@@ -4,7 +4,7 @@ The organization is resolved here, once, from the API key (never from the body o
 and the whole handler runs inside ``organization_scope``: one transaction with
 ``app.organization_id`` set, rolled back on any error. Subclasses cannot replace this.
 
-Scopes and audit fail closed (ADR 0021): every handler declares its scopes (checked when the
+Scopes and audit fail closed (ADR 0022): every handler declares its scopes (checked when the
 class is defined, and again per request); HEAD is GET without a body, so it needs GET's
 scopes and records GET's audit entry; OPTIONS reads nothing and answers the allowed methods
 only; a method without a handler is a 405.
@@ -17,7 +17,8 @@ from contextlib import ExitStack
 from typing import Any, ClassVar
 
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -102,6 +103,8 @@ class OrganizationApiView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, scopes, throttles
+        if request.method not in self.allowed_methods:
+            raise MethodNotAllowed(request.method or "")  # before anything runs in the scope
         principal = self.principal
         self._scope_stack.enter_context(organization_scope(principal.organization_id))
         self._scope_stack.enter_context(acting_as(f"api_key:{principal.api_key_id}"))
@@ -110,8 +113,9 @@ class OrganizationApiView(APIView):
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Response:
         action = self.audit_action_for(request.method or "")
-        if self._scoped and action and isinstance(response, Response) and response.status_code < 400:
+        if self._scoped and action and isinstance(response, HttpResponse) and response.status_code < 400:
             # Same transaction as the change: the entry and what it records commit together.
+            # A stream (not an HttpResponse) records its own entry before its first line.
             audit_record(
                 organization_id=self.organization_id,
                 action=action,
@@ -122,7 +126,7 @@ class OrganizationApiView(APIView):
 
     def options(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         """The allowed methods, and nothing else: no object is looked up, so the answer is
-        the same for any id in any organization and needs no scope (ADR 0021)."""
+        the same for any id in any organization and needs no scope (ADR 0022)."""
         return Response({"methods": self.allowed_methods})
 
 
