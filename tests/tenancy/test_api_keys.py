@@ -171,9 +171,7 @@ def test_concurrent_rotations_of_one_key_make_one_successor() -> None:
 
 def _waiting_on_locks() -> int:
     with connections["owner"].cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
+        cursor.execute("SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted")
         return int(cursor.fetchone()[0])
 
 
