@@ -7,13 +7,14 @@ percentiles and an error count. Used by ``bench_api``.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import requests
+
+from apps.platform.stats import percentile
 
 # (session, client index, request number) → one HTTP response
 Request = Callable[[requests.Session, int, int], requests.Response]
@@ -40,14 +41,6 @@ class Summary:
     p95_ms: float
     p99_ms: float
     error_kinds: dict[str, int]
-
-
-def percentile(values: list[float], share: float) -> float:
-    """Nearest-rank percentile of ``values`` (0 < share ≤ 1); NaN for no values."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
 def summarize(sample: Sample, clients: int) -> Summary:

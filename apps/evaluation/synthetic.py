@@ -38,7 +38,7 @@ from typing import Literal
 from apps.graph.frames import EntityType, ExtractedFrame
 from apps.graph.identity import frame_identity
 from apps.graph.keys import anchor_key
-from apps.providers.dates import parse_event_time
+from apps.language.dates import parse_event_time
 
 DEFAULT_SEED = 20240611
 HISTORY_START = datetime(2021, 3, 1, 9, 0, tzinfo=UTC)

@@ -16,8 +16,9 @@ argument names, literal values, event time) with the source text and lists what 
    quote, number or visual detail already requires.
 
 At most 12 items are listed, in that order. Spelled-out numbers ("three") are not audited.
-Words are compared as κ tokens (lowercase, singular) with a crude suffix stem on both sides
-("painted" = "painting" = "paint"), because predicates are lemmas and sources are not.
+Words are compared as κ tokens (lowercase, singular) stemmed on both sides with
+:func:`apps.language.words.stem` ("painted" = "painting" = "paint"), because predicates are
+lemmas and sources are not.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from decimal import Decimal, InvalidOperation
 
 from apps.graph.frames import ExtractedFrame
 from apps.graph.keys import FUNCTION_WORDS, key_tokens
+from apps.language.calendar import MONTHS, month_alternation
+from apps.language.words import stem
 
 MAX_REPAIR_ITEMS = 12
 VISUAL_COVERAGE_THRESHOLD = 0.45
@@ -47,12 +50,6 @@ _STOPWORDS: frozenset[str] = FUNCTION_WORDS | frozenset(
     """.split()
 )
 
-_MONTH_NUMBERS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
-    "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sep": 9, "sept": 9,
-    "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
-}  # fmt: skip
-
 _QUOTE = re.compile(
     r"\"(?P<straight>[^\"\n]{1,200})\"|\u201c(?P<curly>[^\u201d\n]{1,200})\u201d"
     r"|\u2018(?P<single_curly>[^\u2019\n]{1,200})\u2019(?!\w)"
@@ -60,10 +57,7 @@ _QUOTE = re.compile(
     r"|(?<![\w'])'(?P<single>[A-Za-z][^'\n]{0,58}[^\s'])'(?!\w)"
 )
 # Capitalized only: "may", "march" and "jan" are also ordinary words.
-_MONTH = (
-    r"(?-i:(?:January|February|March|April|May|June|July|August|September|October|November|December"
-    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)"
-)
+_MONTH = rf"(?-i:(?:{month_alternation(abbreviations=True, capitalized=True)})\.?)"
 _ORDINAL_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _DATE = re.compile(
     rf"""
@@ -98,13 +92,6 @@ class CoverageAudit:
     visual_coverage: float | None = None  # share of content words covered, for a source with visual content
 
 
-def _stem(word: str) -> str:
-    for suffix, keep in (("ing", 4), ("ed", 3)):
-        if word.endswith(suffix) and len(word) - len(suffix) >= keep:
-            return word[: -len(suffix)]
-    return word
-
-
 def _number_value(text: str) -> str:
     try:
         return format(Decimal(text.replace(",", "")).normalize(), "f")
@@ -120,13 +107,13 @@ def _number_item(match: re.Match[str]) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return [_stem(token) for token in key_tokens(text)]
+    return [stem(token) for token in key_tokens(text)]
 
 
 def _numbers(text: str) -> set[str]:
     """Every numeric value in a text, dates' parts included, month names as their number."""
     values = {_number_value(match) for match in re.findall(r"\d+(?:[.,]\d+)*", text)}
-    values |= {str(_MONTH_NUMBERS[word]) for word in re.findall(r"[a-z]+", text.lower()) if word in _MONTH_NUMBERS}
+    values |= {str(MONTHS[word]) for word in re.findall(r"[a-z]+", text.lower()) if word in MONTHS}
     return values
 
 
@@ -140,7 +127,7 @@ def _frame_texts(frames: Iterable[ExtractedFrame]) -> Iterator[str]:
 
 
 def _content_words(text: str) -> list[str]:
-    words = (_stem(token) for token in key_tokens(text) if token.isalpha() and len(token) > 2)
+    words = (stem(token) for token in key_tokens(text) if token.isalpha() and len(token) > 2)
     return [word for word in words if word not in _STOPWORDS]
 
 

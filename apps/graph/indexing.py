@@ -25,8 +25,8 @@ from apps.graph.coverage import audit_coverage
 from apps.graph.frames import ExtractedEntity, ExtractedFrame, Extraction, RecordKind
 from apps.graph.identity import frame_identity
 from apps.graph.keys import anchor_key
+from apps.language.dates import parse_event_time
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
-from apps.providers.dates import parse_event_time
 from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
 from apps.providers.interfaces import Embedder, GraphLLM, MeteringContext
 from apps.tenancy.models import Subject

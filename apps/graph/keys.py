@@ -1,7 +1,8 @@
 """The anchor key κ(name) (paper §2.3, A.2; architecture §6). Pure: no framework imports.
 
 κ lowercases a name, replaces punctuation with spaces, drops a fixed list of eleven articles
-and function words, singularizes tokens of at least four letters, and sorts what is left, so
+and function words, singularizes tokens of at least four letters
+(:func:`apps.language.words.singularize`), and sorts what is left, so
 "Mobile App", "mobile apps" and "Apps, Mobile" share the key ``"app mobile"``. It is
 deliberately conservative:
 
@@ -28,104 +29,16 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES
+from apps.language.words import singularize
+
 # The eleven articles and function words κ drops (the paper's count; the list is our choice).
 FUNCTION_WORDS: frozenset[str] = frozenset({"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for"})
 
-# Only tokens of at least this many characters are singularized ("bus", "gas", "yes" never are).
-MIN_SINGULARIZE_LENGTH = 4
-
-# Words that end like plurals but are not (or whose plural is not regular); checked first.
-_NOT_PLURAL: frozenset[str] = frozenset(
-    {
-        # mass nouns and fields of study
-        "news", "series", "species", "means", "physics", "economics", "politics", "mathematics", "athletics",
-        "gymnastics", "aerobics", "robotics", "genetics", "ethics", "linguistics", "electronics", "logistics",
-        "acoustics", "optics", "aesthetics", "diabetes", "measles", "mumps", "rabies", "herpes", "clothes",
-        "thanks", "always", "perhaps", "sometimes", "towards", "afterwards", "besides", "nowadays", "whereas",
-        "headquarters", "lens", "chaos", "cosmos", "ethos", "pathos", "logos", "kudos", "pants", "jeans",
-        # words ending in -as, -es or -os whose singular is themselves
-        "alias", "atlas", "bias", "canvas", "christmas", "pancreas", "texas", "kansas", "arkansas", "vegas",
-        "bahamas", "midas", "judas", "thomas", "nicholas", "douglas", "lucas", "jonas", "elias", "tobias",
-        "andreas", "matthias", "silas", "james", "charles", "jones", "agnes", "hughes", "rhodes", "andes",
-        "hermes", "mercedes", "achilles", "socrates", "hercules", "angeles", "wales", "athens", "brussels",
-        "netherlands", "philippines", "maldives", "seychelles", "barbados", "honduras", "carlos", "marcos",
-        "santos", "lagos", "mars", "paris", "illinois", "tennis", "yes", "this", "thus",
-    }
-)  # fmt: skip
-
-# Irregular plurals and plurals whose singular a suffix rule would get wrong.
-_IRREGULAR: dict[str, str] = {
-    "children": "child", "women": "woman", "teeth": "tooth", "geese": "goose", "mice": "mouse",
-    "feet": "foot", "knives": "knife", "wives": "wife", "lives": "life", "wolves": "wolf",
-    "shelves": "shelf", "halves": "half", "thieves": "thief", "scarves": "scarf", "loaves": "loaf",
-    "calves": "calf", "elves": "elf", "selves": "self", "potatoes": "potato", "tomatoes": "tomato",
-    "heroes": "hero", "echoes": "echo", "vetoes": "veto", "volcanoes": "volcano", "mosquitoes": "mosquito",
-    "torpedoes": "torpedo", "dominoes": "domino", "analyses": "analysis", "crises": "crisis",
-    "theses": "thesis", "diagnoses": "diagnosis", "hypotheses": "hypothesis", "oases": "oasis",
-    "parentheses": "parenthesis", "synopses": "synopsis", "emphases": "emphasis", "gases": "gas",
-    "canvases": "canvas", "aliases": "alias", "atlases": "atlas", "biases": "bias", "quizzes": "quiz",
-    "excuses": "excuse", "abuses": "abuse", "fuses": "fuse", "muses": "muse", "refuses": "refuse",
-    "recluses": "recluse", "misuses": "misuse", "uses": "use",
-}  # fmt: skip
-
-# Nouns ending in -ie (their plural -ies must not become -y: "movies" → "movie", not "movy").
-_IE_NOUNS: frozenset[str] = frozenset(
-    {
-        "movie", "cookie", "zombie", "calorie", "rookie", "selfie", "hippie", "brownie", "smoothie", "goalie",
-        "auntie", "genie", "prairie", "sweetie", "veggie", "foodie", "indie", "hoodie", "birdie", "lingerie",
-        "newbie", "techie", "roomie", "bestie", "cutie", "pixie", "freebie", "barbie", "magpie", "necktie",
-        "collie", "sortie", "yuppie", "junkie", "aussie", "boogie", "eerie", "walkie", "talkie", "bootie",
-    }
-)  # fmt: skip
-
-# Nouns ending in -che (their plural -ches must keep the e: "headaches" → "headache").
-_CHE_ENDINGS: tuple[str, ...] = (
-    "ache", "cache", "niche", "quiche", "avalanche", "moustache", "mustache", "psyche", "creche", "cliche",
-    "pastiche", "douche", "tranche", "attache", "microfiche",
-)  # fmt: skip
-
-_VOWELS = frozenset("aeiou")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019\u02bc]s\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 # A decimal point between digits survives; every other non-alphanumeric character splits.
 _SEPARATOR = re.compile(r"(?:(?<!\d)\.|\.(?!\d)|[^\w.]|_)+")
-
-
-def _singular_ies(token: str) -> str:
-    stem = token[:-3]
-    if len(stem) <= 1 or stem + "ie" in _IE_NOUNS:  # "pies", "ties"; "movies"
-        return token[:-1]
-    return stem + "y"  # "cities", "puppies", "hobbies"
-
-
-def _singular_es(token: str) -> str | None:
-    """The singular of a token ending in -es when the -es is a plural ending, else None."""
-    if token.endswith(("sses", "xes", "shes", "zzes")):  # classes, boxes, dishes, buzzes
-        return token[:-2]
-    if token.endswith("ches"):
-        stem = token[:-2]
-        return stem + "e" if (stem + "e").endswith(_CHE_ENDINGS) else stem  # headaches / watches
-    if token.endswith("uses") and len(token) >= 5 and token[-5] not in _VOWELS:
-        return token[:-2]  # bonuses, viruses, campuses, buses (not houses, causes)
-    return None
-
-
-def singularize(token: str) -> str:
-    """The conservative singular of one lowercase token; tokens under four letters are kept."""
-    if len(token) < MIN_SINGULARIZE_LENGTH or not token.isalpha() or token in _NOT_PLURAL:
-        return token
-    irregular = _IRREGULAR.get(token)
-    if irregular is not None:
-        return irregular
-    if not token.endswith("s") or token.endswith(("ss", "us", "is")):  # glass, campus, analysis
-        return token
-    if token.endswith("ies"):
-        return _singular_ies(token)
-    if token.endswith("es"):
-        singular = _singular_es(token)
-        if singular is not None:
-            return singular
-    return token[:-1]  # apps, gallons, trains, houses, photos
 
 
 def key_tokens(name: str) -> list[str]:
@@ -147,15 +60,6 @@ def is_number_token(token: str) -> bool:
     return any(char.isdigit() for char in token) and all(char.isdigit() or char == "." for char in token)
 
 
-_MONTHS_AND_DAYS: frozenset[str] = frozenset(
-    {
-        "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-        "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-        "dec", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-    }
-)  # fmt: skip
-
-
 def distinguishing_tokens(name: str) -> frozenset[str]:
     """The tokens two names must share to denote the same entity: numbers, dates and codes.
 
@@ -166,7 +70,7 @@ def distinguishing_tokens(name: str) -> frozenset[str]:
     return frozenset(
         token
         for token in key_tokens(name)
-        if any(char.isdigit() for char in token) or len(token) == 1 or token in _MONTHS_AND_DAYS
+        if any(char.isdigit() for char in token) or len(token) == 1 or token in MONTH_AND_WEEKDAY_NAMES
     )
 
 

@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 
 from apps.consent.services import consent_check_memory_write
 from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.language.dates import parse_event_time
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import IncomingMessage, MemoryPlan, VaultFinding, plan_memories, redact_messages
 from apps.memory.models import (
@@ -36,7 +37,6 @@ from apps.memory.models import (
 from apps.memory.selectors import current_rows
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, ValidationFailed
-from apps.providers.dates import parse_event_time
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for

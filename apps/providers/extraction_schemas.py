@@ -24,7 +24,7 @@ from apps.graph.frames import (
 )
 from apps.graph.identity import normalize_label
 from apps.graph.keys import anchor_key
-from apps.providers.dates import parse_event_time
+from apps.language.dates import parse_event_time
 from apps.providers.schemas import Text
 
 # Canonicalization compares an entity with at most this many retrieved anchors (paper A.2).

@@ -9,8 +9,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from apps.platform.lazy import Lazy
 from apps.providers.interfaces import MeteringContext
-from apps.providers.lazy import Lazy
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

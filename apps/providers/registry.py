@@ -2,32 +2,53 @@
 
 Providers are built once and reused: the local models load once per process, and each
 OpenAI configuration keeps one SDK client (and its connection pool).
+
+The language-model implementations are named by dotted path and imported on first use (ADR
+0021): the local ones live beside their domain (the graph extractor in
+``apps.graph.extraction``, the answerer in ``apps.retrieval``, the procedural writer in
+``apps.procedural``, the memory writer in ``apps.memory.writing``) and import this package's
+ports, and the OpenAI adapters read the graph's frame types; naming them here by path keeps
+this package below all of them, with no import cycle hidden in a function body.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import logging
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from apps.providers.answer_local import LocalAnswerLLM
-from apps.providers.answer_openai import OpenAIAnswerLLM
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
-from apps.providers.extraction_local import LocalGraphLLM
 from apps.providers.interfaces import AnswerLLM, Embedder, GraphLLM, MemoryLLM, ProceduralLLM
 from apps.providers.local_embedder import DIMENSION as LOCAL_DIMENSION
 from apps.providers.local_embedder import LocalEmbedder
-from apps.providers.local_provider import LocalMemoryLLM
-from apps.providers.openai_provider import OpenAIEmbedder, OpenAIGraphLLM, OpenAIMemoryLLM
-from apps.providers.procedural_local import LocalProceduralLLM
-from apps.providers.procedural_openai import OpenAIProceduralLLM
 
 logger = logging.getLogger(__name__)
+
+# Every language-model implementation, as "module:Class".
+IMPLEMENTATIONS: dict[str, str] = {
+    "memory.local": "apps.memory.writing.local:LocalMemoryLLM",
+    "memory.openai": "apps.providers.openai_provider:OpenAIMemoryLLM",
+    "graph.local": "apps.graph.extraction.local:LocalGraphLLM",
+    "graph.openai": "apps.providers.openai_provider:OpenAIGraphLLM",
+    "answer.local": "apps.retrieval.answer_local:LocalAnswerLLM",
+    "answer.openai": "apps.providers.answer_openai:OpenAIAnswerLLM",
+    "procedural.local": "apps.procedural.local:LocalProceduralLLM",
+    "procedural.openai": "apps.providers.procedural_openai:OpenAIProceduralLLM",
+    "embedder.openai": "apps.providers.openai_provider:OpenAIEmbedder",
+}
+
+
+def _build(name: str, **arguments: Any) -> Any:
+    """A new instance of the implementation registered as ``name``."""
+    module, _, attribute = IMPLEMENTATIONS[name].partition(":")
+    return getattr(importlib.import_module(module), attribute)(**arguments)
 
 
 def _deployment_openai(*, model: str) -> OpenAIConfig:
@@ -42,14 +63,16 @@ def _deployment_openai(*, model: str) -> OpenAIConfig:
 
 
 @functools.cache
-def _local_llm() -> LocalMemoryLLM:
-    return LocalMemoryLLM()
+def _local_llm() -> MemoryLLM:
+    llm: MemoryLLM = _build("memory.local")
+    return llm
 
 
 @functools.lru_cache(maxsize=256)
-def _openai_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> OpenAIMemoryLLM:
+def _openai_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> MemoryLLM:
     # Keyed by organization too: one tenant's client, holding its key, serves no other tenant.
-    return OpenAIMemoryLLM(config=config)
+    llm: MemoryLLM = _build("memory.openai", config=config)
+    return llm
 
 
 def llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> MemoryLLM:
@@ -80,13 +103,15 @@ def _override_config(organization_id: uuid.UUID | None, override: ProviderConfig
 
 
 @functools.cache
-def _local_graph_llm() -> LocalGraphLLM:
-    return LocalGraphLLM()
+def _local_graph_llm() -> GraphLLM:
+    llm: GraphLLM = _build("graph.local")
+    return llm
 
 
 @functools.lru_cache(maxsize=256)
-def _openai_graph_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> OpenAIGraphLLM:
-    return OpenAIGraphLLM(config=config)
+def _openai_graph_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> GraphLLM:
+    llm: GraphLLM = _build("graph.openai", config=config)
+    return llm
 
 
 def graph_llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> GraphLLM:
@@ -105,7 +130,8 @@ def graph_llm_for(organization_id: uuid.UUID | None = None, *, override: Provide
 @functools.cache
 def _embedder(provider: str, dimension: int, config: OpenAIConfig) -> Embedder:
     if provider == "openai":
-        return OpenAIEmbedder(config=config, dimension=dimension)
+        remote: Embedder = _build("embedder.openai", config=config, dimension=dimension)
+        return remote
     if dimension != LOCAL_DIMENSION:
         raise ImproperlyConfigured(
             f"MIRIX_EMBEDDING_DIMENSION is {dimension} but the local embedder makes {LOCAL_DIMENSION}-d vectors"
@@ -123,13 +149,15 @@ def embedder() -> Embedder:
 
 
 @functools.cache
-def _local_answer_llm() -> LocalAnswerLLM:
-    return LocalAnswerLLM()
+def _local_answer_llm() -> AnswerLLM:
+    llm: AnswerLLM = _build("answer.local")
+    return llm
 
 
 @functools.lru_cache(maxsize=256)
-def _openai_answer_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> OpenAIAnswerLLM:
-    return OpenAIAnswerLLM(config=config)
+def _openai_answer_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> AnswerLLM:
+    llm: AnswerLLM = _build("answer.openai", config=config)
+    return llm
 
 
 def answer_llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> AnswerLLM:
@@ -144,13 +172,15 @@ def answer_llm_for(organization_id: uuid.UUID | None = None, *, override: Provid
 
 
 @functools.cache
-def _local_procedural_llm() -> LocalProceduralLLM:
-    return LocalProceduralLLM()
+def _local_procedural_llm() -> ProceduralLLM:
+    llm: ProceduralLLM = _build("procedural.local")
+    return llm
 
 
 @functools.lru_cache(maxsize=256)
-def _openai_procedural_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> OpenAIProceduralLLM:
-    return OpenAIProceduralLLM(config=config)
+def _openai_procedural_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> ProceduralLLM:
+    llm: ProceduralLLM = _build("procedural.openai", config=config)
+    return llm
 
 
 def procedural_llm_for(

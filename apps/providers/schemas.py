@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
-from apps.providers.dates import parse_event_time
+from apps.language.dates import parse_event_time
 
 # The Knowledge Vault is chosen before any model sees the input, by a deterministic detector.
 MemoryType = Literal["core", "episodic", "semantic", "procedural", "resource"]

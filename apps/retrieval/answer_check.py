@@ -14,7 +14,7 @@ Rules, in the order they are reported (the paper lists them; the detection detai
 - ``count_contradicts_evidence`` — the ledger lists a count of the counted thing ("3 kids",
   "two kids") and the draft's numbers match none of the listed counts.
 - ``temporal_without_time`` — a question asking for a date (or a temporal, non yes/no question)
-  whose draft has no time expression (a date :func:`~apps.providers.dates.find_dates` resolves,
+  whose draft has no time expression (a date :func:`~apps.language.dates.find_dates` resolves,
   or a time word: year, month, weekday, "ago", "week", "before", …).
 - ``unsupported_number_or_month`` — a number (digits) or month name (capitalized) in the draft
   that neither the question nor the ledger contains. The ledger includes the rows' and facts'
@@ -43,8 +43,10 @@ from decimal import Decimal, InvalidOperation
 from typing import Literal
 
 from apps.graph.keys import key_tokens
-from apps.providers.dates import Precision, find_dates
-from apps.retrieval.planner import month_number, predicate_families, role_compatible, role_group, stem, words
+from apps.language.calendar import month_alternation, month_number, weekday_alternation
+from apps.language.dates import Precision, Tense, find_dates
+from apps.language.lexicon import predicate_families, role_compatible, role_group
+from apps.language.words import stem, words
 from apps.retrieval.scoring import entity_keys
 from apps.retrieval.types import FactCandidate, Plan, RowCandidate
 
@@ -93,13 +95,12 @@ _NUMBER_WORDS: dict[str, int] = {
 }  # fmt: skip
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 _MONTH_WORD = re.compile(
-    r"\b(?:january|february|march|april|june|july|august|september|october|november|december|jan|feb|mar|apr"
-    r"|jun|jul|aug|sept|sep|oct|nov|dec)\b\.?|\b(?-i:May)\b",
+    rf"\b(?:{month_alternation(abbreviations=True, may=False)})\b\.?|\b(?-i:May)\b",
     re.IGNORECASE,
 )
 _TIME_WORDS = re.compile(
-    r"\b(?:19|20)\d{2}\b|\b(?:january|february|march|april|may|june|july|august|september|october|november"
-    r"|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|today|tonight|tomorrow|ago"
+    rf"\b(?:19|20)\d{{2}}\b|\b(?:{month_alternation(abbreviations=False)}"
+    rf"|{weekday_alternation()}|yesterday|today|tonight|tomorrow|ago"
     r"|weekends?|weeks?|months?|years?|days?|nights?|mornings?|evenings?|afternoons?|decades?|hours?|minutes?"
     r"|spring|summer|autumn|fall|winter|before|after|since|during|until|earlier|later|recently|lately)\b"
     r"|\b\d{1,2}[/-]\d{1,2}\b",
@@ -170,7 +171,7 @@ def _ledger_dates(rows: Sequence[RowCandidate], facts: Sequence[FactCandidate]) 
     sources += [(" ".join(fact.literals.values()), fact.mention_time) for fact in facts]
     for text, mention in sources:
         if mention is not None:
-            for resolved in find_dates(text, mention_time=mention):
+            for resolved in find_dates(text, mention_time=mention, tense=Tense.PAST):
                 add(resolved.start, resolved.precision)
     return numbers, months
 
@@ -195,7 +196,7 @@ def _listed_counts(texts: Iterable[str], counted: str) -> set[str]:
 
 
 def _has_time(answer: str) -> bool:
-    return bool(_TIME_WORDS.search(answer)) or bool(find_dates(answer, mention_time=_NO_MENTION))
+    return bool(_TIME_WORDS.search(answer)) or bool(find_dates(answer, mention_time=_NO_MENTION, tense=Tense.PAST))
 
 
 def _mentions(answer_tokens: frozenset[str], name: str) -> bool:

@@ -42,8 +42,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import TypeVar
 
+from apps.language.words import content_stems, words
 from apps.retrieval.lexical import lexical_ranks
-from apps.retrieval.planner import content_stems, words
 from apps.retrieval.types import (
     FactCandidate,
     FusedRow,

@@ -1,6 +1,6 @@
 """Okapi BM25 and reciprocal rank fusion. Pure.
 
-Terms are the stems of content words (:func:`apps.retrieval.planner.stem`), the same
+Terms are the stems of content words (:func:`apps.language.words.stem`), the same
 normalization every other lexical comparison of retrieval uses. BM25 scores a question against
 a set of documents with the set's own statistics (document frequencies, average length):
 the whole history for flat mode, the bounded candidate set for graph mode.
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TypeVar
 
-from apps.retrieval.planner import is_content_word, stem, words
+from apps.language.words import is_content_word, stem, words
 from apps.retrieval.types import RowCandidate
 
 BM25_K1 = 1.5  # term-frequency saturation (the usual value)

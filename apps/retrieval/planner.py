@@ -24,7 +24,7 @@ no parser (≈0.1 ms a question), and returns a :class:`~apps.retrieval.types.Pl
   subject ("When did Priya buy the Suica card?" → "Suica"). Conservative on purpose: the
   relation lane keeps only frames that contain a named object (paper A.3).
 - **Answer types** and **role hints** from the wh-word and the position of each name.
-- **Temporal constraints**: dates via :func:`apps.providers.dates.find_dates` (relative
+- **Temporal constraints**: dates via :func:`apps.language.dates.find_dates` (relative
   phrases only when ``now`` is given), before/after relations to a named date, and orders.
 - **Future**: the question asks about a plan ("will", "going to", "planning to", "next",
   "upcoming"); scoring then does not penalize planned frames (our choice: the paper's penalty
@@ -34,7 +34,6 @@ no parser (≈0.1 ms a question), and returns a :class:`~apps.retrieval.types.Pl
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping
@@ -43,7 +42,10 @@ from datetime import date, datetime, timedelta
 from types import MappingProxyType
 
 from apps.graph.keys import anchor_key
-from apps.providers.dates import Precision, ResolvedDate, find_dates
+from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES, month_alternation, month_number, weekday_alternation
+from apps.language.dates import Precision, ResolvedDate, Tense, find_dates
+from apps.language.lexicon import ACTIVITY_FAMILIES, RELATION_FAMILIES, RoleGroup, family_forms
+from apps.language.words import POSSESSIVE, STOPWORDS, TOKEN, content_stems, fold, is_content_word, lemma_candidates
 from apps.retrieval.types import (
     AnswerType,
     Budgets,
@@ -53,7 +55,6 @@ from apps.retrieval.types import (
     Plan,
     RangeRelation,
     RelationFamily,
-    RoleGroup,
     RoleHint,
     TemporalConstraints,
     TemporalOrder,
@@ -71,95 +72,10 @@ OPERATOR_BUDGETS: Mapping[Operator, Budgets] = MappingProxyType(
     }
 )
 
-# Canonical relation families and their surface forms, as lemmas (our choice; the paper says
-# only that P_q holds "canonical relation families and their surface forms"). Frame predicates
-# are verb lemmas, so a family matches a frame when one of the predicate's lemmas is a form.
-# A form may belong to several families ("go": travel; "go to": attend as well).
-RELATION_FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "travel": ("go", "travel", "visit", "trip", "fly", "flight", "vacation", "holiday", "tour", "journey",
-                   "drive", "road trip", "abroad", "cruise"),
-        "purchase": ("buy", "purchase", "order", "shop", "pay", "spend", "afford"),
-        "own": ("own", "have", "possess", "keep", "owner"),
-        "attend": ("attend", "join", "go to", "participate", "event", "conference", "concert", "festival",
-                   "meetup", "workshop", "parade", "show", "performance", "sign up", "take up"),
-        "work": ("work", "job", "career", "employ", "hire", "boss", "colleague", "coworker", "office",
-                 "profession", "occupation", "company", "business", "intern", "promote", "promotion", "quit",
-                 "retire"),
-        "like": ("like", "love", "enjoy", "favorite", "favourite", "prefer", "fan", "adore", "passion", "hobby",
-                 "interest", "dislike", "hate"),
-        "create": ("paint", "write", "make", "draw", "build", "create", "compose", "design", "bake", "cook",
-                   "knit", "sculpt", "craft", "sew", "record", "film", "photograph"),
-        "family": ("husband", "wife", "kid", "child", "son", "daughter", "mother", "mom", "father", "dad",
-                   "parent", "brother", "sister", "sibling", "grandmother", "grandma", "grandfather", "grandpa",
-                   "family", "marry", "spouse", "aunt", "uncle", "cousin", "niece", "nephew"),
-        "study": ("study", "learn", "school", "college", "university", "degree", "major", "course", "class",
-                  "student", "graduate", "research", "teach", "lesson", "exam", "sign up"),
-        "move": ("move", "relocate", "live", "reside", "home", "house", "apartment", "neighborhood"),
-        "meet": ("meet", "friend", "hang out", "date", "befriend", "introduce", "catch up"),
-        "pet": ("pet", "dog", "cat", "puppy", "kitten", "adopt", "rescue"),
-        "play": ("play", "sport", "instrument", "game", "team", "practice"),
-        "read": ("read", "book", "novel", "author"),
-        "give": ("give", "gift", "present", "receive", "send"),
-        "health": ("sick", "ill", "injury", "injure", "hurt", "doctor", "hospital", "surgery", "diagnose",
-                   "therapy", "recover"),
-        "celebrate": ("celebrate", "birthday", "party", "anniversary", "wedding"),
-        "volunteer": ("volunteer", "donate", "charity", "fundraiser", "mentor"),
-        "exercise": ("run", "jog", "swim", "hike", "bike", "cycle", "yoga", "gym", "workout", "marathon", "race",
-                     "climb", "ski", "surf", "kayak", "camp"),
-        "watch": ("watch", "movie", "series", "episode"),
-        "eat": ("eat", "food", "restaurant", "dish", "meal", "dinner", "lunch", "breakfast"),
-    }
-)  # fmt: skip
-
-# The families that count as doing something: an activity question that cues no family of its
-# own ("What activities does Priya partake in?", "What does Sam do to relax?") asks for frames
-# of any of them (our choice).
-ACTIVITY_FAMILIES: tuple[str, ...] = (
-    "exercise", "create", "attend", "play", "travel", "volunteer", "celebrate", "watch", "read", "study",
-)  # fmt: skip
-
-# Open-vocabulary frame roles grouped by what they say about direction (our choice). A role
-# outside every group is neutral: it neither agrees nor conflicts.
-ROLE_GROUPS: Mapping[RoleGroup, frozenset[str]] = MappingProxyType(
-    {
-        "agent": frozenset({"agent", "experiencer", "possessor", "owner", "creator", "subject", "speaker", "buyer",
-                            "author", "performer", "member", "employee", "host", "giver", "sender", "attendee",
-                            "participant", "actor", "student", "parent"}),
-        "companion": frozenset({"companion", "partner", "co_agent", "coagent", "friend", "accompaniment"}),
-        "theme": frozenset({"theme", "patient", "object", "item", "topic", "title", "content", "product", "name",
-                            "attribute", "work", "gift", "pet", "child", "activity", "skill"}),
-        "recipient": frozenset({"recipient", "beneficiary", "addressee", "receiver", "target", "audience"}),
-        "place": frozenset({"location", "destination", "place", "venue", "origin", "site", "city", "country",
-                            "employer", "organization", "school"}),
-        "time": frozenset({"time", "date", "occasion", "period", "duration"}),
-    }
-)  # fmt: skip
-_ROLE_TO_GROUP: Mapping[str, RoleGroup] = MappingProxyType(
-    {role: group for group, roles in ROLE_GROUPS.items() for role in roles}
-)
-# Agent and companion are the two sides of one joint activity ("A hiked with B" = "B hiked
-# with A"), so either satisfies a hint for the other.
-_SYMMETRIC: frozenset[RoleGroup] = frozenset({"agent", "companion"})
-
-_STOPWORDS: frozenset[str] = frozenset(
-    """a an the and or but nor of to in on at for with from by about as into onto than then so if
-    is are was were be been being am do does did doing done has have had having will would can could
-    should shall may might must what when where who whom whose which why how that this these those there
-    here it its he she they them his her hers their theirs him i me my mine we us our ours you your yours
-    any some all each every many much often long ever also just not no yes s t one ones kind kinds type
-    types sort sorts thing things time times way ways lot lots get got else both common ago before after since
-    until during first last latest earliest recently lately ever planning plan plans planned""".split()
-)  # fmt: skip
 _AUXILIARIES: frozenset[str] = frozenset(
     "is are was were do does did has have had will would can could should shall might must am".split()
 )
-_MONTH_NAMES: frozenset[str] = frozenset(
-    """january february march april may june july august september october november december jan feb mar
-    apr jun jul aug sep sept oct nov dec""".split()
-)  # fmt: skip
-_WEEKDAY_NAMES: frozenset[str] = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
-_NOT_ENTITIES: frozenset[str] = _MONTH_NAMES | _WEEKDAY_NAMES | frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+_NOT_ENTITIES: frozenset[str] = MONTH_AND_WEEKDAY_NAMES | frozenset({"i", "i'm", "i've", "i'd", "i'll"})
 _SPAN_JOINERS: frozenset[str] = frozenset({"of", "the", "de", "la", "du", "van", "von", "&"})
 _DETERMINERS: frozenset[str] = frozenset("a an the my his her their our your its this that these those some".split())
 _TIME_UNITS: frozenset[str] = frozenset(
@@ -167,32 +83,11 @@ _TIME_UNITS: frozenset[str] = frozenset(
 )
 # Words that name a time rather than a thing: constraints in T_q, never keywords.
 _NOT_KEYWORDS: frozenset[str] = (
-    _MONTH_NAMES
-    | _WEEKDAY_NAMES
+    MONTH_AND_WEEKDAY_NAMES
     | _TIME_UNITS
     | frozenset("weekend weekends yesterday today tomorrow tonight morning evening night next past".split())
 )
 
-_IRREGULAR_LEMMAS: Mapping[str, str] = MappingProxyType(
-    {
-        "went": "go", "gone": "go", "goes": "go", "bought": "buy", "made": "make", "wrote": "write",
-        "written": "write", "drew": "draw", "drawn": "draw", "built": "build", "met": "meet", "flew": "fly",
-        "flown": "fly", "flies": "fly", "took": "take", "taken": "take", "saw": "see", "seen": "see", "gave": "give",
-        "given": "give", "got": "get", "gotten": "get", "taught": "teach", "ran": "run", "began": "begin",
-        "begun": "begin", "did": "do", "done": "do", "does": "do", "has": "have", "had": "have", "was": "be",
-        "were": "be", "is": "be", "are": "be", "been": "be", "am": "be", "ate": "eat", "eaten": "eat",
-        "sang": "sing", "sung": "sing", "swam": "swim", "swum": "swim", "rode": "ride", "ridden": "ride",
-        "left": "leave", "felt": "feel", "kept": "keep", "lost": "lose", "won": "win", "sold": "sell",
-        "told": "tell", "thought": "think", "brought": "bring", "found": "find", "heard": "hear", "paid": "pay",
-        "spent": "spend", "became": "become", "came": "come", "held": "hold", "led": "lead", "learnt": "learn",
-        "children": "child", "wives": "wife", "women": "woman", "men": "man", "people": "person", "grew": "grow",
-        "grown": "grow", "knew": "know", "known": "know", "chose": "choose", "chosen": "choose", "fell": "fall",
-        "fallen": "fall", "wore": "wear", "worn": "wear", "caught": "catch", "sat": "sit", "stood": "stand",
-        "sent": "send", "drove": "drive", "driven": "drive", "hung": "hang", "sewn": "sew", "threw": "throw",
-        "thrown": "throw", "dug": "dig", "hid": "hide", "hidden": "hide", "broke": "break", "broken": "break",
-        "spoke": "speak", "spoken": "speak", "cities": "city", "hobbies": "hobby", "parties": "party",
-    }
-)  # fmt: skip
 # Past participles that show a "have" is an auxiliary ("has Priya been", "have you made").
 _PARTICIPLES: frozenset[str] = frozenset(
     """been done gone made had read met bought built kept left taught found written drawn flown taken seen given
@@ -200,142 +95,8 @@ _PARTICIPLES: frozenset[str] = frozenset(
     grown known chosen fallen worn caught sat stood sent driven hung sewn thrown broken spoken hidden""".split()
 )  # fmt: skip
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*|[.?!;]")
 _QUOTED = re.compile(r"\"([^\"]{1,80})\"|“([^”]{1,80})”|(?:(?<=\s)|^)'([^']{1,80})'(?=[\s?.!,;:]|$)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<![\w.])\d+(?=st\b|nd\b|rd\b|th\b)")
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
-
-
-# --- words ---------------------------------------------------------------------------------
-
-
-def _fold(word: str) -> str:
-    """Lowercase, straight apostrophes, no possessive ``'s``."""
-    return _POSSESSIVE.sub("", word.lower().replace("’", "'"))
-
-
-@functools.lru_cache(maxsize=16384)
-def lemma_candidates(word: str) -> tuple[str, ...]:
-    """The possible lemmas of one word: irregular forms, then the word and its suffix-stripped forms.
-
-    Deliberately generous (``"making"`` → ``making, mak, make``): a candidate counts only if a
-    table knows it, so a wrong candidate is harmless.
-    """
-    folded = _fold(word)
-    irregular = _IRREGULAR_LEMMAS.get(folded)
-    if irregular is not None:
-        return (irregular,)
-    found = [folded]
-    if len(folded) > 3:
-        if folded.endswith("ies"):
-            found.append(folded[:-3] + "y")
-        if folded.endswith("es"):
-            found += [folded[:-2], folded[:-1]]
-        elif folded.endswith("s") and not folded.endswith(("ss", "us", "is")):
-            found.append(folded[:-1])
-        if folded.endswith("ied"):
-            found.append(folded[:-3] + "y")
-        if folded.endswith("ed"):
-            found += [folded[:-2], folded[:-1]]
-            if len(folded) > 4 and folded[-3] == folded[-4]:
-                found.append(folded[:-3])  # planned → plan
-        if folded.endswith("ing") and len(folded) > 4:
-            found += [folded[:-3], folded[:-3] + "e"]
-            if len(folded) > 5 and folded[-4] == folded[-5]:
-                found.append(folded[:-4])  # swimming → swim
-    return tuple(dict.fromkeys(found))
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A crude, consistent stem for lexical matching: "painted", "painting", "paints" → "paint".
-
-    Used on both sides of every comparison (question and evidence), so only consistency
-    matters: "make", "making" and "made" all become "mak".
-    """
-    folded = _fold(word)
-    folded = _IRREGULAR_LEMMAS.get(folded, folded)
-    if not folded.isalpha():
-        return folded
-    out = folded
-    if len(out) > 5 and out.endswith("ing"):
-        out = _undouble(out[:-3])
-    elif len(out) > 4 and out.endswith("ied"):
-        out = out[:-3] + "y"
-    elif len(out) > 4 and out.endswith("ed"):
-        out = _undouble(out[:-2])
-    elif len(out) > 4 and out.endswith("ies"):
-        out = out[:-3] + "y"
-    elif len(out) > 4 and out.endswith("es") and out[:-2].endswith(("s", "x", "ch", "sh", "z")):
-        out = out[:-2]
-    elif len(out) > 3 and out.endswith("s") and not out.endswith(("ss", "us", "is")):
-        out = out[:-1]
-    if len(out) >= 4 and out.endswith("e"):
-        out = out[:-1]
-    return out
-
-
-def _undouble(stem_: str) -> str:
-    if len(stem_) >= 4 and stem_[-1] == stem_[-2] and stem_[-1] not in "lsz":
-        return stem_[:-1]
-    return stem_
-
-
-def words(text: str) -> list[str]:
-    """The words of a text (letters and digits, with inner apostrophes and hyphens)."""
-    return [token for token in _WORD.findall(text) if token[0].isalnum()]
-
-
-@functools.lru_cache(maxsize=65536)
-def is_content_word(word: str) -> bool:
-    folded = _fold(word)
-    return len(folded) > 1 and folded not in _STOPWORDS and folded != "'"
-
-
-def content_stems(text: str) -> frozenset[str]:
-    """The stems of a text's content words: what lexical coverage and paraphrase checks compare."""
-    return frozenset(stem(word) for word in words(text) if is_content_word(word))
-
-
-@functools.lru_cache(maxsize=1)
-def _lexicon() -> tuple[Mapping[str, tuple[str, ...]], Mapping[tuple[str, str], tuple[str, ...]]]:
-    single: dict[str, list[str]] = {}
-    double: dict[tuple[str, str], list[str]] = {}
-    for family, forms in RELATION_FAMILIES.items():
-        for form in forms:
-            parts = form.split()
-            if len(parts) == 1:
-                single.setdefault(form, []).append(family)
-            else:
-                double.setdefault((parts[0], parts[1]), []).append(family)
-    return (
-        MappingProxyType({form: tuple(families) for form, families in single.items()}),
-        MappingProxyType({pair: tuple(families) for pair, families in double.items()}),
-    )
-
-
-def predicate_families(predicate: str) -> frozenset[str]:
-    """The relation families a frame predicate belongs to ("work_at" → work; "pick up" → none)."""
-    single, double = _lexicon()
-    parts = [part for part in re.split(r"[\s_\-]+", predicate.lower()) if part]
-    found: set[str] = set()
-    for part in parts:
-        for lemma in lemma_candidates(part):
-            found.update(single.get(lemma, ()))
-    for first, second in itertools.pairwise(parts):
-        for lemma in lemma_candidates(first):
-            found.update(double.get((lemma, second), ()))
-    return frozenset(found)
-
-
-@functools.lru_cache(maxsize=1024)
-def role_group(role: str) -> RoleGroup | None:
-    return _ROLE_TO_GROUP.get(re.sub(r"[\s\-]+", "_", role.strip().lower()))
-
-
-def role_compatible(group: RoleGroup, allowed: Iterable[RoleGroup]) -> bool:
-    allowed_set = frozenset(allowed)
-    return group in allowed_set or (group in _SYMMETRIC and bool(allowed_set & _SYMMETRIC))
 
 
 # --- the question --------------------------------------------------------------------------
@@ -360,11 +121,11 @@ class _Span:
 def _tokens(question: str) -> list[_Token]:
     out: list[_Token] = []
     start = True
-    for raw in _WORD.findall(question):
+    for raw in TOKEN.findall(question):
         if raw in ".?!;":
             start = True
             continue
-        out.append(_Token(raw, _fold(raw), len(out), start))
+        out.append(_Token(raw, fold(raw), len(out), start))
         start = False
     return out
 
@@ -382,7 +143,7 @@ def _entity_spans(tokens: list[_Token]) -> list[_Span]:
             i += 1
             continue
         last = i
-        while not _POSSESSIVE.search(tokens[last].text):
+        while not POSSESSIVE.search(tokens[last].text):
             nxt = last + 1
             if nxt < len(tokens) and _is_capitalized(tokens[nxt]) and not tokens[nxt].sentence_start:
                 last = nxt
@@ -394,8 +155,8 @@ def _entity_spans(tokens: list[_Token]) -> list[_Span]:
                 last = joined
                 continue
             break
-        text = " ".join(_POSSESSIVE.sub("", t.text) for t in tokens[i : last + 1])
-        spans.append(_Span(text, i, last, bool(_POSSESSIVE.search(tokens[last].text))))
+        text = " ".join(POSSESSIVE.sub("", t.text) for t in tokens[i : last + 1])
+        spans.append(_Span(text, i, last, bool(POSSESSIVE.search(tokens[last].text))))
         i = last + 1
     return spans
 
@@ -420,7 +181,7 @@ def _is_future_going(tokens: list[_Token], i: int) -> bool:
 
 
 def _relations(tokens: list[_Token]) -> tuple[tuple[RelationFamily, ...], set[int]]:
-    single, double = _lexicon()
+    single, double = family_forms()
     cues: dict[str, list[str]] = {}
     cue_indexes: set[int] = set()
     for i, token in enumerate(tokens):
@@ -487,7 +248,7 @@ def _plural_noun(word: str) -> bool:
         len(word) > 3
         and word.endswith("s")
         and not word.endswith(("ss", "us", "is", "'s"))
-        and word not in _STOPWORDS
+        and word not in STOPWORDS
         and word not in _AUXILIARIES
     ) or word in {"children", "people", "men", "women"}
 
@@ -684,42 +445,21 @@ _ORDER_CUES: tuple[tuple[TemporalOrder, re.Pattern[str]], ...] = (
     (
         "last",
         re.compile(
-            r"\blast\b(?!\s+(?:night|weekend|week|month|year|summer|winter|spring|fall|autumn|monday|tuesday"
-            r"|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august"
-            r"|september|october|november|december)\b)|\blatest\b|\bmost recent(?:ly)?\b|\brecently\b|\blately\b"
+            rf"\blast\b(?!\s+(?:night|weekend|week|month|year|summer|winter|spring|fall|autumn|{weekday_alternation()}"
+            rf"|{month_alternation(abbreviations=False)})\b)|\blatest\b|\bmost recent(?:ly)?\b|\brecently\b|\blately\b"
         ),
     ),
     ("order", re.compile(r"\border\b|\bsequence\b|\bchronolog|\bearlier or later\b|\bwhich came first\b")),
 )
 _FUTURE = re.compile(
     r"\bwill\b|\bgoing to\b|\bplan(?:s|ning|ned)? (?:to|on)\b|\bupcoming\b|\bintend|\bhoping to\b"
-    r"|\bnext (?:week|weekend|month|year|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday"
-    r"|friday|saturday|sunday)\b"
+    rf"|\bnext (?:week|weekend|month|year|summer|winter|spring|fall|autumn|{weekday_alternation()})\b"
 )
 _HAS_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-_BARE_MONTH = re.compile(
-    r"\b(january|february|march|april|june|july|august|september|october|november|december|(?-i:May))\b",
-    re.IGNORECASE,
-)
-_MONTH_NUMBER: Mapping[str, int] = MappingProxyType(
-    {
-        name: number
-        for number, names in enumerate(
-            (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
-             ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
-             ("october", "oct"), ("november", "nov"), ("december", "dec")),
-            start=1,
-        )
-        for name in names
-    }
-)  # fmt: skip
+_BARE_MONTH = re.compile(rf"\b({month_alternation(abbreviations=False, may=False)}|(?-i:May))\b", re.IGNORECASE)
 # A fixed mention date for questions planned without ``now``: only phrases that carry their own
 # year are kept, so the value never leaks into a plan.
 _NO_NOW = date(2000, 1, 1)
-
-
-def month_number(name: str) -> int | None:
-    return _MONTH_NUMBER.get(name.lower().rstrip("."))
 
 
 def _period_end(resolved: ResolvedDate) -> date:
@@ -748,7 +488,10 @@ def _range_relation(question: str, phrase: str) -> RangeRelation:
 def _temporal(question: str, lowered: str, now: datetime | None) -> TemporalConstraints:
     orders = tuple(order for order, pattern in _ORDER_CUES if pattern.search(lowered))
     mention = now.date() if now is not None else _NO_NOW
-    resolved = find_dates(question, mention_time=mention, prefer_future=bool(_FUTURE.search(lowered)))
+    tense = (
+        Tense.FUTURE if _FUTURE.search(lowered) else Tense.PAST
+    )  # a question without a future verb asks about the past
+    resolved = find_dates(question, mention_time=mention, tense=tense)
     ranges: list[DateRange] = []
     relative: list[str] = []
     covered: list[str] = []

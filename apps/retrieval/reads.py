@@ -232,7 +232,7 @@ def _frames_by_id(subject: Subject, ids: Sequence[str], properties: Sequence[str
 
 def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> list[FactCandidate]:
     """Frames with their arms' anchor names (one graph read for all the names)."""
-    from apps.providers.dates import parse_event_time
+    from apps.language.dates import parse_event_time
 
     keys = sorted({key for frame in frames for _, key in frame["arms"]})
     names = {k: str(v["name"]) for k, v in _anchors(subject, keys, ("name",)).items()}

@@ -28,7 +28,8 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 from apps.graph.keys import anchor_key, key_tokens
-from apps.retrieval.planner import predicate_families, role_compatible, role_group, stem
+from apps.language.lexicon import RoleGroup, predicate_families, role_compatible, role_group
+from apps.language.words import stem
 from apps.retrieval.types import (
     AnchorCandidate,
     AnchorScore,
@@ -37,7 +38,6 @@ from apps.retrieval.types import (
     Operator,
     Plan,
     RelationFamily,
-    RoleGroup,
     ScoredAnchor,
     ScoredFact,
 )

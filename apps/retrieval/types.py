@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from datetime import date, datetime
 from typing import Literal
 
+from apps.language.lexicon import RoleGroup
+
 Operator = Literal["single", "temporal", "intersection", "list-union", "count"]
 AnswerType = Literal["date", "number", "person", "location", "activity", "object", "reason", "yes/no"]
 TemporalOrder = Literal["before", "after", "first", "last", "order"]
@@ -20,8 +22,6 @@ MemoryType = Literal["episodic", "semantic"]
 FrameStatus = Literal["planned", "done"]
 Lane = Literal["base", "relation", "flat"]  # flat: direct evidence retrieval after a graph read raised
 FusedSource = Literal["cited", "base", "fill"]
-# Role groups (see planner.ROLE_GROUPS): what an open-vocabulary role means for direction checks.
-RoleGroup = Literal["agent", "companion", "theme", "recipient", "place", "time"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ class DateRange:
     phrase: str
     start: date
     end: date
-    precision: str  # day, week, month or year (apps.providers.dates.Precision values)
+    precision: str  # day, week, month or year (apps.language.dates.Precision values)
     relation: RangeRelation = "in"
 
     def contains(self, day: date) -> bool:

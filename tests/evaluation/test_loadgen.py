@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,11 +47,3 @@ def test_clients_run_back_to_back_and_other_statuses_count_as_errors(server: str
     # Every fifth request of each client answers 503.
     assert summary.errors == pytest.approx(summary.requests / 5, rel=0.3)
     assert summary.per_second > 0 and 0 < summary.p50_ms <= summary.p95_ms <= summary.p99_ms
-
-
-def test_percentiles_are_nearest_rank() -> None:
-    values = [float(v) for v in range(1, 101)]
-    assert loadgen.percentile(values, 0.5) == 50.0
-    assert loadgen.percentile(values, 0.95) == 95.0
-    assert loadgen.percentile(values, 0.99) == 99.0
-    assert math.isnan(loadgen.percentile([], 0.5))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.graph.keys import FUNCTION_WORDS, anchor_key, may_denote_same, singularize
+from apps.graph.keys import FUNCTION_WORDS, anchor_key, may_denote_same
+from apps.language.words import singularize
 
 
 def test_the_papers_examples() -> None:

@@ -12,11 +12,11 @@ import pytest
 from pydantic import BaseModel
 from pytest_django.fixtures import Settings
 
+from apps.graph.extraction.local import LocalGraphLLM
 from apps.graph.frames import ExtractedEntity, ExtractedFrame
 from apps.providers import registry
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
-from apps.providers.extraction_local import LocalGraphLLM
 from apps.providers.extraction_schemas import (
     AnchorCandidate,
     ExtractionInput,

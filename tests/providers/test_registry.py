@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import importlib
 import uuid
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from pytest_django.fixtures import Settings
 
+from apps.graph.extraction.local import LocalGraphLLM
+from apps.memory.writing.local import LocalMemoryLLM
+from apps.procedural.local import LocalProceduralLLM
 from apps.providers import registry
 from apps.providers.config import ProviderConfig
 from apps.providers.errors import ProviderError
 from apps.providers.interfaces import MeteringContext
 from apps.providers.local_embedder import LocalEmbedder
-from apps.providers.local_provider import LocalMemoryLLM
 from apps.providers.openai_provider import OpenAIEmbedder, OpenAIMemoryLLM
+from apps.retrieval.answer_local import LocalAnswerLLM
 from tests.providers.conversation import conversation
 from tests.providers.openai_stub import OpenAIStub, json_reply
 
@@ -59,6 +63,19 @@ def test_an_organization_override_uses_its_own_endpoint_model_and_key(
     assert registry.llm_for(organization_id, override=override) is llm
     assert registry.llm_for(uuid.uuid4(), override=override) is not llm  # no client shared across tenants
     assert "sk-organization" not in repr(override)
+
+
+def test_every_local_implementation_is_built_from_its_domain_app() -> None:
+    assert isinstance(registry.graph_llm_for(), LocalGraphLLM)
+    assert isinstance(registry.answer_llm_for(), LocalAnswerLLM)
+    assert isinstance(registry.procedural_llm_for(), LocalProceduralLLM)
+    assert registry.graph_llm_for() is registry.graph_llm_for()
+
+
+def test_every_registered_path_names_a_class() -> None:
+    for name, path in registry.IMPLEMENTATIONS.items():
+        module, _, attribute = path.partition(":")
+        assert isinstance(getattr(importlib.import_module(module), attribute), type), name
 
 
 def test_an_override_needs_an_organization_and_a_key() -> None:

@@ -13,7 +13,6 @@ import pytest
 from apps.audit.models import AuditEntry
 from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent
-from apps.providers.answer_local import LocalAnswerLLM
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,
     AnswerDraft,
@@ -25,6 +24,7 @@ from apps.providers.interfaces import (
 from apps.providers.registry import embedder
 from apps.providers.services import DatabaseUsageMeter
 from apps.retrieval.answer_check import MAX_RETRIEVAL_CALLS, followup_query
+from apps.retrieval.answer_local import LocalAnswerLLM
 from apps.retrieval.answering import AnswerResult, answer_question
 from apps.retrieval.planner import plan_query
 from apps.retrieval.services import search

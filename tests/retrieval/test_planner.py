@@ -10,16 +10,9 @@ from datetime import date, datetime
 
 import pytest
 
-from apps.retrieval.planner import (
-    ACTIVITY_FAMILIES,
-    OPERATOR_BUDGETS,
-    RELATION_FAMILIES,
-    content_stems,
-    lemma_candidates,
-    plan_query,
-    predicate_families,
-    stem,
-)
+from apps.language.lexicon import ACTIVITY_FAMILIES, RELATION_FAMILIES, predicate_families
+from apps.language.words import content_stems, lemma_candidates, stem
+from apps.retrieval.planner import OPERATOR_BUDGETS, plan_query
 from apps.retrieval.types import Budgets
 
 NOW = datetime(2023, 6, 20, 15, 30)

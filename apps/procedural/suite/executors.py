@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from apps.procedural.local import executor_register
 from apps.procedural.suite.tasks import EXECUTOR, run_task
-from apps.providers.procedural_local import executor_register
 
 
 def register_suite_executors() -> None:

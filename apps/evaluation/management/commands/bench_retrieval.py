@@ -39,6 +39,7 @@ from apps.evaluation import synthetic
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.graph import adapter, store
 from apps.memory.models import EpisodicEvent
+from apps.platform.stats import percentile
 from apps.providers.interfaces import Embedder
 from apps.providers.registry import embedder as deployment_embedder
 from apps.retrieval import reads
@@ -116,9 +117,6 @@ class SizeResult:
     hnsw_path: bool
     samples: list[Sample] = field(default_factory=list)
 
-    def percentile(self, values: Sequence[float], q: float) -> float:
-        return percentile(values, q)
-
     def series(self, name: str) -> list[float]:
         if name == "total":
             return [s.total_ms for s in self.samples]
@@ -143,16 +141,6 @@ class SizeResult:
             if s.fallback:
                 found.append(f"{s.question!r}: the graph read raised (fallback to direct retrieval)")
         return sorted(set(found))
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default)."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q / 100
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -506,16 +494,16 @@ class Command(BaseCommand):
 
     def _size_line(self, r: SizeResult) -> str:
         return (
-            f"N={r.size}: p50 {percentile(r.series('total'), 50):.1f} ms, p95 {percentile(r.series('total'), 95):.1f} ms, "
-            f"graph+rows p50 {percentile(r.series('graph+rows'), 50):.1f} ms; load {sum(r.load.seconds.values()):.0f} s"
+            f"N={r.size}: p50 {percentile(r.series('total'), 0.50):.1f} ms, p95 {percentile(r.series('total'), 0.95):.1f} ms, "
+            f"graph+rows p50 {percentile(r.series('graph+rows'), 0.50):.1f} ms; load {sum(r.load.seconds.values()):.0f} s"
         )
 
     # -- report -----------------------------------------------------------------------------
 
     def _report(self, results: list[SizeResult], options: dict[str, Any]) -> str:
         first, last = results[0], results[-1]
-        p95_first, p95_last = percentile(first.series("total"), 95), percentile(last.series("total"), 95)
-        graph_rows_last = percentile(last.series("graph+rows"), 50)
+        p95_first, p95_last = percentile(first.series("total"), 0.95), percentile(last.series("total"), 0.95)
+        graph_rows_last = percentile(last.series("graph+rows"), 0.50)
         violations = {r.size: r.violations() for r in results}
         verdicts = [
             _verdict(
@@ -619,7 +607,7 @@ class Command(BaseCommand):
             ("rows", 50, "^-"),
             ("embedding", 50, "d-"),
         ):
-            latency.plot(sizes, [percentile(r.series(name), q) for r in results], style, label=f"{name} p{q}")
+            latency.plot(sizes, [percentile(r.series(name), q / 100) for r in results], style, label=f"{name} p{q}")
         latency.set(xscale="log", xlabel="records per subject", ylabel="ms", title="search latency (graph mode)")
         latency.set_ylim(bottom=0)
         latency.grid(True, which="both", alpha=0.3)
@@ -649,12 +637,12 @@ def _verdict(ok: bool, text: str) -> str:
 
 
 def _p(result: SizeResult, name: str, q: float) -> str:
-    value = percentile(result.series(name), q)
+    value = percentile(result.series(name), q / 100)
     return "–" if math.isnan(value) else f"{value:.1f}"
 
 
 def _growth(first: SizeResult, last: SizeResult, name: str) -> str:
-    before, after = percentile(first.series(name), 50), percentile(last.series(name), 50)
+    before, after = percentile(first.series(name), 0.50), percentile(last.series(name), 0.50)
     return "–" if math.isnan(before) or math.isnan(after) or before <= 0 else f"{after / before:.1f}×"
 
 

@@ -27,13 +27,12 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from apps.dream.services import DREAM_EVERY_CHUNKS, dream_run, graph_size
-from apps.evaluation.locomo import Conversation, Question, load_conversations, session_messages
+from apps.evaluation.ingestion import conversation_ingest, row_dia_ids
+from apps.evaluation.locomo import Conversation, Question, load_conversations
 from apps.evaluation.reference import REFERENCE_MODES, TurnRetriever
 from apps.evaluation.report import BENCHMARKS, write_section
-from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem
-from apps.memory.services import incoming_messages, memory_write_messages
-from apps.providers.registry import embedder, llm_for
+from apps.providers.registry import embedder
 from apps.retrieval.fusion import count_tokens
 from apps.retrieval.planner import OPERATOR_BUDGETS
 from apps.retrieval.services import search
@@ -134,30 +133,20 @@ class Command(BaseCommand):
     def _ingest(
         self, organization_id: uuid.UUID, conversation: Conversation, *, index: bool, dream: bool = False
     ) -> Subject:
-        llm, vectors = llm_for(organization_id), embedder()
-        with organization_scope(organization_id):
-            subject = tenancy.subject_create(
-                organization_id=organization_id, external_id=conversation.sample_id, kind="user"
-            )
         frontier: list[uuid.UUID] = []
-        for session in tqdm(conversation.sessions, desc=f"ingest {conversation.sample_id}", unit="session"):
-            with organization_scope(organization_id):
-                written = memory_write_messages(
-                    subject=subject,
-                    messages=incoming_messages(list(session_messages(session))),
-                    source_kind="chat",
-                    session_id=f"session_{session.number}",
-                    llm=llm,
-                    embedder=vectors,
-                )
-            if index:
-                with organization_scope(organization_id):
-                    index_chunk(chunk_id=written.chunk_id)
-            if dream:
-                frontier.append(written.chunk_id)
-                if len(frontier) == DREAM_EVERY_CHUNKS:
-                    self._dream(subject, conversation, frontier, final=False)
-                    frontier = []
+
+        def dream_on_schedule(subject: Subject, chunk_id: uuid.UUID) -> None:
+            frontier.append(chunk_id)
+            if len(frontier) == DREAM_EVERY_CHUNKS:
+                self._dream(subject, conversation, list(frontier), final=False)
+                frontier.clear()
+
+        subject = conversation_ingest(
+            organization_id=organization_id,
+            conversation=conversation,
+            index=index,
+            after_session=dream_on_schedule if dream else None,
+        )
         if dream:
             self._dream(subject, conversation, frontier, final=True)
         return subject
@@ -219,12 +208,7 @@ class Command(BaseCommand):
         search_mode = "graph" if mode == "graph+dream" else mode  # the same retrieval over the dreamed graph
         vectors = embedder()
         lines = []
-        with organization_scope(subject.organization_id):
-            dia_of: dict[str, list[str]] = {
-                str(row_id): list(ids)
-                for model in (EpisodicEvent, SemanticItem)
-                for row_id, ids in model.objects.filter(subject=subject).values_list("id", "source_message_ids")
-            }
+        dia_of = row_dia_ids(subject)
         for question in tqdm(conversation.questions, desc=f"ask {conversation.sample_id} ({mode})", unit="q"):
             started = time.perf_counter()
             with organization_scope(subject.organization_id):

@@ -32,6 +32,7 @@ from django.test import override_settings
 from kombu import Queue
 
 from apps.evaluation.report import write_section
+from apps.platform.stats import percentile
 from apps.tenancy import services as tenancy
 from apps.tenancy.scope import organization_scope
 from apps.webhooks import events
@@ -126,11 +127,6 @@ def _emit(organization_id: uuid.UUID, sequence: int) -> tuple[str, float]:
     return str(event.id), time.time()
 
 
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
 class Command(BaseCommand):
     help = "Benchmark webhook delivery (deliveries/s, commit-to-receiver latency) on a real worker pool."
 
@@ -204,7 +200,7 @@ class Command(BaseCommand):
             f"| burst: deliveries/s | {delivered_per_second:.0f} |",
             f"| steady: events | {len(latencies)} at {options['rate']:.0f}/s |",
             f"| steady: commit → receiver p50 | {statistics.median(latencies):.0f} ms |",
-            f"| steady: commit → receiver p95 | {_percentile(latencies, 0.95):.0f} ms |",
+            f"| steady: commit → receiver p95 | {percentile(latencies, 0.95):.0f} ms |",
             f"| steady: commit → receiver max | {max(latencies):.0f} ms |",
             f"| machine load (1-min average) at the end | {os.getloadavg()[0]:.1f} |",
         ]

@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from apps.language.pipeline import spacy_pipeline
 from apps.procedural.texts import general_form, quote_in
 from apps.providers.interfaces import MeteringContext, ReplayUnavailable
-from apps.providers.local_provider import _LANGUAGE
 from apps.providers.procedural_schemas import (
     AbstractReply,
     Citation,
@@ -139,7 +139,7 @@ class LocalProceduralLLM:
         return CurateReply(decisions=decisions)
 
     def abstract(self, text: str, *, metering: MeteringContext) -> AbstractReply:
-        document = _LANGUAGE.get()(text)
+        document = spacy_pipeline()(text)
         entities = [(entity.text, entity.label_) for entity in document.ents if entity.label_ not in _NUMERIC_LABELS]
         return AbstractReply(general_text=general_form(text, entities), entities=[list(item) for item in entities])
 

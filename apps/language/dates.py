@@ -5,13 +5,19 @@ was mentioned, so "yesterday" said on 2023-05-08 is 2023-05-07 and "next month" 
 A resolved date keeps its precision; its ISO 8601 form is reduced to that precision
 (``2023``, ``2023-06``, ``2023-W18``, ``2023-05-07``) so a month is never passed off as a day.
 
-Conventions for the ambiguous forms (documented because they are choices):
+The reference is always the time the text was said (a message's timestamp), never the time it
+is read. The tense of the clause a phrase sits in (:class:`Tense`, decided by the caller, who
+has the parse) says which way the ambiguous forms look:
+
+- A bare weekday ("on Saturday"), a day and month without a year ("on 7 May", "May 27th"), a
+  day of the month alone ("on the 27th") and "in May" look backwards in a past clause and
+  forwards in a future one ("I'm moving in June", "we'll meet on the 3rd"). In a present or
+  unmarked clause ("my appointment is May 27th") they take the nearest such day or month, the
+  later one on a tie: one said a week ahead is next week's, not last year's.
 - "last <weekday>" is the most recent such day strictly before the mention date and
   "next <weekday>" the first one strictly after it; "this <weekday>" is that day of the
   mention's ISO week.
-- A bare weekday ("on Saturday"), a day and month without a year ("on 7 May") and "in May"
-  look backwards for past events and forwards for planned ones (``prefer_future``).
-- "in two weeks" is read as a date only for planned events; in a past event it is a duration.
+- "in two weeks" is a date unless the clause is past; in a past one it is a duration.
 - Weekends are the ISO week of their Saturday: "last weekend" is the previous ISO week's.
 """
 
@@ -22,6 +28,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from enum import StrEnum
+
+from apps.language.calendar import MONTHS, WEEKDAYS, month_alternation, weekday_alternation
+
+
+class Tense(StrEnum):
+    """The tense of the clause a date phrase sits in: which way an ambiguous date looks."""
+
+    PAST = "past"  # "we moved in April", "I had been there since May"
+    FUTURE = "future"  # "we'll move in June", "I'm moving in June", "planning to go on Friday"
+    UNMARKED = "unmarked"  # present or unknown: "my appointment is May 27th"
 
 
 class Precision(StrEnum):
@@ -60,24 +76,16 @@ class EventTime:
     precision: Precision
 
 
-_MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
-}  # fmt: skip
-_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "couple of": 2,
 }  # fmt: skip
 
 # "May" is also a modal verb: as a month name it must be capitalised.
-_MONTH = (
-    r"(?P<month>january|february|march|april|june|july|august|september|october|november|december"
-    r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec|(?-i:May))\.?"
-)
-_WEEKDAY = r"(?P<weekday>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTH = rf"(?P<month>{month_alternation(abbreviations=True, may=False)}|(?-i:May))\.?"
+_WEEKDAY = rf"(?P<weekday>{weekday_alternation()})"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_ORDINAL_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _COUNT = r"(?P<count>\d+|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
@@ -118,22 +126,34 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
-def _undated_year(mention: date, month: int, day: int, prefer_future: bool) -> date | None:
-    """A day and month said without a year: the nearest one in the direction of the event."""
-    candidate = _safe_date(mention.year, month, day)
-    if candidate is None:
-        return None
-    if prefer_future and candidate < mention:
-        return _safe_date(mention.year + 1, month, day)
-    if not prefer_future and candidate > mention:
-        return _safe_date(mention.year - 1, month, day)
-    return candidate
+def _month_index(day: date) -> int:
+    return day.year * 12 + day.month
+
+
+def _in_direction(
+    candidates: list[date], mention: date, tense: Tense, *, distance: Callable[[date], int] = date.toordinal
+) -> date | None:
+    """Of the candidate days, the one the tense points to: the latest not after the mention for
+    the past, the earliest not before it for the future, else the nearest by ``distance`` (days,
+    or months for a month), the later one on a tie."""
+    if tense is Tense.PAST:
+        return max((day for day in candidates if day <= mention), default=None)
+    if tense is Tense.FUTURE:
+        return min((day for day in candidates if day >= mention), default=None)
+    return min(candidates, key=lambda day: (abs(distance(day) - distance(mention)), -day.toordinal()), default=None)
+
+
+def _undated_year(mention: date, month: int, day: int, tense: Tense) -> date | None:
+    """A day and month said without a year: the one of the year before, of the mention's year or
+    of the year after that the tense points to."""
+    candidates = [_safe_date(mention.year + step, month, day) for step in (-1, 0, 1)]
+    return _in_direction([day for day in candidates if day is not None], mention, tense)
 
 
 @dataclass(frozen=True)
 class _Context:
     mention: date
-    prefer_future: bool
+    tense: Tense
 
 
 _Handler = Callable[[dict[str, str], _Context], tuple[date, Precision] | None]
@@ -145,32 +165,43 @@ def _iso_day(groups: dict[str, str], _: _Context) -> tuple[date, Precision] | No
 
 
 def _full_day(groups: dict[str, str], _: _Context) -> tuple[date, Precision] | None:
-    day = _safe_date(int(groups["year"]), _MONTHS[groups["month"].lower()], int(groups["day"]))
+    day = _safe_date(int(groups["year"]), MONTHS[groups["month"].lower()], int(groups["day"]))
     return (day, Precision.DAY) if day else None
 
 
 def _day_month(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    month, day_of_month = _MONTHS[groups["month"].lower()], int(groups["day"])
-    day = _undated_year(context.mention, month, day_of_month, context.prefer_future)
+    month, day_of_month = MONTHS[groups["month"].lower()], int(groups["day"])
+    day = _undated_year(context.mention, month, day_of_month, context.tense)
+    return (day, Precision.DAY) if day else None
+
+
+def _day_of_month(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
+    """ "On the 27th": that day of the month before, of the mention's month or of the next one."""
+    mention, day_of_month = context.mention, int(groups["day"])
+    candidates = [_add_months(mention, step) for step in (-1, 0, 1)]
+    days = [_safe_date(first.year, first.month, day_of_month) for first in candidates]
+    day = _in_direction([day for day in days if day is not None], mention, context.tense)
     return (day, Precision.DAY) if day else None
 
 
 def _month_year(groups: dict[str, str], _: _Context) -> tuple[date, Precision] | None:
-    return date(int(groups["year"]), _MONTHS[groups["month"].lower()], 1), Precision.MONTH
+    return date(int(groups["year"]), MONTHS[groups["month"].lower()], 1), Precision.MONTH
 
 
 def _named_month(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    month, mention = _MONTHS[groups["month"].lower()], context.mention
+    month, mention = MONTHS[groups["month"].lower()], context.mention
     qualifier = (groups.get("qualifier") or "").lower()
     if qualifier == "this":
         return date(mention.year, month, 1), Precision.MONTH
-    # "in May" said in May is this May; "last May" and "next May" are a year away.
-    inclusive = qualifier == ""
-    if qualifier == "last" or (inclusive and not context.prefer_future):
-        earlier = month < mention.month or (inclusive and month == mention.month)
-        return date(mention.year if earlier else mention.year - 1, month, 1), Precision.MONTH
-    later = month > mention.month or (inclusive and month == mention.month)
-    return date(mention.year if later else mention.year + 1, month, 1), Precision.MONTH
+    this_month = date(mention.year, mention.month, 1)
+    candidates = [date(mention.year + step, month, 1) for step in (-1, 0, 1)]
+    if qualifier == "last":  # "last May" said in May is a year ago
+        return max(day for day in candidates if day < this_month), Precision.MONTH
+    if qualifier == "next":
+        return min(day for day in candidates if day > this_month), Precision.MONTH
+    # "in May" said in May is this May, whatever the tense.
+    chosen = _in_direction(candidates, this_month, context.tense, distance=_month_index)
+    return (chosen, Precision.MONTH) if chosen else None
 
 
 def _year(groups: dict[str, str], _: _Context) -> tuple[date, Precision] | None:
@@ -198,7 +229,7 @@ def _from_now(groups: dict[str, str], context: _Context) -> tuple[date, Precisio
 
 
 def _in_future(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    return _from_now(groups, context) if context.prefer_future else None
+    return _from_now(groups, context) if context.tense is not Tense.PAST else None
 
 
 def _qualified_period(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
@@ -218,7 +249,7 @@ def _qualified_weekend(groups: dict[str, str], context: _Context) -> tuple[date,
 
 
 def _qualified_weekday(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    qualifier, weekday, mention = groups["qualifier"].lower(), _WEEKDAYS[groups["weekday"].lower()], context.mention
+    qualifier, weekday, mention = groups["qualifier"].lower(), WEEKDAYS[groups["weekday"].lower()], context.mention
     if qualifier in ("last", "past"):
         return _weekday_before(mention, weekday), Precision.DAY
     if qualifier in ("next", "coming"):
@@ -227,10 +258,14 @@ def _qualified_weekday(groups: dict[str, str], context: _Context) -> tuple[date,
 
 
 def _bare_weekday(groups: dict[str, str], context: _Context) -> tuple[date, Precision] | None:
-    weekday = _WEEKDAYS[groups["weekday"].lower()]
-    if context.prefer_future:
-        return _weekday_after(context.mention, weekday), Precision.DAY
-    return _weekday_before(context.mention, weekday), Precision.DAY
+    weekday, mention = WEEKDAYS[groups["weekday"].lower()], context.mention
+    # Strictly before or after: "on Monday" said on a Monday is a week away, not today.
+    candidates = [_weekday_before(mention, weekday), _weekday_after(mention, weekday)]
+    if context.tense is Tense.PAST:
+        return candidates[0], Precision.DAY
+    if context.tense is Tense.FUTURE:
+        return candidates[1], Precision.DAY
+    return min(candidates, key=lambda day: (abs((day - mention).days), -day.toordinal())), Precision.DAY
 
 
 _PATTERNS: tuple[tuple[re.Pattern[str], _Handler], ...] = tuple(
@@ -241,6 +276,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], _Handler], ...] = tuple(
         (rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", _full_day),
         (rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?!\w)", _day_month),
         (rf"\b{_MONTH}\s+{_DAY}\b", _day_month),
+        (
+            rf"\b(?:on\s+)?the\s+{_ORDINAL_DAY}\b(?!\s+(?:of\s+)?(?:century|floor|time|birthday|anniversary))",
+            _day_of_month,
+        ),
         (rf"\b{_MONTH}(?:\s+of)?,?\s+{_YEAR}\b", _month_year),
         (rf"\b(?:(?P<qualifier>last|next|this)|in|during)\s+{_MONTH}(?!\w)", _named_month),
         (rf"\b(?:in|since|during)\s+(?:the\s+year\s+)?{_YEAR}\b", _year),
@@ -264,18 +303,21 @@ def _mention_date(mention_time: date) -> date:
     return mention_time.date() if isinstance(mention_time, datetime) else mention_time
 
 
-def find_dates(text: str, *, mention_time: date, prefer_future: bool = False) -> list[ResolvedDate]:
+def find_dates(text: str, *, mention_time: date, tense: Tense | Callable[[int], Tense]) -> list[ResolvedDate]:
     """Every date expression in ``text``, left to right; where they overlap, the longest.
 
-    ``mention_time`` (a date or datetime) is when the text was said; ``prefer_future`` says
-    the text is about a planned event, which decides the direction of the ambiguous forms.
+    ``mention_time`` (a date or datetime) is when the text was said: the reference of every
+    relative form. ``tense`` is the tense of the text's clause, or a function from a phrase's
+    character offset in ``text`` to the tense of the clause it sits in (a sentence may tell of
+    a past move and a planned one).
     """
-    context = _Context(mention=_mention_date(mention_time), prefer_future=prefer_future)
+    mention = _mention_date(mention_time)
+    tense_at = tense if callable(tense) else (lambda _offset, fixed=tense: fixed)
     candidates: list[tuple[int, int, ResolvedDate]] = []
     for pattern, handler in _PATTERNS:
         for match in pattern.finditer(text):
             groups = {name: value for name, value in match.groupdict().items() if value is not None}
-            period = handler(groups, context)
+            period = handler(groups, _Context(mention=mention, tense=tense_at(match.start())))
             if period is not None:
                 start, precision = period
                 candidates.append((match.start(), match.end(), ResolvedDate(match.group(0), start, precision)))

@@ -1,0 +1,112 @@
+"""The ``local`` graph extractor: the provider class over parsing, clauses and repair.
+
+Deterministic and offline (see :mod:`apps.graph.extraction`); local inference costs no
+tokens, so nothing is metered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from apps.graph.coverage import MAX_REPAIR_ITEMS
+from apps.graph.extraction.clauses import (
+    Mention,
+    analysis_of,
+    candidate_frame,
+    distinct_anchors,
+    entities_of,
+    primary_frames,
+)
+from apps.graph.extraction.parsing import PARSES, PIPE_BATCH, prepared
+from apps.graph.extraction.repair import depictions, repair_candidates
+from apps.graph.frames import ExtractedFrame, Extraction
+from apps.graph.identity import frame_signature
+from apps.graph.keys import anchor_key, may_denote_same
+from apps.language.pipeline import SPACY_MODEL
+from apps.providers.dream_schemas import DreamQuestion, DreamVerdict, local_verdict
+from apps.providers.extraction_schemas import (
+    ExtractionInput,
+    SameEntityDecision,
+    SameEntityQuestion,
+    consistent_extraction,
+)
+from apps.providers.interfaces import MeteringContext
+
+if TYPE_CHECKING:
+    pass
+
+# --- the provider ----------------------------------------------------------------------------
+
+
+class LocalGraphLLM:
+    model = f"local-frames+{SPACY_MODEL}"
+
+    def extract_frames_many(self, records: Sequence[ExtractionInput], *, metering: MeteringContext) -> list[Extraction]:
+        """``extract_frames`` of each record, in order, parsing the batch together (faster)."""
+        extractions: list[Extraction] = []
+        for start in range(0, len(records), PIPE_BATCH):
+            batch = records[start : start + PIPE_BATCH]
+            PARSES.warm([prepared(record)[0] for record in batch])
+            extractions += [self.extract_frames(record, metering=metering) for record in batch]
+        return extractions
+
+    def extract_frames(self, record: ExtractionInput, *, metering: MeteringContext) -> Extraction:
+        analysis = analysis_of(record)
+        primary = primary_frames(analysis)
+        arms = [mention for candidate, _ in primary for _, mention in candidate.arms]
+        return consistent_extraction(entities_of([*analysis.mentions, *arms]), [frame for _, frame in primary])
+
+    def decide_same_entity(
+        self, record: ExtractionInput, questions: Sequence[SameEntityQuestion], *, metering: MeteringContext
+    ) -> list[SameEntityDecision]:
+        decisions: list[SameEntityDecision] = []
+        for question in questions:
+            key = anchor_key(question.name)
+            same_as = next(
+                (
+                    candidate.name
+                    for candidate in question.candidates
+                    if key
+                    and may_denote_same(question.name, candidate.name)
+                    and (key == anchor_key(candidate.name) or key in {anchor_key(alias) for alias in candidate.aliases})
+                ),
+                None,
+            )
+            decisions.append(SameEntityDecision(name=question.name, same_as=same_as))
+        return decisions
+
+    def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
+        return local_verdict(question)
+
+    def repair_frames(
+        self,
+        record: ExtractionInput,
+        *,
+        frames: Sequence[ExtractedFrame],
+        missing: Sequence[str],
+        metering: MeteringContext,
+    ) -> Extraction:
+        items = [item.strip() for item in missing if item.strip()][:MAX_REPAIR_ITEMS]
+        if not items:
+            return Extraction(entities=[], frames=[])
+        analysis = analysis_of(record)
+        known = {frame_signature(frame) for frame in frames} | {
+            frame_signature(frame) for _, frame in primary_frames(analysis)
+        }
+        added: list[ExtractedFrame] = []
+        mentions: list[Mention] = []
+        for candidate, extra in repair_candidates(analysis, items):
+            if distinct_anchors(candidate, extra) < 2:
+                continue
+            frame = candidate_frame(analysis, candidate, extra)
+            if frame_signature(frame) not in known:
+                known.add(frame_signature(frame))
+                added.append(frame)
+                mentions += [mention for _, mention in [*candidate.arms, *extra]]
+        for frame, depicted in depictions(analysis, items):
+            if frame_signature(frame) not in known and len({m.key for m in depicted}) >= 2:
+                known.add(frame_signature(frame))
+                added.append(frame)
+                mentions += depicted
+        return consistent_extraction(entities_of(list({m.key: m for m in mentions}.values())), added)

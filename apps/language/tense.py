@@ -1,0 +1,41 @@
+"""The tense of a clause, read off a spaCy parse (pure: spaCy is only a type here).
+
+The writers and the graph extractor ask it which way an ambiguous date looks: a plan ("I'm
+moving in June") looks forward from the mention, a report ("we moved in April") back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from apps.language.dates import Tense
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gon"})
+PLAN_LEMMAS = frozenset({"plan", "intend", "hope", "want", "wish", "aim", "mean", "expect", "decide", "prepare"})
+
+
+def clause_tense(token: Token) -> Tense:
+    """The tense of the clause ``token`` sits in, from its governing verb: future under
+    will/shall/going to/plan to and in the present progressive ("I'm moving in June", a
+    plan), past for a past or perfect verb, else unmarked (present: "it is on May 27th")."""
+    verb = token
+    for _ in range(8):
+        if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
+            break
+        verb = verb.head
+    auxiliaries = [child for child in verb.children if child.dep_ in ("aux", "auxpass")]
+    if any(child.lower_ in FUTURE_AUX for child in auxiliaries):
+        return Tense.FUTURE
+    parent = verb.head
+    if verb.dep_ == "xcomp" and (
+        parent.lemma_.lower() in PLAN_LEMMAS or (parent.lemma_ == "go" and parent.tag_ == "VBG")
+    ):
+        return Tense.FUTURE
+    if verb.tag_ in ("VBD", "VBN") or any(child.tag_ in ("VBD", "VBN") for child in auxiliaries):
+        return Tense.PAST
+    if verb.tag_ == "VBG" and any(child.lemma_ == "be" for child in auxiliaries):
+        return Tense.FUTURE
+    return Tense.UNMARKED

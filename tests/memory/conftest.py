@@ -1,0 +1,1 @@
+from tests.providers.conftest import meter, metering  # noqa: F401  (fixtures)
