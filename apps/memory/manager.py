@@ -1,4 +1,4 @@
-"""The Meta Memory Manager (paper §2.2, A.1). Framework-free.
+"""The Meta Memory Manager (docs/architecture.md, "Evidence plane"). Framework-free.
 
 One routing decision per input selects a subset of the memory types; each selected writer
 produces that type's drafts. Sensitive values never get this far: ``redact_messages`` runs

@@ -9,8 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.memory.api.serializers import MemoryRecordSerializer
-from apps.procedural.api.hooks import procedural_skills
-from apps.procedural.api.serializers import SkillRetrievalSerializer
+from apps.procedural.api.hooks import SkillRetrievalSerializer, procedural_skills
 from apps.retrieval.selectors import search_evidence
 from apps.retrieval.types import AnswerType, FrameStatus, FusedSource, Operator, Plan, ScoredFact
 from apps.tenancy.api.base import SubjectApiView

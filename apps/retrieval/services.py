@@ -1,4 +1,4 @@
-"""Graph-owned retrieval (paper §2.4, A.3): plan, enter through anchors, two bounded lanes,
+"""Graph-owned retrieval (docs/architecture.md, "Retrieval plane"): plan, enter through anchors, two bounded lanes,
 fusion within budgets. Episodic and semantic rows enter only through the graph; only a graph
 read that raises falls back to direct evidence retrieval, and the result says so."""
 
