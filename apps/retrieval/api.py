@@ -8,16 +8,18 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory.api.serializers import MemoryRecordSerializer
+from apps.memory.api.serializers import ExcerptSerializer, MemoryRecordSerializer
+from apps.platform.serializers import StrictFieldsSerializer
 from apps.procedural.api.hooks import SkillRetrievalSerializer, procedural_skills
 from apps.retrieval.selectors import search_evidence
+from apps.retrieval.services import ResourceHit
 from apps.retrieval.types import AnswerType, FrameStatus, FusedSource, Operator, Plan, ScoredFact
 from apps.tenancy.api.base import SubjectApiView
 
 SEARCHABLE = ("episodic", "semantic", "core", "procedural", "resource")
 
 
-class SubjectSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
+class SubjectSearchInputSerializer(StrictFieldsSerializer):
     query = serializers.CharField(max_length=2000)
     mode = serializers.ChoiceField(choices=("graph", "flat"), default="graph")
     memory_types = serializers.ListField(
@@ -28,7 +30,12 @@ class SubjectSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
         default=["episodic", "semantic"],
         min_length=1,
     )
-    token_budget = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+    token_budget = serializers.IntegerField(
+        min_value=1,
+        max_value=100_000,
+        required=False,
+        help_text="At most this many tokens of rows and resource passages in all.",
+    )
     since = serializers.DateTimeField(
         required=False, help_text="Only rows whose event (else mention) time is at or after."
     )
@@ -78,10 +85,17 @@ class FactSerializer(serializers.Serializer[ScoredFact]):
         return [{"role": role, "anchor": key, "name": name} for role, key, name in scored.fact.roles]
 
 
+class PassageSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(help_text="The resource the row is a passage of.")
+    start = serializers.IntegerField(allow_null=True, help_text="Character offset in the resource's text.")
+    end = serializers.IntegerField(allow_null=True)
+
+
 class RowProvenanceSerializer(serializers.Serializer[Any]):
     session_id = serializers.CharField(allow_null=True)
     chunk_id = serializers.CharField()
     source_message_ids = serializers.ListField(child=serializers.CharField())
+    resource = PassageSerializer(allow_null=True, help_text="Where the row sits in a resource, if it is a passage.")
 
 
 class EvidenceRowSerializer(serializers.Serializer[Any]):
@@ -105,12 +119,22 @@ class BudgetReportSerializer(serializers.Serializer[Any]):
     tokens_returned = serializers.IntegerField()
 
 
+class ResourceHitSerializer(MemoryRecordSerializer):
+    """A matched resource: its record without the whole text, and the passages that answer."""
+
+    excerpts = ExcerptSerializer(many=True)
+
+    def to_representation(self, hit: ResourceHit) -> dict[str, Any]:
+        record = MemoryRecordSerializer(hit.resource, context={"excerpted": True}).data
+        return {**record, "excerpts": ExcerptSerializer(hit.excerpts, many=True).data}
+
+
 class TypedResultsSerializer(serializers.Serializer[Any]):
     """The other requested stores: each present only when requested."""
 
     core = MemoryRecordSerializer(many=True, required=False)
     procedural = MemoryRecordSerializer(many=True, required=False)
-    resource = MemoryRecordSerializer(many=True, required=False)
+    resource = ResourceHitSerializer(many=True, required=False)
     skills = SkillRetrievalSerializer(required=False, help_text="Verified skills, when procedural is requested.")
 
 

@@ -16,10 +16,20 @@ from apps.tenancy.models import Subject
 
 
 @dataclass(frozen=True)
+class Passage:
+    """Where a row sits in a resource it is a passage of."""
+
+    id: str
+    start: int | None
+    end: int | None
+
+
+@dataclass(frozen=True)
 class Provenance:
     session_id: str | None
     chunk_id: str
     source_message_ids: list[str]
+    resource: Passage | None
 
 
 @dataclass(frozen=True)
@@ -42,8 +52,8 @@ class SearchEvidence:
 
 
 def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
-    """Each row's chunk and source messages, read from its store (the row candidates carry
-    the chunk only)."""
+    """Each row's chunk, source messages and (for a passage) place in its resource, read from
+    its store (the row candidates carry the chunk only)."""
     ids = [uuid.UUID(fused.row.row_id) for fused in rows]
     stored: dict[str, tuple[str, list[str]]] = {}
     for model in (EpisodicEvent, SemanticItem):
@@ -51,10 +61,21 @@ def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
             "id", "chunk_id", "source_message_ids"
         ):
             stored[str(row_id)] = (str(stored_chunk), list(message_ids))
+    passages = {
+        str(row_id): Passage(id=str(resource_id), start=start, end=end)
+        for row_id, resource_id, start, end in EpisodicEvent.objects.filter(
+            id__in=ids, resource_id__isnull=False
+        ).values_list("id", "resource_id", "resource_start", "resource_end")
+    }
     evidence = []
     for fused in rows:
         chunk_id, message_ids = stored.get(fused.row.row_id, (fused.row.chunk_id or "", []))
-        provenance = Provenance(session_id=fused.row.session_id, chunk_id=chunk_id, source_message_ids=message_ids)
+        provenance = Provenance(
+            session_id=fused.row.session_id,
+            chunk_id=chunk_id,
+            source_message_ids=message_ids,
+            resource=passages.get(fused.row.row_id),
+        )
         evidence.append(EvidenceRow(fused=fused, provenance=provenance))
     return evidence
 

@@ -4,7 +4,7 @@ set, another organization}.
 The cases are generated from the URLconf, so a new route or method is covered as soon as it
 exists: each (route, method) the view answers needs an entry in ``tests/authz.py`` (the request
 to send and the scope it needs), HEAD is checked as GET, OPTIONS answers the allowed methods
-only (ADR 0023), and every other method is a 405.
+only (ADR 0024), and every other method is a 405.
 """
 
 from __future__ import annotations

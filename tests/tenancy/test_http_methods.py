@@ -1,5 +1,5 @@
 """HEAD, OPTIONS and methods without a handler: checked and audited like the method they
-stand for, or refused (ADR 0023). The full routes × methods × scope sets sweep is in
+stand for, or refused (ADR 0024). The full routes × methods × scope sets sweep is in
 ``test_authorization_matrix.py``; these pin the findings one by one."""
 
 from __future__ import annotations

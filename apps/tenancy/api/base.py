@@ -4,7 +4,7 @@ The organization is resolved here, once, from the API key (never from the body o
 and the whole handler runs inside ``organization_scope``: one transaction with
 ``app.organization_id`` set, rolled back on any error. Subclasses cannot replace this.
 
-Scopes and audit fail closed (ADR 0023): every handler declares its scopes (checked when the
+Scopes and audit fail closed (ADR 0024): every handler declares its scopes (checked when the
 class is defined, and again per request); HEAD is GET without a body, so it needs GET's
 scopes and records GET's audit entry; OPTIONS reads nothing and answers the allowed methods
 only; a method without a handler is a 405.
@@ -126,7 +126,7 @@ class OrganizationApiView(APIView):
 
     def options(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         """The allowed methods, and nothing else: no object is looked up, so the answer is
-        the same for any id in any organization and needs no scope (ADR 0023)."""
+        the same for any id in any organization and needs no scope (ADR 0024)."""
         return Response({"methods": self.allowed_methods})
 
 
