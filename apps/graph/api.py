@@ -11,8 +11,7 @@ from apps.graph import selectors
 from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.api.serializers import MemoryRecordSerializer
-from apps.memory.api.views import SubjectMemoryApi
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 
 READ = {"memories:read"}
 
@@ -85,7 +84,7 @@ class FrameWithRowsSerializer(serializers.Serializer[Any]):
     cited_rows = MemoryRecordSerializer(many=True)
 
 
-class AnchorListApi(SubjectMemoryApi):
+class AnchorListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 
@@ -99,7 +98,7 @@ class AnchorListApi(SubjectMemoryApi):
         return Response({"results": AnchorSerializer(anchors, many=True).data, "next_cursor": cursor})
 
 
-class FrameListApi(SubjectMemoryApi):
+class FrameListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 
@@ -117,7 +116,7 @@ class FrameListApi(SubjectMemoryApi):
         return Response({"results": FrameSerializer(frames, many=True).data, "next_cursor": cursor})
 
 
-class FrameDetailApi(SubjectMemoryApi):
+class FrameDetailApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps.consent.services import consent_check_memory_write
 from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
@@ -46,6 +46,7 @@ from apps.memory.models import (
     VaultEntry,
 )
 from apps.memory.passages import document_title, is_document, split_passages
+from apps.memory.selectors import current_rows
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, Unprocessable, ValidationFailed
 from apps.platform.faults import fault_pause
@@ -94,12 +95,6 @@ class Provenance:
     source_kind: str
     session_id: str
     chunk_id: uuid.UUID
-
-
-def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
-    """Rows of ``model`` for ``subject`` that no later row supersedes."""
-    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
-    return model.objects.filter(subject=subject).exclude(id__in=superseded)
 
 
 def _metering(organization_id: uuid.UUID) -> MeteringContext:
@@ -277,7 +272,9 @@ def memory_write_messages(
     Every message of an accepted chunk ends up in a row: the writers' drafts, a verbatim
     episode for a message no writer cited, or, for a pasted document, a resource and its
     passages. A chunk the router finds nothing in (and with no document or vault value) is
-    refused with ``NothingToStore`` before anything is written."""
+    refused with ``NothingToStore`` before anything is written; one without the subject's
+    consent to store it, with ``ConsentRequired``."""
+    consent_check_memory_write(subject=subject, texts=[message.content for message in messages])
     stopwatch = stopwatch or Stopwatch()
     organization_id = subject.organization_id
     llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
@@ -473,6 +470,7 @@ def memory_write_document(
     stopwatch = stopwatch or Stopwatch()
     embedder = embedder or default_embedder()
     text = _extract_text(data, content_type)
+    consent_check_memory_write(subject=subject, texts=[text])
     redaction = redact_sensitive(text)
     if not redaction.text.strip():
         raise NothingToStore("The document holds only whitespace, so nothing was stored.")
@@ -650,6 +648,11 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
 
 
 def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], session_id: str) -> IngestionBatch:
+    """Accept a batch of chunks for the worker. Refused (``ConsentRequired``, nothing stored)
+    without the subject's consent; each chunk's write checks it again when it runs."""
+    consent_check_memory_write(
+        subject=subject, texts=[message["content"] for chunk in chunks for message in chunk["messages"]]
+    )
     job = job_create(organization_id=subject.organization_id, kind="memory.batch_ingest", subject_id=subject.id)
     job.result = {"chunks_total": len(chunks), "chunks_done": 0, "records_written": 0}
     job.save(update_fields=["result"])

@@ -18,7 +18,7 @@ from apps.memory.models import CoreBlock, EpisodicEvent, ProceduralItem, Resourc
 from apps.memory.passages import split_passages
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
-from apps.memory.services import current_rows
+from apps.memory.selectors import current_rows
 from apps.providers.interfaces import Embedder
 from apps.retrieval import reads
 from apps.retrieval.excerpts import Excerpt, choose_excerpts
