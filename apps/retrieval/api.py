@@ -72,6 +72,10 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
             "id", "chunk_id", "source_message_ids"
         ):
             provenance[str(row_id)] = (str(chunk_id), list(message_ids))
+    attributes = {
+        str(row_id): attribute
+        for row_id, attribute in SemanticItem.objects.filter(id__in=ids).values_list("id", "attribute")
+    }
     rows = []
     for fused in result.rows:
         row = fused.row
@@ -81,6 +85,7 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
                 "id": row.row_id,
                 "type": row.memory_type,
                 "text": row.text,
+                **({"attribute": attributes.get(row.row_id, "")} if row.memory_type == "semantic" else {}),
                 "event_time": row.event_time.isoformat() if row.event_time else None,
                 "mention_time": row.mention_time.isoformat() if row.mention_time else None,
                 "provenance": {"session_id": row.session_id, "chunk_id": chunk, "source_message_ids": message_ids},
