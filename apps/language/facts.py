@@ -272,7 +272,7 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
 
 _RECURRENCE = re.compile(
     r"\b(?:every|each|weekly|monthly|daily|nightly|fortnightly|biweekly|of\s+(?:the|every)\s+month"
-    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends)\b",
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends|(?:a|per)\s+(?:day|week|month))\b",
     re.IGNORECASE,
 )
 
@@ -388,7 +388,8 @@ def read_fact(span: Span, *, about: Token | None = None) -> FactReading:
 
 def speaker_fact(span: Span) -> FactReading | None:
     """The reading of a sentence that states a family attribute of the speaker ("We moved to
-    Lyon", "our standup moved to Wednesdays", "Rafael is my manager now"), else None."""
+    Lyon", "our standup moved to Wednesdays", "Rafael is my manager now") or a habit of theirs
+    ("I run 5 km every morning"), else None."""
     reading = _read(span, None, families_only=True)
     return reading if reading is not None and reading.attribute not in _PASSING else None
 
@@ -410,7 +411,7 @@ def _read(span: Span, about: Token | None, *, families_only: bool = False) -> Fa
             attribute, predicate = found
             changed, previous = _previous_value(predicate, span)
             return FactReading(attribute=attribute, from_family=True, changed=changed, previous=previous)
-    if families_only or first is None:
+    if first is None or (families_only and not _is_habit(first, span)):
         return None
     owned = _owned_reading(first, _subject(first))
     if owned is not None:
@@ -455,6 +456,16 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
 
 def _within(token: Token, outer: Token) -> bool:
     return outer.left_edge.i <= token.i <= outer.right_edge.i
+
+
+def _is_habit(clause: Token, span: Span) -> bool:
+    """ "I run 5 km every morning": the present tense and a recurrence state a lasting habit."""
+    predicate = _predicate(clause)
+    return (
+        predicate.tag_ in ("VBP", "VBZ")
+        and _lemma(predicate) not in ("be", "have")
+        and bool(_RECURRENCE.search(span.text))
+    )
 
 
 def _is_past_habit(clause: Token) -> bool:
