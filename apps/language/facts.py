@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from apps.language.calendar import weekday_alternation
+
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
 
@@ -272,7 +274,7 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
 
 _RECURRENCE = re.compile(
     r"\b(?:every|each|weekly|monthly|daily|nightly|fortnightly|biweekly|of\s+(?:the|every)\s+month"
-    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekdays|weekends|(?:a|per)\s+(?:day|week|month))\b",
+    rf"|(?:{weekday_alternation()})s|weekdays|weekends|(?:a|per)\s+(?:day|week|month))\b",
     re.IGNORECASE,
 )
 
@@ -331,6 +333,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     owned = [token for token in [subject, *objects] if token is not None and _possessed_by_speaker(token)]
     values = [*owned, *(token for token in objects if token not in owned)]
     for value in values:
+        if not _is_value(value, owned):
+            continue
         for word in _words_of(value):
             family = _family_of_word(word)
             if family is None:
@@ -344,6 +348,17 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if family is not None:
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
+
+
+def _is_value(token: Token, owned: list[Token]) -> bool:
+    """Whether a word can name the fact: the object, complement or owned noun, or a role ("as a
+    designer"), not a circumstance ("I climbed at the gym" is no fact about a gym)."""
+    if token in owned or token.dep_ != "pobj":
+        return True
+    preposition = token.head
+    if preposition.lower_ in ("from", "to") and _lemma(preposition.head) in _FROM_TO_PREDICATES:
+        return True  # "switched from coffee to tea"
+    return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"
 
 
 def _owned_reading(clause: Token, subject: Token | None) -> str | None:
