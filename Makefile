@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint format bench clean-var
+.PHONY: run test test-unit lint format bench clean-var
 
 $(INSTALLED): requirements/base.txt requirements/dev.txt requirements/prod.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,14 +17,19 @@ $(INSTALLED): requirements/base.txt requirements/dev.txt requirements/prod.txt
 run: $(INSTALLED)
 	$(BIN)/python -m infra.embedded.stack
 
-## The whole suite against the embedded Postgres.
+## The whole suite against the embedded Postgres, with the 25 slowest tests listed.
 test: $(INSTALLED)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
+
+## Only the tests marked `unit`: no Postgres, Redis or broker is started (settings.unit).
+test-unit: $(INSTALLED)
+	$(BIN)/python -m pytest -m unit --ds=mirix_saas.settings.unit --durations=10
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check apps workers infra mirix_saas
 	$(BIN)/mypy apps workers
+	$(BIN)/lint-imports --no-cache
 
 format: $(INSTALLED)
 	$(BIN)/ruff format apps workers infra mirix_saas tests

@@ -38,6 +38,16 @@ StepwiseBody = Callable[..., Generator[dict[str, Any], None, dict[str, Any]]]
 Execute = Callable[[uuid.UUID, uuid.UUID, dict[str, str], dict[str, Any]], None]
 
 
+class JobIncomplete(Exception):
+    """A job that ran to its end but did not do all it was asked: it fails with this code and
+    message, written for the client (not an error to log as a bug)."""
+
+    def __init__(self, *, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 def _tenant_job_task(*, name: str, time_limit: int, max_retries: int, execute: Execute) -> Task[Any, Any]:
     """A Celery task over one job of one organization: late acks, time limits, bounded retries
     of recoverable errors, and every other error recorded on the job as terminal."""
@@ -127,10 +137,15 @@ def stepwise_job_task(
 
 
 def _record_failure(organization_id: uuid.UUID, job_id: uuid.UUID, exc: Exception, log: dict[str, str]) -> None:
-    logger.error("job failed", exc_info=exc, extra={**log, "error_type": type(exc).__name__})
-    sentry_sdk.capture_exception(exc)
+    if isinstance(exc, JobIncomplete):
+        logger.warning("job incomplete", extra={**log, "error_code": exc.code})
+        code, message = exc.code, exc.message
+    else:
+        logger.error("job failed", exc_info=exc, extra={**log, "error_type": type(exc).__name__})
+        sentry_sdk.capture_exception(exc)
+        code, message = type(exc).__name__, "The job failed; the error has been logged."
     with organization_scope(organization_id), acting_as(f"task:{log['task']}"):
-        job_fail(job_id=job_id, code=type(exc).__name__, message="The job failed; the error has been logged.")
+        job_fail(job_id=job_id, code=code, message=message)
         audit_record(organization_id=organization_id, action="job.failed", target_ids=[str(job_id)])
         try:
             job = job_get(job_id=job_id)

@@ -12,7 +12,7 @@ from apps.memory.services import INDEX_TASK, memory_batch_step
 from apps.tenancy.models import Organization, Subject
 from apps.tenancy.scope import organization_scope
 from mirix_saas.celery import app
-from workers.base import job_task, stepwise_job_task
+from workers.base import JobIncomplete, job_task, stepwise_job_task
 
 
 @job_task(name=INDEX_TASK, time_limit=600)
@@ -24,19 +24,32 @@ def index_chunk_task(job: Job, *, chunk_id: str) -> dict[str, Any]:
 def ingest_batch(job: Job, *, batch_id: str) -> Generator[dict[str, Any], None, dict[str, Any]]:
     # Semantic AutoDream after every 5 chunks and after the last, as jobs of its own; the
     # chunks waiting for a round are kept in the job's progress, so a resumed job keeps them.
+    # A chunk that stores nothing is listed in the progress with its reason; the other chunks
+    # are still written, and the job then fails instead of succeeding with a chunk missing.
     frontier: list[str] = list(job.result.get("dream_frontier", []))
+    rejected: list[dict[str, Any]] = list(job.result.get("chunks_rejected", []))
     assert job.subject_id is not None  # a batch job belongs to its subject
     while True:
         progress = memory_batch_step(batch_id=uuid.UUID(batch_id))
+        if progress.rejected is not None:
+            rejected.append({"chunk": progress.chunks_done - 1, "message": progress.rejected})
         frontier = dream_after_chunk(
             subject=Subject.objects.get(id=job.subject_id),
             frontier=frontier,
             chunk_id=progress.chunk_id,
             finished=progress.finished,
         )
-        if progress.finished:
-            return progress.as_dict()
-        yield {**progress.as_dict(), "dream_frontier": frontier}
+        summary = {**progress.as_dict(), "chunks_rejected": rejected}
+        if progress.finished and not rejected:
+            return summary
+        yield {**summary, "dream_frontier": frontier}
+        if progress.finished:  # the last chunk is committed with the step above
+            chunks = ", ".join(str(item["chunk"]) for item in rejected)
+            raise JobIncomplete(
+                code="chunks_rejected",
+                message=f"{len(rejected)} of {progress.chunks_total} chunks stored nothing (chunks {chunks}); "
+                "the others were written. See result.chunks_rejected for each reason.",
+            )
 
 
 @app.task(name="indexing.sweep", acks_late=True, time_limit=300)

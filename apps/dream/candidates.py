@@ -1,4 +1,4 @@
-"""Semantic AutoDream candidates, caps and decisions (paper §2.5, A.5; architecture §8). Pure:
+"""Semantic AutoDream candidates, caps and decisions (docs/architecture.md, "Consolidation plane"). Pure:
 no framework imports.
 
 Sources are the anchors of the identity-stable types that semantic rows back and that the

@@ -1,4 +1,4 @@
-"""Semantic AutoDream (paper §2.5, A.5; architecture §8): explicit rounds over a frontier.
+"""Semantic AutoDream (docs/architecture.md, "Consolidation plane"): explicit rounds over a frontier.
 
 ``dream_request`` queues a round as a job (the batch ingestion job calls it after every five
 chunks and after the last one; it never schedules itself). A round:

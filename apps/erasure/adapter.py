@@ -3,7 +3,8 @@ generated on the server (graph names) or read from the catalog and quoted.
 
 Subject-level functions run in the organization's scope (application role, RLS, the
 organization's graph through ``apps.graph.adapter``). ``organization_rows_erase`` is a
-platform operation on the owner connection, inside the caller's owner transaction.
+platform operation on the owner connection, inside the caller's owner transaction;
+``relation_rewrite`` runs on the owner connection outside any transaction (ADR 0022).
 """
 
 from __future__ import annotations
@@ -104,3 +105,57 @@ def organization_rows_erase(
         cursor.execute("DELETE FROM public.tenancy_organization WHERE id = %s", (organization_id,))
         counts["tenancy_organization"] = cursor.rowcount
     return counts
+
+
+def graph_relations(*, graph_name: str) -> list[str]:
+    """Every table of the organization's graph (the label tables and their parents), qualified."""
+    with psycopg.Cursor(_owner_connection()) as cursor:
+        rows = cursor.execute(
+            """SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               JOIN ag_catalog.ag_graph g ON g.namespace = n.oid
+               WHERE g.name = %s AND c.relkind = 'r' ORDER BY c.relname""",
+            (graph_name,),
+        ).fetchall()
+    return [f"{graph_name}.{name}" for (name,) in rows]
+
+
+def relation_rewrite(*, relation: str, lock_timeout_ms: int) -> str:
+    """``VACUUM (FULL, ANALYZE)`` one table: the table, its TOAST table and its indexes are
+    written anew from their live rows, so deleted rows leave no bytes in its files, and its
+    statistics no longer quote them. A plain VACUUM frees the space but leaves the bytes in the
+    pages (measured: ADR 0022).
+
+    VACUUM cannot run in a transaction: this runs on the owner connection (the tables' owner)
+    in autocommit, and refuses to run inside an owner transaction. It holds an exclusive lock
+    on the table while it runs; ``lock_timeout_ms`` bounds the wait for it, so a queued erasure
+    never stalls the table's readers behind it for longer than that.
+
+    Returns ``rewritten``, ``busy`` (the lock was not granted in time), ``not_permitted`` (the
+    connection's role may not maintain the table: VACUUM would only warn and skip it) or
+    ``gone`` (the table no longer exists, e.g. a dropped graph).
+    """
+    wrapper = connections["owner"]
+    if wrapper.in_atomic_block:
+        raise RuntimeError("relation_rewrite runs outside any owner transaction")
+    schema, _, table = relation.partition(".")
+    with psycopg.Cursor(_owner_connection()) as cursor:
+        allowed = cursor.execute(
+            """SELECT pg_has_role(c.relowner, 'USAGE') OR has_table_privilege(c.oid, 'MAINTAIN')
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname = %s AND c.relname = %s""",
+            (schema, table),
+        ).fetchone()
+        if allowed is None:
+            return "gone"
+        if not allowed[0]:
+            return "not_permitted"
+        cursor.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{int(lock_timeout_ms)}ms")))
+        try:
+            cursor.execute(
+                sql.SQL("VACUUM (FULL, ANALYZE) {}.{}").format(sql.Identifier(schema), sql.Identifier(table))
+            )
+        except psycopg.errors.LockNotAvailable:
+            return "busy"
+        finally:
+            cursor.execute("RESET lock_timeout")
+    return "rewritten"

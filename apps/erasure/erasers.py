@@ -6,7 +6,7 @@ are counted) or the erasure adapter (graph), in the organization's scope.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from django.apps import apps as django_apps
@@ -48,6 +48,18 @@ _RECEIPT_KEYS = {
 
 def receipt_key(model: type[models.Model]) -> str:
     return _RECEIPT_KEYS.get(model._meta.label_lower, model._meta.db_table)
+
+
+def receipt_key_tables(keys: Collection[str]) -> list[str]:
+    """The tables (qualified) whose rows a receipt's keys count: the tables an erasure
+    deleted rows from, found again from its counts (graph keys are the graph's, elsewhere)."""
+    wanted = set(keys)
+    tables = {
+        f"public.{model._meta.db_table}"
+        for model in django_apps.get_models(include_auto_created=True)
+        if receipt_key(model) in wanted
+    }
+    return sorted(tables)
 
 
 def deletion_counts(per_model: Mapping[str, int]) -> Counts:

@@ -38,6 +38,8 @@ class ErasureRequest(models.Model):
     job_id = models.UUIDField(null=True, blank=True)
     steps_done = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    # The tables rewritten after the rows were deleted: [{"relation", "status", "at"}] (ADR 0022).
+    storage = models.JSONField(default=list, blank=True)
     receipt = models.JSONField(null=True, blank=True)
     receipt_sha256 = models.CharField(max_length=64, blank=True, default="")
     requested_at = models.DateTimeField(auto_now_add=True)

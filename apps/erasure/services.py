@@ -7,9 +7,12 @@ between commit and broker, a job that failed), so every request runs to completi
 
 The job (``erasure_run``) takes one step per transaction: one bounded batch of one eraser
 (see ``registry``), with the counts it erased, under a lock on the request. A retried or
-duplicated job continues from the last committed step; nothing is counted twice. The last
-step deletes the subject row (subject erasure) and writes the receipt: counts, times and
-the SHA-256 of its canonical JSON, recorded in the audit log.
+duplicated job continues from the last committed step; nothing is counted twice. Then the
+subject row goes (subject erasure), and once all of that has committed, every table rows
+were deleted from is rewritten, one per step (``VACUUM (FULL, ANALYZE)`` on the owner
+connection, ADR 0022), so the deleted text leaves the table files too. The last step writes
+the receipt: counts, the rewrites, times and the SHA-256 of its canonical JSON, recorded in
+the audit log.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from django.utils.crypto import salted_hmac
 
 from apps.audit.services import acting_as, audit_record, current_actor
 from apps.erasure import adapter
-from apps.erasure.erasers import deletion_counts
+from apps.erasure.erasers import deletion_counts, receipt_key_tables
 from apps.erasure.models import ErasureOutbox, ErasureRequest
 from apps.erasure.receipt import counts_merge, receipt_sha256
 from apps.erasure.registry import Eraser, ErasureTarget, erasers_for
@@ -38,6 +41,7 @@ from apps.platform.faults import fault_pause
 from apps.resources.storage import organization_prefix, storage
 from apps.tenancy.models import Organization, Subject
 from apps.tenancy.scope import organization_scope
+from apps.tenancy.selectors import organization_graph_name
 from apps.webhooks.events import SUBJECT_ERASED
 from apps.webhooks.services import webhook_event_emit
 
@@ -49,7 +53,16 @@ DRAIN_TASK = "maintenance.erasure.drain"
 # reported progress within the grace, and again whenever a lease passes without progress.
 KICK_GRACE = timedelta(minutes=2)
 LEASE = timedelta(minutes=10)
+SUBJECT_ROW_STEP = "subject_row"
 DRAIN_BATCH = 200
+# How long a table rewrite waits for its exclusive lock before it gives the table up (and
+# says so in the receipt): readers of the table queue behind a waiting rewrite.
+REWRITE_LOCK_TIMEOUT_MS = 5000
+# What the receipt says the rewrites cannot reach (ADR 0022).
+RETAINED_ELSEWHERE = (
+    "Earlier copies remain outside the table files until the operator's retention expires them: "
+    "write-ahead log segments until Postgres recycles them, WAL archives, base backups and replicas' own WAL."
+)
 
 
 def subject_key(*, organization_id: uuid.UUID, external_id: str) -> str:
@@ -169,6 +182,7 @@ def _outbox_touch(request: ErasureRequest, *, now: datetime, done: bool = False)
 def erasure_run(*, erasure_request_id: uuid.UUID) -> Generator[dict[str, Any], None, dict[str, Any]]:
     """The erasure job's body: each ``next`` is one step, to run in a transaction of its own
     in the request's organization scope; the return value is the final progress."""
+    external_id: str | None = None  # for the subject.erased event; None after a restart past the row
     while True:
         request = ErasureRequest.objects.select_for_update().filter(id=erasure_request_id).first()
         if request is None:
@@ -180,15 +194,25 @@ def erasure_run(*, erasure_request_id: uuid.UUID) -> Generator[dict[str, Any], N
             request.status = ErasureRequest.Status.RUNNING
             request.started_at = now
         assert request.subject_id is not None
-        # Every step holds the subject row exclusively: anything writing the subject's data
-        # holds it shared (a foreign key insert does; see apps.consent.locks), so a step
-        # waits for such writes to commit and erases what they wrote.
-        Subject.objects.select_for_update().filter(id=request.subject_id).first()
         target = ErasureTarget(organization_id=request.organization_id, subject_id=request.subject_id)
         step = next((e for e in _erasers(request) if e.name not in request.steps_done), None)
         if step is None:
-            _complete(request, now=now)
-            return _progress(request)
+            if request.kind == ErasureRequest.Kind.SUBJECT and SUBJECT_ROW_STEP not in request.steps_done:
+                external_id = _subject_row_delete(request) or external_id
+            elif (relation := _next_rewrite(request)) is not None:
+                request.storage = [*request.storage, _rewrite(relation)]
+            else:
+                _complete(request, now=now, external_id=external_id)
+                return _progress(request)
+            request.save(update_fields=["status", "started_at", "counts", "steps_done", "storage"])
+            _outbox_touch(request, now=now)
+            yield _progress(request)
+            continue
+        # Every eraser step holds the subject row exclusively: anything writing the subject's
+        # data holds it shared (a foreign key insert does; see apps.consent.locks), so a step
+        # waits for such writes to commit and erases what they wrote. (The rewrites take no
+        # such lock: a lock of this transaction would block the rewrite of its table.)
+        Subject.objects.select_for_update().filter(id=request.subject_id).first()
         erased = {key: count for key, count in step.erase(target).items() if count}
         if erased:
             request.counts = counts_merge(request.counts, erased)
@@ -200,14 +224,46 @@ def erasure_run(*, erasure_request_id: uuid.UUID) -> Generator[dict[str, Any], N
         yield _progress(request)
 
 
-def _complete(request: ErasureRequest, *, now: datetime) -> None:
-    external_id = None
-    if request.kind == ErasureRequest.Kind.SUBJECT and request.subject_id is not None:
-        subject = Subject.objects.filter(id=request.subject_id).first()
-        if subject is not None:
-            external_id = subject.external_id
-            _, per_model = Subject.objects.filter(id=subject.id).delete()
-            request.counts = counts_merge(request.counts, deletion_counts(per_model))
+def _subject_row_delete(request: ErasureRequest) -> str | None:
+    """Delete the subject row and whatever still hangs off it (counted); its external id."""
+    assert request.subject_id is not None
+    request.steps_done = [*request.steps_done, SUBJECT_ROW_STEP]
+    subject = Subject.objects.select_for_update().filter(id=request.subject_id).first()
+    if subject is None:
+        return None
+    _, per_model = Subject.objects.filter(id=subject.id).delete()
+    request.counts = counts_merge(request.counts, deletion_counts(per_model))
+    return subject.external_id
+
+
+def _touched_relations(request: ErasureRequest) -> list[str]:
+    """The tables the erasure deleted rows from, found from its counts: the stores' tables
+    (with everything that cascaded) and, when graph elements went, the graph's tables."""
+    erased = [key for key, count in request.counts.items() if count]
+    relations = receipt_key_tables(erased)
+    if {"graph_vertices", "graph_edges"} & set(erased):
+        graph_name = organization_graph_name(organization_id=request.organization_id)
+        if graph_name:
+            relations += adapter.graph_relations(graph_name=graph_name)
+    return relations
+
+
+def _next_rewrite(request: ErasureRequest) -> str | None:
+    done = {entry["relation"] for entry in request.storage}
+    return next((relation for relation in _touched_relations(request) if relation not in done), None)
+
+
+def _rewrite(relation: str) -> dict[str, Any]:
+    """One table rewritten, or why not (the receipt says so; the space is then reused by the
+    table's routine vacuum)."""
+    started = timezone.now()
+    status = adapter.relation_rewrite(relation=relation, lock_timeout_ms=REWRITE_LOCK_TIMEOUT_MS)
+    if status != "rewritten":
+        logger.warning("erasure table rewrite skipped", extra={"relation": relation, "status": status})
+    return {"relation": relation, "status": status, "at": started.isoformat()}
+
+
+def _complete(request: ErasureRequest, *, now: datetime, external_id: str | None = None) -> None:
     request.status = ErasureRequest.Status.COMPLETED
     request.completed_at = now
     request.receipt = erasure_receipt(request)
@@ -252,6 +308,16 @@ def erasure_receipt(request: ErasureRequest) -> dict[str, Any]:
         "requested_at": request.requested_at.isoformat(),
         "completed_at": request.completed_at.isoformat(),
         "counts": dict(sorted(request.counts.items())),
+        **({} if request.kind == ErasureRequest.Kind.ORGANIZATION else {"storage": _storage_receipt(request)}),
+    }
+
+
+def _storage_receipt(request: ErasureRequest) -> dict[str, Any]:
+    """What was done to the table files, and what the operator's retention still holds."""
+    return {
+        "method": "VACUUM (FULL, ANALYZE) of each table rows were deleted from, after the deletes committed",
+        "relations": list(request.storage),
+        "retained_elsewhere": RETAINED_ELSEWHERE,
     }
 
 

@@ -1,4 +1,4 @@
-"""Deterministic synthetic subject histories for the bounded-access benchmark (§15). Pure.
+"""Deterministic synthetic subject histories for the bounded-access benchmark (docs/benchmarks.md). Pure.
 
 A history is what one subject's chat would leave behind after the write path and the graph
 indexer: episodic records (who did what, with whom, where, sometimes when, with numbers) and

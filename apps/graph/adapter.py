@@ -28,7 +28,7 @@ VERTEX_LABELS = ("Anchor", "Frame")
 EDGE_LABELS = ("ARM",)
 _COLUMN_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
-# (label, properties) for btree indexes on agtype_access_operator, per §17.
+# (label, properties) for btree indexes on agtype_access_operator (ADR 0017).
 PROPERTY_INDEXES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Anchor", ("subject_id",)),
     ("Anchor", ("subject_id", "type")),

@@ -1,9 +1,9 @@
-"""The anchor admission gate (paper §2.3, A.2; architecture §6). Pure: no framework imports.
+"""The anchor admission gate (docs/architecture.md, "Graph plane"). Pure: no framework imports.
 
-The gate judges canonical keys κ(name), never surface forms, so one entry such as "user"
+The gate judges anchor keys (``anchor_key(name)``), never surface forms, so one entry such as "user"
 also blocks "User", "Users" and "the user". It rejects, with a reason:
 
-- ``empty``: nothing left after κ (only punctuation or function words);
+- ``empty``: nothing left of the key (only punctuation or function words);
 - ``number``: every token is a number ("2023", "$450", "2023-05-07"): numbers and dates are
   literals on a frame, never anchors;
 - ``dialogue_role``: a participant role or a pronoun standing in for one ("user",
@@ -45,7 +45,7 @@ TYPE_PRIORITY: tuple[EntityType, ...] = (
 
 
 def _keys(words: Iterable[str]) -> frozenset[str]:
-    # Written as plain words; stored as κ, so the lists need not spell plural forms.
+    # Written as plain words; stored as anchor keys, so the lists need not spell plural forms.
     return frozenset(anchor_key(word) for word in words)
 
 

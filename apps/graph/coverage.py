@@ -1,4 +1,4 @@
-"""The coverage audit that decides whether one bounded repair call runs (paper A.2; architecture §6).
+"""The coverage audit that decides whether one bounded repair call runs (docs/architecture.md, "Graph plane").
 
 Pure: no framework imports. The audit compares the words of the rendered frames (predicate,
 argument names, literal values, event time) with the source text and lists what they miss:
@@ -16,7 +16,7 @@ argument names, literal values, event time) with the source text and lists what 
    quote, number or visual detail already requires.
 
 At most 12 items are listed, in that order. Spelled-out numbers ("three") are not audited.
-Words are compared as κ tokens (lowercase, singular) stemmed on both sides with
+Words are compared as anchor-key tokens (lowercase, singular) stemmed on both sides with
 :func:`apps.language.words.stem` ("painted" = "painting" = "paint"), because predicates are
 lemmas and sources are not.
 """

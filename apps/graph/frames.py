@@ -1,4 +1,4 @@
-"""What extraction hands to indexing: entities and n-ary frames of one record (paper §2.3, eq. 5).
+"""What extraction hands to indexing: entities and n-ary frames of one record (docs/architecture.md, "Graph plane").
 
 Pure data: no framework imports. A frame names its arguments by entity name; indexing maps
 each name to an anchor through canonicalization and the admission gate, and materializes the

@@ -1,23 +1,24 @@
-"""Frame identity (paper §2.3 eqs. 6–8; architecture §6, invariant §14.2). Pure: no framework imports.
+"""Frame identity (docs/architecture.md, "Graph plane"). Pure: no framework imports.
 
-σ(f) is the sorted set of ``role:κ(anchor)`` strings of a frame. Then
+A frame's *arm set* is the sorted set of its ``role:anchor key`` strings. Then
 
-- a semantic frame is ``H(subject, predicate, σ)``: repeated support for one durable claim
+- a semantic frame is ``H(subject, predicate, arm set)``: repeated support for one durable claim
   adds citations to one frame;
-- an episodic frame is ``H(subject, predicate, σ, χ)`` with χ the explicit event time when
-  one was extracted, else the immutable id of the memory row: two mentions of one dated event
-  share a frame, two undated runs on different days never do.
+- an episodic frame is ``H(subject, predicate, arm set, occurrence)``, the occurrence being the
+  explicit event time when one was extracted, else the immutable id of the memory row: two
+  mentions of one dated event share a frame, two undated runs on different days never do.
 
 Planned vs done, literals, the mention time and citations are not part of the identity.
 
-H is SHA-256 over a canonical JSON array ``[version, kind, subject, predicate, σ(, χ)]``
-(compact separators, UTF-8), as 64 lowercase hex digits. The version tag lets a future rule
+H is SHA-256 over a canonical JSON array
+``[version, kind, subject, predicate, arm set(, occurrence)]`` (compact separators, UTF-8), as 64
+lowercase hex digits. The version tag lets a future rule
 change mint new ids instead of silently colliding with old ones; the kind keeps a semantic and
-an episodic frame apart even when their other parts agree. χ is tagged (``time:`` /
+an episodic frame apart even when their other parts agree. The occurrence is tagged (``time:`` /
 ``row:``) so an event time can never equal a row id.
 
-Callers pass canonical anchor names (after canonicalization), so σ is computed on the names
-the anchors actually have. Predicates and roles are compared case-insensitively with runs of
+Callers pass canonical anchor names (after canonicalization), so the arm set is computed on the
+names the anchors actually have. Predicates and roles are compared case-insensitively with runs of
 spaces, hyphens and underscores folded to one underscore ("pick up" = "Pick-Up" = "pick_up").
 """
 
@@ -43,17 +44,17 @@ def normalize_label(label: str) -> str:
 
 
 def role_signature(roles: Iterable[tuple[str, str]]) -> tuple[str, ...]:
-    """σ(f): the sorted, de-duplicated ``role:κ(anchor)``; arms whose name has no key are left out."""
+    """The arm set: the sorted, de-duplicated ``role:anchor key``; arms whose name has no key are left out."""
     return tuple(sorted({f"{normalize_label(role)}:{key}" for role, name in roles if (key := anchor_key(name))}))
 
 
 def frame_signature(frame: ExtractedFrame) -> tuple[str, tuple[str, ...]]:
-    """(predicate, σ): what two frames of one record must share to be the same claim."""
+    """(predicate, arm set): what two frames of one record must share to be the same claim."""
     return normalize_label(frame.predicate), role_signature(frame.roles)
 
 
 def occurrence_key(*, event_time: str | None, memory_id: uuid.UUID) -> str:
-    """χ(f): the explicit event time if one was extracted, else the immutable memory row id."""
+    """The occurrence: the explicit event time if one was extracted, else the immutable memory row id."""
     if event_time is not None and event_time.strip():
         return f"time:{event_time.strip()}"
     return f"row:{memory_id}"
@@ -65,7 +66,7 @@ def _digest(parts: list[object]) -> str:
 
 
 def semantic_frame_id(*, subject_id: uuid.UUID, predicate: str, roles: Iterable[tuple[str, str]]) -> str:
-    """id_S(f) = H(u, p, σ(f))."""
+    """A semantic frame's id: H(subject, predicate, arm set)."""
     return _digest(
         [FRAME_ID_VERSION, "semantic", str(subject_id), normalize_label(predicate), list(role_signature(roles))]
     )
@@ -79,7 +80,7 @@ def episodic_frame_id(
     event_time: str | None,
     memory_id: uuid.UUID,
 ) -> str:
-    """id_E(f) = H(u, p, σ(f), χ(f))."""
+    """An episodic frame's id: H(subject, predicate, arm set, occurrence)."""
     return _digest(
         [
             FRAME_ID_VERSION,
@@ -114,9 +115,9 @@ def frame_id_from_arms(
     event_time: str | None,
     first_citation: str,
 ) -> str:
-    """The id of a stored frame recomputed from its arms ``(role, κ)`` (keys, not names), as an
-    anchor merge re-keys it: semantic ``H(u, p, σ)``, episodic ``H(u, p, σ, χ)`` with χ the
-    frame's event time or else the row it was first extracted from."""
+    """The id of a stored frame recomputed from its arms ``(role, anchor key)`` (keys, not names), as an
+    anchor merge re-keys it: semantic ``H(subject, predicate, arm set)``, episodic with the occurrence too, the
+    occurrence being the frame's event time or else the row it was first extracted from."""
     signature = sorted({f"{normalize_label(role)}:{key}" for role, key in arms if key})
     if kind == "semantic":
         return _digest([FRAME_ID_VERSION, "semantic", str(subject_id), normalize_label(predicate), signature])

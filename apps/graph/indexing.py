@@ -1,4 +1,4 @@
-"""Indexing committed episodic and semantic rows into the organization's hypergraph (paper §2.3).
+"""Indexing committed episodic and semantic rows into the organization's hypergraph (docs/architecture.md, "Graph plane").
 
 For a batch of rows of one subject: extract entities and n-ary frames, canonicalize entity
 names against the subject's anchors (ANN proposes, one decision per record disposes, a rename

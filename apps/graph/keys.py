@@ -1,6 +1,6 @@
-"""The anchor key κ(name) (paper §2.3, A.2; architecture §6). Pure: no framework imports.
+"""The anchor key of a name (docs/architecture.md, "Graph plane"). Pure: no framework imports.
 
-κ lowercases a name, replaces punctuation with spaces, drops a fixed list of eleven articles
+``anchor_key`` lowercases a name, replaces punctuation with spaces, drops a fixed list of eleven articles
 and function words, singularizes tokens of at least four letters
 (:func:`apps.language.words.singularize`), and sorts what is left, so
 "Mobile App", "mobile apps" and "Apps, Mobile" share the key ``"app mobile"``. It is
@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES
 from apps.language.words import singularize
 
-# The eleven articles and function words κ drops (the paper's count; the list is our choice).
+# The eleven articles and function words the key drops (eleven, as in the design; the list is our choice).
 FUNCTION_WORDS: frozenset[str] = frozenset({"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for"})
 
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019\u02bc]s\b")
@@ -42,7 +42,7 @@ _SEPARATOR = re.compile(r"(?:(?<!\d)\.|\.(?!\d)|[^\w.]|_)+")
 
 
 def key_tokens(name: str) -> list[str]:
-    """The tokens of κ(name), in their original order (before sorting)."""
+    """The tokens of ``anchor_key(name)``, in their original order (before sorting)."""
     text = unicodedata.normalize("NFKC", name).lower()
     text = _POSSESSIVE.sub("", text)
     text = _THOUSANDS.sub("", text)
@@ -52,7 +52,7 @@ def key_tokens(name: str) -> list[str]:
 
 @functools.lru_cache(maxsize=65536)
 def anchor_key(name: str) -> str:
-    """κ(name): the canonical key of an anchor name; ``""`` when nothing but function words."""
+    """The canonical key of an anchor name; ``""`` when nothing but function words."""
     return " ".join(sorted(key_tokens(name)))
 
 
@@ -65,7 +65,7 @@ def distinguishing_tokens(name: str) -> frozenset[str]:
 
     Tokens with a digit ("10", "2023", "a4", "w" + "2" of "W-2"), single letters ("Model S",
     "Plan B") and month and weekday names. A merge of two names whose sets differ would
-    merge different quantities, days or months, or form and model codes (paper §A.2).
+    merge different quantities, days or months, or form and model codes.
     """
     return frozenset(
         token

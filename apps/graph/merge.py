@@ -1,4 +1,4 @@
-"""Lossless merge of one anchor into another (paper §2.5; architecture §8), and its undo.
+"""Lossless merge of one anchor into another (docs/architecture.md, "Consolidation plane"), and its undo.
 
 A merge a→b, in the caller's transaction, under the store's advisory locks (anchor keys first,
 then frame ids, each in sorted order — the order the indexer takes them):
@@ -6,7 +6,7 @@ then frame ids, each in sorted order — the order the indexer takes them):
 - b takes the union of a's and b's episodic and semantic row ids, a's name and aliases as
   aliases, the sum of the mention counts and the larger admission score;
 - every frame with an arm to a is re-keyed with that arm pointing to b; its id is recomputed
-  from its arms (σ changes with the key); frames that now share an id are united: their
+  from its arms (the arm set changes with the key); frames that now share an id are united: their
   citations are kept (ordered union), literals united, "done" outranks "planned", the later
   mention time wins;
 - the adjacency index beside the graph follows (``apps.graph.adjacency.merge_anchor``), a's

@@ -11,7 +11,7 @@ from apps.tenancy.models import Subject, TenantModel
 
 class AnchorVector(TenantModel):
     """The name embedding of one anchor, beside the graph: pgvector ANN for canonicalization and
-    for retrieval's anchor entry. Keyed like the anchor: (subject, κ)."""
+    for retrieval's anchor entry. Keyed like the anchor: (subject, anchor key)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")

@@ -28,7 +28,7 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 # Status → description. 401/403/429 come from authentication, scopes and throttles on every
-# operation; 400/404/409/413/415 from input and lookups; 502 when
+# operation; 400/404/409/413/415/422 from input and lookups; 502 when
 # the model provider fails; 503 when the database is down.
 ERROR_RESPONSES: dict[str, str] = {
     "400": "The request is invalid; the message and details say what to change.",
@@ -39,6 +39,7 @@ ERROR_RESPONSES: dict[str, str] = {
     "409": "The request conflicts with the current state.",
     "413": "The request body is larger than the server accepts.",
     "415": "The request body's media type is not accepted.",
+    "422": "The request is well-formed but cannot be acted on (e.g. it would store nothing); the message says why.",
     "429": "Rate limit or quota exceeded; retry after the Retry-After header.",
     "502": "The model provider failed or answered malformed output; nothing was stored.",
     "503": "A backing service is unavailable; retry after the Retry-After header.",

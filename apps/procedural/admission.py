@@ -1,4 +1,4 @@
-"""SEDM admission (§9): paired A/B replay of a candidate inside an SCEC — a distilled
+"""Skill admission (docs/architecture.md, "Consolidation plane"): paired A/B replay of a candidate inside an SCEC — a distilled
 experience (in its session's SCEC) or a curator's skill edit (a candidate skill version, in
 the SCEC ``services.skill_edit_propose`` chose).
 

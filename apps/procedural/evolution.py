@@ -1,4 +1,4 @@
-"""Evolution from outcome feedback (§9): retrieval feedback, the periodic weight update,
+"""Evolution from outcome feedback (docs/architecture.md, "Consolidation plane"): retrieval feedback, the periodic weight update,
 demotion and archive, near-duplicate merge, and reverting any recorded change."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Deterministic reward evaluators of an SCEC's reward spec (SEDM §3.2). Framework-free.
+"""Deterministic reward evaluators of an SCEC's reward spec (ADR 0012). Framework-free.
 
 A reward spec is a small JSON object ``{"kind": ..., ...}``; ``reward(spec, output)`` returns
 1.0 when the output satisfies it and 0.0 otherwise (numeric tolerance may also grade

@@ -1,4 +1,4 @@
-"""SEDM's arithmetic (paper §3.2-3.4): admission score, weight update, merge, general weight.
+"""SEDM's arithmetic (docs/architecture.md, "Consolidation plane"): admission score, weight update, merge, general weight.
 Framework-free; every constant is an argument (the deployment's values are settings).
 """
 

@@ -1,4 +1,4 @@
-"""Task sessions and procedural AutoDream (§8): write a session (with its SCEC), distill pending
+"""Task sessions and procedural AutoDream (docs/architecture.md, "Consolidation plane"): write a session (with its SCEC), distill pending
 sessions into experiences, curate experiences into versioned, cited skills, abstract general
 forms. Admission (``admission.py``) and evolution (``evolution.py``) build on these.
 """
@@ -462,7 +462,7 @@ def skill_edit_propose(
     job: Job | None,
     llm_version: str,
 ) -> SkillVersion:
-    """A curator's edit is a candidate (SEDM §3.2): with an SCEC of the subject it is
+    """A curator's edit is a candidate for admission: with an SCEC of the subject it is
     A/B-replayed and becomes the skill's version only if admitted (``skill_version_decided``);
     without one it is applied at once, unverified, at the neutral prior, and says so."""
     from apps.procedural.admission import admission_start
@@ -653,7 +653,7 @@ def skills_curate(
 
 
 def general_form_refresh(*, skill: Skill, llm: ProceduralLLM, metering: MeteringContext, job: Job | None) -> int:
-    """Create or update the general form of a specific skill (SEDM §3.4): entities and numbers
+    """Create or update the general form of a specific skill: entities and numbers
     become placeholders; w_general = α·w_specific. A proposal that still names an entity or a
     number of the specific form is refused (returns 0)."""
     reply = llm.abstract(skill.text, metering=metering)

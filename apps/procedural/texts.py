@@ -36,7 +36,7 @@ def content_hash(document: Any) -> str:
 
 def general_form(text: str, entities: Iterable[tuple[str, str]]) -> str:
     """``text`` with each entity (surface text, type) replaced by ``<TYPE>`` and every number
-    by ``<NUMBER>``: the conservative abstraction of SEDM §3.4. Longer entities go first so a
+    by ``<NUMBER>``: the conservative abstraction of a general form. Longer entities go first so a
     name inside a longer name is not replaced twice."""
     result = text
     for surface, kind in sorted(set(entities), key=lambda item: -len(item[0])):

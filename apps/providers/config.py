@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from apps.platform.netpolicy import AddressPolicy
+
 
 @dataclass(frozen=True)
 class OpenAIConfig:
@@ -15,6 +17,9 @@ class OpenAIConfig:
     timeout_seconds: float = 60.0
     max_attempts: int = 3
     retry_base_delay_seconds: float = 0.5
+    # Set for an endpoint an organization chose: every connection is checked against it when
+    # made (apps.providers.outbound). None: the operator's endpoint, trusted.
+    address_policy: AddressPolicy | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The semantic AutoDream decision (paper §2.5, A.5): is a pair of anchors one entity, and if so
+"""The semantic AutoDream decision (docs/architecture.md, "Consolidation plane"): is a pair of anchors one entity, and if so
 which of the two existing names represents it. Framework-free.
 
 The reply of a model is constrained to the pair: its JSON schema lists the two names as the

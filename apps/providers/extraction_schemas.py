@@ -1,4 +1,4 @@
-"""Inputs and structured outputs of the graph decisions: extract, canonicalize, repair (paper §2.3, A.2).
+"""Inputs and structured outputs of the graph decisions: extract, canonicalize, repair (docs/architecture.md, "Graph plane").
 
 Framework-free. The output models follow the rules of :mod:`apps.providers.schemas` for
 OpenAI's strict JSON-schema mode: every field required (nullable where a value may be
@@ -158,7 +158,7 @@ class SameEntityChoices(_Output):
 
 
 def consistent_extraction(entities: list[ExtractedEntity], frames: list[ExtractedFrame]) -> Extraction:
-    """Entities once each (by κ), frames once each, every arm naming a listed entity, two anchors a frame.
+    """Entities once each (by anchor key), frames once each, every arm naming a listed entity, two anchors a frame.
 
     A model may name an arm it did not list as an entity: that entity is added with type
     ``other`` rather than losing the arm. Arms whose name has an empty key are dropped.

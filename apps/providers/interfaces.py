@@ -7,11 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from apps.graph.frames import ExtractedFrame, Extraction
-from apps.providers.dream_schemas import DreamQuestion, DreamVerdict
-from apps.providers.extraction_schemas import ExtractionInput, SameEntityDecision, SameEntityQuestion
 from apps.providers.procedural_schemas import (
     AbstractReply,
     CurateInput,
@@ -29,6 +26,13 @@ from apps.providers.schemas import (
     SemanticDraft,
     WriterInput,
 )
+
+if TYPE_CHECKING:
+    # The graph's frame types only annotate the GraphLLM port: the write path, which needs the
+    # other ports, does not import the graph.
+    from apps.graph.frames import ExtractedFrame, Extraction
+    from apps.providers.dream_schemas import DreamQuestion, DreamVerdict
+    from apps.providers.extraction_schemas import ExtractionInput, SameEntityDecision, SameEntityQuestion
 
 
 class Purpose(StrEnum):
@@ -101,7 +105,7 @@ class Embedder(Protocol):
 
 
 class GraphLLM(Protocol):
-    """The learned steps of graph indexing (paper §2.3, A.2): extract, canonicalize, repair.
+    """The learned steps of graph indexing (docs/architecture.md, "Graph plane"): extract, canonicalize, repair.
 
     Everything they return is a proposal that deterministic code checks: admission, identity
     and the two-anchor rule run after them, and a rename must name a retrieved candidate.

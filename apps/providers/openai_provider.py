@@ -5,7 +5,9 @@ pydantic. The SDK's own retries are off (``max_retries=0``): one retry loop here
 limits, 5xx, timeouts, connection errors and malformed replies (invalid JSON or a schema
 violation) with exponential backoff, then raises a ``ProviderError`` that carries no model
 output. Token usage of every reply, malformed ones included, is metered per organization and
-per purpose.
+per purpose. Every connection goes through ``apps.providers.outbound``: no redirect is
+followed, and an organization's own endpoint is checked against the address policy each time
+a connection is made; a refusal is a ``ProviderError`` at once, not retried.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import json
 import logging
 import math
 import random
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -28,6 +29,8 @@ from apps.graph.coverage import MAX_REPAIR_ITEMS
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_signature
 from apps.graph.keys import anchor_key, may_denote_same
+from apps.platform import netpolicy
+from apps.platform.clock import SYSTEM_CLOCK, Clock
 from apps.providers import prompts
 from apps.providers.config import OpenAIConfig
 from apps.providers.dream_schemas import DreamQuestion, DreamVerdict, verdict_schema
@@ -42,6 +45,7 @@ from apps.providers.extraction_schemas import (
     consistent_extraction,
 )
 from apps.providers.interfaces import MeteringContext, Purpose
+from apps.providers.outbound import provider_http_client
 from apps.providers.schemas import (
     CitedDraft,
     CoreDraft,
@@ -65,6 +69,8 @@ DraftT = TypeVar("DraftT", bound=CitedDraft)
 _MAX_DELAY_SECONDS = 30.0
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
 _EMBEDDING_BATCH = 256
+# Waits between attempts go through this clock (tests install one that skips the waits).
+clock: Clock = SYSTEM_CLOCK
 
 
 class _Retryable(Exception):
@@ -101,6 +107,7 @@ class _ResilientClient:
             api_key=config.api_key,
             timeout=config.timeout_seconds,
             max_retries=0,
+            http_client=provider_http_client(policy=config.address_policy),
         )
 
     def call(self, *, purpose: Purpose, attempt: Callable[[], T]) -> T:
@@ -129,7 +136,7 @@ class _ResilientClient:
                         "delay_seconds": delay,
                     },
                 )
-                time.sleep(delay)
+                clock.sleep(delay)
                 number += 1
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -140,6 +147,15 @@ class _ResilientClient:
     def _classified(attempt: Callable[[], T]) -> T:
         try:
             return attempt()
+        except netpolicy.ResolutionFailed:
+            raise _Retryable("dns_error") from None
+        except netpolicy.OutboundError as exc:
+            # Refused by the address policy or a redirect: another attempt would be refused too.
+            logger.warning("provider endpoint refused", extra={"reason": exc.code})
+            raise ProviderError(
+                f"The model provider's endpoint was refused: {exc}",
+                details={"reason": exc.code},
+            ) from None
         except openai.APITimeoutError:
             raise _Retryable("timeout") from None
         except openai.APIConnectionError:

@@ -100,7 +100,7 @@ def render_memory_input(memory_input: WriterInput) -> str:
     return "\n".join(parts)
 
 
-# --- graph indexing: extract, canonicalize, repair (paper §2.3, A.2) ------------------------
+# --- graph indexing: extract, canonicalize, repair (Graph plane) ---------------------------
 
 _UNTRUSTED_RECORD = (
     "You are a component of MIRIX, a memory system for AI agents, that indexes stored memories in a knowledge "
@@ -194,7 +194,7 @@ def render_repair(record: ExtractionInput, frames: Sequence[ExtractedFrame], mis
     )
 
 
-# --- semantic AutoDream: one decision per candidate anchor pair (paper §2.5, A.5) --------------
+# --- semantic AutoDream: one decision per candidate anchor pair (Consolidation plane) ----------
 
 DREAM_DECIDE = """You are a component of MIRIX, a memory system for AI agents, that consolidates the entity \
 index of a person's memories. The user message holds two entity names of one type between <pair> and </pair>, \

@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from apps.platform.netpolicy import AddressPolicy
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
 from apps.providers.interfaces import AnswerLLM, Embedder, GraphLLM, MemoryLLM, ProceduralLLM
@@ -93,6 +94,11 @@ def _override_config(organization_id: uuid.UUID | None, override: ProviderConfig
         raise ValueError("a provider override belongs to an organization: pass organization_id")
     replaced = {name: value for name, value in dataclasses.asdict(override).items() if value is not None}
     config = dataclasses.replace(_deployment_openai(model=settings.OPENAI_MODEL), **replaced)
+    if override.base_url is not None:
+        # An endpoint the organization chose: checked at every connection, not only when set.
+        config = dataclasses.replace(
+            config, address_policy=AddressPolicy(allow_loopback=settings.PROVIDERS_ALLOW_LOOPBACK)
+        )
     if not config.api_key:
         logger.warning("provider override without an api key", extra={"organization_id": str(organization_id)})
         raise ProviderError(

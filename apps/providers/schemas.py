@@ -1,4 +1,4 @@
-"""The structured outputs of the write path's decisions (paper §2.2, A.1). Framework-free.
+"""The structured outputs of the write path's decisions (docs/architecture.md, "Evidence plane"). Framework-free.
 
 Every model that a language model fills in is written for OpenAI's strict JSON-schema mode:
 every field is required (nullable where a value may be absent), no extra keys, no defaults.

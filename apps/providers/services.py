@@ -6,11 +6,11 @@ import uuid
 
 from django.conf import settings
 
+from apps.platform import netpolicy
 from apps.platform.errors import ValidationFailed
 from apps.providers.models import OrganizationProviderConfig, ProviderUsage
 from apps.tenancy.scope import organization_scope
 from apps.vault.services import vault_encrypt
-from apps.webhooks import ssrf
 
 
 def usage_record(
@@ -67,10 +67,9 @@ def provider_config_clear(*, organization_id: uuid.UUID) -> bool:
 def _check_base_url(base_url: str) -> None:
     """The endpoint our servers will call for this organization: https, and a public host.
 
-    Checked when it is set; the SDK resolves the host again per connection, so a host whose
-    address changes later is not re-checked here (see docs/adr on outbound calls)."""
-    allow_loopback = settings.WEBHOOKS_ALLOW_LOOPBACK
+    Checked when it is set, to answer a clear 400 at once; every connection to it is checked
+    again when it is made (``apps.providers.outbound``), since its address may change."""
     try:
-        ssrf.resolve(ssrf.target_parse(base_url, allow_loopback=allow_loopback), allow_loopback=allow_loopback)
-    except ssrf.OutboundError as exc:
+        netpolicy.AddressPolicy(allow_loopback=settings.PROVIDERS_ALLOW_LOOPBACK).checked(base_url)
+    except netpolicy.OutboundError as exc:
         raise ValidationFailed(f"base_url is not allowed: {exc}") from exc

@@ -1,4 +1,4 @@
-"""Answer-time verification (paper §2.4, A.4; Algorithm 1 lines 16–20; architecture §7). Pure.
+"""Answer-time verification (docs/architecture.md, "Retrieval plane"). Pure.
 
 The answering agent drafts an answer with at most :data:`MAX_RETRIEVAL_CALLS` retrieval calls;
 :func:`check_answer` then decides, by rules alone, whether one more search
@@ -50,7 +50,7 @@ from apps.language.words import stem, words
 from apps.retrieval.scoring import entity_keys
 from apps.retrieval.types import FactCandidate, Plan, RowCandidate
 
-MAX_RETRIEVAL_CALLS = 5  # retrieval calls the answering agent may make before the check (paper §2.4)
+MAX_RETRIEVAL_CALLS = 5  # retrieval calls the answering agent may make before the check (the design's value)
 MAX_EXTRA_SEARCHES = 1  # searches (and rewrites) a fired check adds (paper A.4)
 
 CheckRule = Literal[
@@ -232,7 +232,7 @@ def _planned_in_count(plan: Plan, facts: Sequence[FactCandidate]) -> bool:
 
 
 def followup_query(plan: Plan) -> str:
-    """The extra search's query: the question for a relation query, else derived from Π(q)."""
+    """The extra search's query: the question for a relation query, else derived from its plan."""
     if plan.is_relation_query:
         return plan.question
     temporal = plan.temporal

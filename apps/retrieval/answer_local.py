@@ -1,4 +1,4 @@
-"""The ``local`` answerer: extractive, deterministic and offline (architecture §13).
+"""The ``local`` answerer: extractive, deterministic and offline (docs/architecture.md, "Retrieval plane").
 
 It writes nothing of its own: it picks the evidence row that best supports an answer and
 answers with the relevant span of it, citing the rows it used. It never asks for another

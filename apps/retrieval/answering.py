@@ -1,4 +1,4 @@
-"""The answer loop of the answer endpoint (paper §2.4, A.4; Algorithm 1 lines 16–20; architecture §7).
+"""The answer loop of the answer endpoint (docs/architecture.md, "Retrieval plane").
 
 Framework-free but for :func:`apps.retrieval.services.search`, which it calls with the subject
 it is given (the caller holds the organization's scope). The answering agent is a port

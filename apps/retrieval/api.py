@@ -8,9 +8,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory.api.serializers import MemoryRecordSerializer
+from apps.memory.api.serializers import ExcerptSerializer, MemoryRecordSerializer
 from apps.memory.api.views import SubjectMemoryApi
 from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.platform.serializers import StrictFieldsSerializer
 from apps.procedural.api.hooks import procedural_skills
 from apps.providers.registry import embedder
 from apps.retrieval.services import SearchResult, search
@@ -18,7 +19,7 @@ from apps.retrieval.services import SearchResult, search
 SEARCHABLE = ("episodic", "semantic", "core", "procedural", "resource")
 
 
-class SubjectSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
+class SubjectSearchInputSerializer(StrictFieldsSerializer):
     query = serializers.CharField(max_length=2000)
     mode = serializers.ChoiceField(choices=("graph", "flat"), default="graph")
     memory_types = serializers.ListField(
@@ -29,7 +30,12 @@ class SubjectSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
         default=["episodic", "semantic"],
         min_length=1,
     )
-    token_budget = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+    token_budget = serializers.IntegerField(
+        min_value=1,
+        max_value=100_000,
+        required=False,
+        help_text="At most this many tokens of rows and resource passages in all.",
+    )
     since = serializers.DateTimeField(
         required=False, help_text="Only rows whose event (else mention) time is at or after."
     )
@@ -76,6 +82,12 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
         str(row_id): attribute
         for row_id, attribute in SemanticItem.objects.filter(id__in=ids).values_list("id", "attribute")
     }
+    passages = {
+        str(row_id): {"id": str(resource_id), "start": start, "end": end}
+        for row_id, resource_id, start, end in EpisodicEvent.objects.filter(
+            id__in=ids, resource_id__isnull=False
+        ).values_list("id", "resource_id", "resource_start", "resource_end")
+    }
     rows = []
     for fused in result.rows:
         row = fused.row
@@ -88,11 +100,32 @@ def _rows(result: SearchResult) -> list[dict[str, Any]]:
                 **({"attribute": attributes.get(row.row_id, "")} if row.memory_type == "semantic" else {}),
                 "event_time": row.event_time.isoformat() if row.event_time else None,
                 "mention_time": row.mention_time.isoformat() if row.mention_time else None,
-                "provenance": {"session_id": row.session_id, "chunk_id": chunk, "source_message_ids": message_ids},
+                "provenance": {
+                    "session_id": row.session_id,
+                    "chunk_id": chunk,
+                    "source_message_ids": message_ids,
+                    "resource": passages.get(row.row_id),
+                },
                 "selected_as": fused.source,
             }
         )
     return rows
+
+
+def _typed(result: SearchResult) -> dict[str, Any]:
+    typed: dict[str, Any] = {}
+    for name, items in result.typed.items():
+        if name == "resource":
+            records = MemoryRecordSerializer(
+                [hit.resource for hit in items], many=True, context={"excerpted": True}
+            ).data
+            typed[name] = [
+                {**record, "excerpts": ExcerptSerializer(hit.excerpts, many=True).data}
+                for record, hit in zip(records, items, strict=True)
+            ]
+        else:
+            typed[name] = MemoryRecordSerializer(items, many=True).data
+    return typed
 
 
 class SearchApi(SubjectMemoryApi):
@@ -118,9 +151,7 @@ class SearchApi(SubjectMemoryApi):
         )
         rows = _rows(result)
         self.audit_targets = [row["id"] for row in rows]
-        typed: dict[str, Any] = {
-            name: MemoryRecordSerializer(items, many=True).data for name, items in result.typed.items()
-        }
+        typed = _typed(result)
         if "procedural" in params["memory_types"]:
             typed["skills"] = procedural_skills(subject=self.subject(external_id), query=params["query"])
         return Response(

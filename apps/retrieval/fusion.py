@@ -1,4 +1,4 @@
-"""Citation-balanced fusion and token budgets (paper §2.4, A.3; architecture §7). Pure.
+"""Citation-balanced fusion and token budgets (docs/architecture.md, "Retrieval plane"). Pure.
 
 Rows arrive tagged with the lane that produced them (``base``, ``relation``, or ``flat`` after a
 graph read raised). Fusion:
@@ -16,13 +16,13 @@ graph read raised). Fusion:
    the words as well as Melanie's own lines do, but it tells about its speaker (ADR 0019). The
    constants were set on the LoCoMo dev split by evidence recall within 1,024 tokens (ADR 0017).
    Ties: the adapter's ``lexical_score``, then row id.
-2. **Cited rows first** (up to B^R): the citations of the ranked facts, in fact order (within
+2. **Cited rows first** (up to the cited-row budget): the citations of the ranked facts, in fact order (within
    one fact, by rerank score), because a fact without its supporting row is unverifiable.
-3. **Base rows** (up to B^B) from the base and flat lanes, by score. Episodic and semantic
+3. **Base rows** (up to the base-row budget) from the base and flat lanes, by score. Episodic and semantic
    rows take their similarity ranks apart (their vectors embed different texts), each order
    stretched over the whole pool (ADR 0020), and then compete on the one score: interleaving
    them by position would put a weak semantic row beside every strong episodic one.
-4. **Fill** up to the row limit (default B^R + B^B): cited rows past B^R first (they support
+4. **Fill** up to the row limit (default: the two budgets together): cited rows past their budget first (they support
    rendered facts; our choice), then everything else by score. No row id is taken twice.
 5. **Paraphrase collapse**: an episodic row whose content-stem Jaccard similarity with an
    already taken episodic row is at least :data:`PARAPHRASE_JACCARD`, with the same numbers, is
@@ -31,7 +31,8 @@ graph read raised). Fusion:
    The same wording on two dates stays two rows (A.3; the retrieval side of eq. 7).
 
 :func:`count_tokens` is the evaluation's token metric: words and punctuation marks.
-:func:`trim_to_token_budget` keeps items in order while they fit and skips those that do not.
+:func:`trim_to_token_budget` keeps items in order while they fit and skips those that do not;
+:func:`truncate_to_tokens` cuts one text to a budget.
 """
 
 from __future__ import annotations
@@ -72,6 +73,16 @@ T = TypeVar("T")
 def count_tokens(text: str) -> int:
     """Words and punctuation marks: ``"Hello, world!"`` is 4 tokens."""
     return len(_TOKEN.findall(text))
+
+
+def truncate_to_tokens(text: str, budget: int) -> str:
+    """The longest prefix of ``text`` that counts at most ``budget`` tokens."""
+    end = 0
+    for count, token in enumerate(_TOKEN.finditer(text), start=1):
+        if count > budget:
+            break
+        end = token.end()
+    return text[:end]
 
 
 def trim_to_token_budget(items: Sequence[T], budget: int, *, text: Callable[[T], str]) -> list[T]:
@@ -267,10 +278,10 @@ class _Selection:
 def fuse(
     rows: Iterable[RowCandidate], facts: Sequence[FactCandidate], plan: Plan, *, limit: int | None = None
 ) -> FusionResult:
-    """The returned evidence rows: ≤ B^R cited, then ≤ B^B base, then fill up to ``limit``.
+    """The returned evidence rows: cited rows up to their budget, then base rows up to theirs, then fill up to ``limit``.
 
     ``facts`` are the rendered facts in rank order (e.g. ``[s.fact for s in rank_facts(...)]``);
-    ``limit`` is the request's row limit, B^R + B^B by default.
+    ``limit`` is the request's row limit, the two budgets together by default.
     """
     budgets = plan.budgets
     selection = _Selection(budgets.total_rows if limit is None else max(limit, 0))

@@ -1,4 +1,4 @@
-"""The deterministic query planner Π(q) (paper §2.4 eq. 9, A.3; architecture §7). Pure.
+"""The deterministic query planner (docs/architecture.md, "Retrieval plane"). Pure.
 
 ``plan_query`` reads a question with regular expressions and small word tables, no model and
 no parser (≈0.1 ms a question), and returns a :class:`~apps.retrieval.types.Plan`:
@@ -60,8 +60,8 @@ from apps.retrieval.types import (
     TemporalOrder,
 )
 
-# Row budgets per operator (architecture §7; paper A.3 Table 6). single (6, 4) and count (8, 12)
-# are the paper's (§2.4); temporal, intersection and list-union are the architecture's choice.
+# Row budgets per operator (base rows, cited rows). single (6, 4) and count (8, 12)
+# are the design's values; temporal, intersection and list-union are our choice.
 OPERATOR_BUDGETS: Mapping[Operator, Budgets] = MappingProxyType(
     {
         "single": Budgets(base_rows=6, cited_rows=4),
@@ -524,7 +524,7 @@ def _temporal(question: str, lowered: str, now: datetime | None) -> TemporalCons
 
 
 def plan_query(question: str, *, now: datetime | None = None) -> Plan:
-    """Π(q): the deterministic plan of one question. ``now`` resolves relative dates ("last week")."""
+    """The deterministic plan of one question. ``now`` resolves relative dates ("last week")."""
     tokens = _tokens(question)
     lowered = " ".join(question.lower().replace("’", "'").split())
     spans = _entity_spans(tokens)

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
 
 from apps.graph import adjacency, store
+from apps.language.dates import parse_event_time
 from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.memory.search import vector_lane
+from apps.memory.services import current_rows
 from apps.retrieval import lexical
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
 from apps.tenancy.models import Subject
@@ -232,8 +236,6 @@ def _frames_by_id(subject: Subject, ids: Sequence[str], properties: Sequence[str
 
 def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> list[FactCandidate]:
     """Frames with their arms' anchor names (one graph read for all the names)."""
-    from apps.language.dates import parse_event_time
-
     keys = sorted({key for frame in frames for _, key in frame["arms"]})
     names = {k: str(v["name"]) for k, v in _anchors(subject, keys, ("name",)).items()}
     facts = []
@@ -258,8 +260,6 @@ def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> li
 
 
 def _parse_time(value: Any) -> Any:
-    from datetime import datetime
-
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
@@ -448,9 +448,6 @@ def flat_rows(*, subject: Subject, question: str, vector: list[float], model: st
 
     Each row carries its dense rank (``vector_rank``, across both types) and its fused score
     (``lexical_score``)."""
-    from apps.memory.search import vector_lane
-    from apps.memory.services import current_rows
-
     rows: dict[str, tuple[Any, str]] = {}
     nearest: list[tuple[float, str]] = []
     for model_class, kind in ((EpisodicEvent, "episodic"), (SemanticItem, "semantic")):
@@ -474,6 +471,4 @@ def flat_rows(*, subject: Subject, question: str, vector: list[float], model: st
 
 
 def _with_lexical(row: RowCandidate, score: float) -> RowCandidate:
-    from dataclasses import replace
-
     return replace(row, lexical_score=score)

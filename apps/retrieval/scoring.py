@@ -1,4 +1,4 @@
-"""Anchor entry and fact scores (paper §2.4 eqs. 10–11, A.3; architecture §7). Pure.
+"""Anchor entry and fact scores (docs/architecture.md, "Retrieval plane"). Pure.
 
 The paper fixes the terms, their order of importance and the caps; it gives no weights, so
 every weight below is our choice, chosen to respect the paper's rules and written next to it.
@@ -44,9 +44,9 @@ from apps.retrieval.types import (
 
 # --- anchor entry (eq. 10) -----------------------------------------------------------------
 
-ANCHOR_LIMIT = 15  # K_A: anchors kept after scoring, and anchors recalled by name embedding (paper §2.4)
+ANCHOR_LIMIT = 15  # K_A: anchors kept after scoring, and anchors recalled by name embedding (the design's value)
 MAX_NAMED_ANCHORS = 16  # exactly named anchors a relation query adds to the recalled ones (paper A.3)
-W_VEC = 1.0  # times the name-embedding similarity in [0, 1]: the dominant term (paper §2.4)
+W_VEC = 1.0  # times the name-embedding similarity in [0, 1]: the dominant term (ADR 0010)
 W_EXACT = 0.12  # the anchor's key equals the key of a span of the question (our choice)
 W_LEX = 0.08  # times the share of the anchor's key tokens the question contains (our choice)
 W_PRED = 0.05  # an incident predicate belongs to one of the question's relation families (our choice)
@@ -126,7 +126,7 @@ def named_anchor_keys(plan: Plan, limit: int = MAX_NAMED_ANCHORS) -> tuple[str, 
 
 # --- fact score (eq. 11) -------------------------------------------------------------------
 
-FRAME_CAP = 240  # frames that survive the predicate filter, chosen by frame id (paper §2.4, A.3)
+FRAME_CAP = 240  # frames that survive the predicate filter, chosen by frame id (ADR 0010)
 
 W_RELATION = 3.0  # the predicate belongs to a relation family of the question (our choice)
 W_RELATION_LEXICAL = 1.5  # else the predicate shares a stem with the question's content words (our choice)
@@ -149,7 +149,7 @@ W_ANSWER_ROLE = 0.5  # an arm other than the named ones plays the role the answe
 W_STATE_MATCH = 1.5  # the event time falls in a requested date (our choice)
 W_STATE_MISMATCH = 1.0  # the event time falls outside every requested date: subtracted (our choice)
 STATE_FALLBACK_FACTOR = 0.5  # no event time: the source row's time counts at half weight (paper A.3)
-W_PLANNED = 2.0  # a planned event in a count, list-union or temporal question: subtracted (rule: paper §2.4)
+W_PLANNED = 2.0  # a planned event in a count, list-union or temporal question: subtracted (a rule of the design)
 PLANNED_PENALIZED: frozenset[Operator] = frozenset({"count", "list-union", "temporal"})
 
 _GENERIC_PREDICATES = frozenset({"be", "have", "do", "say", "tell", "think", "feel", "want", "share", "mention"})
@@ -489,7 +489,7 @@ def _order_key(fact: FactCandidate, plan: Plan) -> tuple[int, float]:
 def rank_facts(
     facts: Iterable[FactCandidate], plan: Plan, cap: int | None = None, *, frame_cap: int = FRAME_CAP
 ) -> list[ScoredFact]:
-    """The top ``cap`` frames (default B^R) by s_F, deterministically.
+    """The top ``cap`` frames (default: the cited-row budget) by fact score, deterministically.
 
     At most ``frame_cap`` frames are scored, chosen by frame id order (the database's cap,
     enforced again so the work here is bounded whatever the adapter sends). Order: the hard

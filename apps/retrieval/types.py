@@ -26,10 +26,11 @@ FusedSource = Literal["cited", "base", "fill"]
 
 @dataclass(frozen=True, slots=True)
 class Budgets:
-    """Row budgets of one query (paper eq. 9, Table 6; architecture §7).
+    """Row budgets of one query (docs/architecture.md, "Retrieval plane").
 
-    ``base_rows`` is B^B, the base-recall rows; ``cited_rows`` is B^R, the relation-cited rows,
-    which also caps the graph facts the relation lane renders.
+    ``base_rows`` is the base-row budget, rows reached through anchors; ``cited_rows`` is the
+    cited-row budget, rows cited by relation facts, which also caps the graph facts the
+    relation lane renders.
     """
 
     base_rows: int
@@ -128,7 +129,8 @@ class RoleHint:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """Π(q) = (o_q, P_q, C_q, Y_q, T_q, B^B_q, B^R_q) (paper eq. 9), plus what the planner
+    """The plan of one question: operator, relations, constraints, answer types, temporal
+    constraints and row budgets (docs/architecture.md, "Retrieval plane"), plus what the planner
     read off the question on the way: named entities, concrete objects, role hints."""
 
     question: str

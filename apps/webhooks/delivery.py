@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,9 +28,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from apps.audit.services import audit_record
+from apps.platform import netpolicy
+from apps.platform.clock import SYSTEM_CLOCK, Clock
 from apps.vault.services import EncryptedValue, vault_decrypt
 from apps.webhooks import events, schedule, signing, ssrf
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookSecret
@@ -47,6 +47,9 @@ ATTEMPT_LEASE_MARGIN = timedelta(seconds=30)
 # How long a queued drain suppresses further kicks should it be lost (beat covers the gap).
 DRAIN_MARK_SECONDS = 10
 USER_AGENT = "MIRIX-Webhooks/1.0"
+# What is due, attempt times and latencies are read from this clock (tests install one that
+# skips the waits of the retry schedule).
+clock: Clock = SYSTEM_CLOCK
 
 
 def _publish(task_name: str, kwargs: dict[str, str]) -> None:
@@ -80,7 +83,7 @@ def drain_on_commit(*, organization_id: uuid.UUID) -> None:
 def organizations_with_due_work() -> list[uuid.UUID]:
     """A platform operation on the owner connection: organizations with undispatched events
     or due deliveries that are not queued."""
-    now = timezone.now()
+    now = clock.now()
     undispatched = (
         WebhookEvent.objects.dangerously_across_organizations()
         .filter(dispatched_at__isnull=True)
@@ -108,7 +111,7 @@ class DrainResult:
 def outbox_drain(*, organization_id: uuid.UUID) -> DrainResult:
     """Fan out and queue, inside the organization's scope; sends are published after commit."""
     cache.delete(_drain_mark(organization_id))
-    now = timezone.now()
+    now = clock.now()
     pending_events = list(
         WebhookEvent.objects.select_for_update(skip_locked=True)
         .filter(dispatched_at__isnull=True)
@@ -189,7 +192,7 @@ class ClaimedAttempt:
 def delivery_claim(*, delivery_id: uuid.UUID) -> ClaimedAttempt | None:
     """Claim a due delivery for one attempt (in the organization's scope). None when another
     worker holds it, it finished, or it is not due: the caller then sends nothing."""
-    now = timezone.now()
+    now = clock.now()
     delivery = (
         WebhookDelivery.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("endpoint", "event")
@@ -236,7 +239,7 @@ class AttemptResult:
 
 def attempt_send(claim: ClaimedAttempt) -> AttemptResult:
     """One POST, outside any transaction, through the SSRF-safe client."""
-    started = time.monotonic()
+    started = clock.monotonic()
     try:
         response = ssrf.post_checked(
             claim.url,
@@ -245,7 +248,7 @@ def attempt_send(claim: ClaimedAttempt) -> AttemptResult:
             timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
             allow_loopback=settings.WEBHOOKS_ALLOW_LOOPBACK,
         )
-    except ssrf.OutboundError as exc:
+    except netpolicy.OutboundError as exc:
         return AttemptResult(latency_ms=_elapsed_ms(started), error=f"{exc.code}: {exc}"[:300])
     return AttemptResult(
         latency_ms=_elapsed_ms(started),
@@ -256,13 +259,13 @@ def attempt_send(claim: ClaimedAttempt) -> AttemptResult:
 
 
 def _elapsed_ms(started: float) -> int:
-    return round((time.monotonic() - started) * 1000)
+    return round((clock.monotonic() - started) * 1000)
 
 
 def delivery_record(*, claim: ClaimedAttempt, result: AttemptResult) -> schedule.Verdict | None:
     """Append the attempt and schedule what comes next (in the organization's scope). None when
     the delivery moved on meanwhile (replayed, disabled, re-claimed after the lease)."""
-    now = timezone.now()
+    now = clock.now()
     WebhookAttempt.objects.create(
         organization_id=claim.organization_id,
         delivery_id=claim.delivery_id,
@@ -331,7 +334,7 @@ def endpoint_disable(*, endpoint: WebhookEndpoint, reason: str) -> None:
     it is enabled again)."""
     endpoint.enabled = False
     endpoint.disabled_reason = reason[:300]
-    endpoint.disabled_at = timezone.now()
+    endpoint.disabled_at = clock.now()
     endpoint.save(update_fields=["enabled", "disabled_reason", "disabled_at", "updated_at"])
     _fail_pending(endpoint=endpoint)
 

@@ -22,10 +22,11 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.platform import netpolicy
 from apps.platform.errors import Conflict, MissingTenantScope, NotFound, ValidationFailed
 from apps.tenancy.scope import current_organization_id, organization_scope
 from apps.vault.services import vault_encrypt
-from apps.webhooks import events, signing, ssrf
+from apps.webhooks import events, signing
 from apps.webhooks.delivery import drain_on_commit, endpoint_disable
 from apps.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent, WebhookSecret
 
@@ -79,8 +80,8 @@ class IssuedSecret:
 
 def _checked_url(url: str) -> str:
     try:
-        ssrf.target_parse(url, allow_loopback=settings.WEBHOOKS_ALLOW_LOOPBACK)
-    except ssrf.OutboundError as exc:
+        netpolicy.target_parse(url, allow_loopback=settings.WEBHOOKS_ALLOW_LOOPBACK)
+    except netpolicy.OutboundError as exc:
         raise ValidationFailed(str(exc), details={"url": [str(exc)]}) from exc
     return url
 

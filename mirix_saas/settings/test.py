@@ -4,6 +4,7 @@ import os
 
 from infra.embedded import redis as embedded_redis
 from infra.embedded.environment import configure_embedded_environment, redis_dir
+from mirix_saas.settings.test_environment import apply_test_defaults
 
 TEST_DATABASE = os.environ.get("MIRIX_TEST_DATABASE", "mirix_test")
 for _name in ("DATABASE_URL", "DATABASE_OWNER_URL", "DATABASE_ADMIN_URL", "CELERY_BROKER_URL", "CACHE_URL"):
@@ -17,9 +18,7 @@ os.environ["CELERY_BROKER_URL"] = embedded_redis.broker_url(redis_dir(), db=_RED
 os.environ["CACHE_URL"] = embedded_redis.cache_url(redis_dir(), db=_REDIS_DB + 1)
 # Child processes (workers, servers) started by tests inherit the same environment.
 os.environ["MIRIX_TEST_KEEP_ENV"] = "1"
-os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key")
-os.environ.setdefault("MIRIX_API_KEY_PEPPER", "test-pepper")
-os.environ.setdefault("MIRIX_WEBHOOKS_ALLOW_LOOPBACK", "true")
+apply_test_defaults()
 
 from mirix_saas.settings.base import *  # noqa: F403
 

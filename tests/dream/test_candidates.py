@@ -18,6 +18,8 @@ from apps.dream.candidates import (
 )
 from apps.providers.dream_schemas import DreamAnchor, DreamQuestion, local_verdict, verdict_schema
 
+pytestmark = pytest.mark.unit
+
 
 def _anchor(key: str, type_: str = "object", *, semantic: bool = True) -> AnchorInfo:
     return AnchorInfo(key=key, name=key.title(), type=type_, semantic_backed=semantic)

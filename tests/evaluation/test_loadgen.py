@@ -11,6 +11,8 @@ import requests
 
 from apps.evaluation import loadgen
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.fixture
 def server() -> Iterator[str]:

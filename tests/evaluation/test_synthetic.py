@@ -6,6 +6,8 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 
+import pytest
+
 from apps.evaluation import synthetic
 from apps.evaluation.management.commands.bench_retrieval import ANCHOR_CAP, FRAME_CAP, history_load, rows_cap
 from apps.graph import adapter
@@ -27,6 +29,7 @@ def _spec(history: synthetic.SyntheticHistory) -> tuple[object, ...]:
     )
 
 
+@pytest.mark.unit
 def test_same_seed_same_records_and_graph_spec() -> None:
     first = synthetic.generate_history(size=400, subject_id=SUBJECT, seed=11)
     again = synthetic.generate_history(size=400, subject_id=SUBJECT, seed=11)
@@ -38,6 +41,7 @@ def test_same_seed_same_records_and_graph_spec() -> None:
     assert len({q.text for q in questions}) == len(questions) == 30
 
 
+@pytest.mark.unit
 def test_a_shorter_history_is_a_prefix_of_a_longer_one() -> None:
     short = synthetic.generate_history(size=150, subject_id=SUBJECT)
     long = synthetic.generate_history(size=600, subject_id=SUBJECT)
@@ -45,6 +49,7 @@ def test_a_shorter_history_is_a_prefix_of_a_longer_one() -> None:
     assert set(short.anchors) <= set(long.anchors)
 
 
+@pytest.mark.unit
 def test_entities_are_reused_with_hubs_and_a_long_tail() -> None:
     history = synthetic.generate_history(size=2000, subject_id=SUBJECT)
     mentions = {key: len(spec.episodic_ids) for key, spec in history.anchors.items()}
@@ -62,6 +67,7 @@ def test_entities_are_reused_with_hubs_and_a_long_tail() -> None:
     assert len({t.sentence for t in history.templates}) == len(history.templates) > 200
 
 
+@pytest.mark.unit
 def test_dated_and_undated_events_and_frame_identity() -> None:
     history = synthetic.generate_history(size=1500, subject_id=SUBJECT)
     dated = [r for r in history.records if r.event_time is not None]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from apps.evaluation.locomo import Question
 from apps.evaluation.updates import (
     CATEGORIES,
@@ -16,6 +18,8 @@ from apps.evaluation.updates import (
     score_question,
     summarize,
 )
+
+pytestmark = pytest.mark.unit
 
 
 def _question(

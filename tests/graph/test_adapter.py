@@ -96,6 +96,7 @@ def test_offboarding_drops_the_graph_and_rows() -> None:
     assert not Subject.objects.dangerously_across_organizations().filter(organization_id=tenant.id).exists()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

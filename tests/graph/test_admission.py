@@ -14,6 +14,8 @@ from apps.graph.admission import (
 from apps.graph.frames import ExtractedEntity, ExtractedFrame
 from apps.graph.keys import anchor_key
 
+pytestmark = pytest.mark.unit
+
 
 def _reason(name: str) -> str | None:
     return rejection_reason(anchor_key(name))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from apps.graph.coverage import MAX_REPAIR_ITEMS, VISUAL_COVERAGE_THRESHOLD, audit_coverage
 from apps.graph.frames import ExtractedFrame
+
+pytestmark = pytest.mark.unit
 
 FLIGHT = ExtractedFrame(
     "fly",

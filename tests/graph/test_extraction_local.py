@@ -13,7 +13,9 @@ from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_identity, frame_signature
 from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
 from apps.providers.interfaces import MeteringContext
-from tests.providers.conftest import RecordingMeter
+from tests.metering import RecordingMeter
+
+pytestmark = pytest.mark.unit
 
 MENTIONED = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
 llm = LocalGraphLLM()

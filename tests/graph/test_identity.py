@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
+
 from apps.graph.frames import ExtractedFrame
 from apps.graph.identity import (
     episodic_frame_id,
@@ -15,6 +17,8 @@ from apps.graph.identity import (
     role_signature,
     semantic_frame_id,
 )
+
+pytestmark = pytest.mark.unit
 
 SUBJECT = uuid.UUID("00000000-0000-4000-8000-000000000001")
 OTHER_SUBJECT = uuid.UUID("00000000-0000-4000-8000-000000000002")

@@ -119,6 +119,7 @@ def test_identity_reads_go_through_the_unique_indexes() -> None:
     assert "Index Cond: (ag_catalog.agtype_access_operator(VARIADIC ARRAY[properties, '\"frame_id\"'" in plans["Frame"]
 
 
+@pytest.mark.unit
 def test_identity_lookups_take_only_known_labels_and_plain_property_names() -> None:
     with pytest.raises(ValueError, match="label"):
         adapter.identity_lookup("g_" + "0" * 32, "ARM")

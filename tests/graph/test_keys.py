@@ -7,6 +7,8 @@ import pytest
 from apps.graph.keys import FUNCTION_WORDS, anchor_key, may_denote_same
 from apps.language.words import singularize
 
+pytestmark = pytest.mark.unit
+
 
 def test_the_papers_examples() -> None:
     assert anchor_key("Mobile App") == anchor_key("Mobile Apps") == "app mobile"

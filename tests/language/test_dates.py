@@ -8,6 +8,8 @@ import pytest
 
 from apps.language.dates import EventTime, Precision, ResolvedDate, Tense, find_dates, most_specific, parse_event_time
 
+pytestmark = pytest.mark.unit
+
 MONDAY = date(2023, 5, 8)  # Monday 8 May 2023
 SUNDAY = date(2023, 5, 7)
 

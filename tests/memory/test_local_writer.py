@@ -7,8 +7,10 @@ import pytest
 from apps.memory.writing.local import LocalMemoryLLM
 from apps.providers.interfaces import MeteringContext
 from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
-from tests.providers.conftest import RecordingMeter
+from tests.metering import RecordingMeter
 from tests.providers.conversation import MESSAGES, SESSION_1, SESSION_2, conversation
+
+pytestmark = pytest.mark.unit
 
 llm = LocalMemoryLLM()
 

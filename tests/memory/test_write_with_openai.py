@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
-from django.test import override_settings
 
 from apps.jobs.models import Job
 from apps.memory.models import CoreBlock, EpisodicEvent, SemanticItem, VaultEntry
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
 from tests.providers.openai_stub import OpenAIStub, chat_reply, json_reply
+
+pytestmark = pytest.mark.usefixtures("openai_deployment")
 
 PASSWORD = "Tangerine-Kite-77!"
 MESSAGES = [
@@ -36,36 +36,21 @@ EPISODE = {
 
 
 @pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    server = OpenAIStub()
-    with override_settings(
-        LLM_PROVIDER="openai",
-        OPENAI_BASE_URL=server.url,
-        OPENAI_API_KEY="sk-test",
-        OPENAI_MODEL="gpt-test",
-        OPENAI_RETRY_BASE_SECONDS=0.001,
-        OPENAI_TIMEOUT_SECONDS=5,
-    ):
-        try:
-            yield server
-        finally:
-            server.close()
-
-
-@pytest.fixture
 def tenant() -> Tenant:
     tenant = make_tenant()
     tenant.subject("ravi")
     return tenant
 
 
-def test_openai_routing_and_writing_store_rows_and_never_see_the_password(stub: OpenAIStub, tenant: Tenant) -> None:
-    stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}), json_reply({"drafts": [EPISODE]}))
+def test_openai_routing_and_writing_store_rows_and_never_see_the_password(
+    openai_stub: OpenAIStub, tenant: Tenant
+) -> None:
+    openai_stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}), json_reply({"drafts": [EPISODE]}))
     response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": MESSAGES}, format="json")
     assert response.status_code == 201, response.content
     assert sorted(r["type"] for r in response.json()["records"]) == ["episodic", "vault"]
-    assert [r.path for r in stub.requests] == ["/v1/chat/completions", "/v1/chat/completions"]
-    for request in stub.requests:
+    assert [r.path for r in openai_stub.requests] == ["/v1/chat/completions", "/v1/chat/completions"]
+    for request in openai_stub.requests:
         assert request.body["model"] == "gpt-test"
         assert request.body["response_format"]["type"] == "json_schema"
         prompt = json.dumps(request.body)
@@ -76,14 +61,16 @@ def test_openai_routing_and_writing_store_rows_and_never_see_the_password(stub: 
         assert row.mention_time.isoformat().startswith("2024-02-12")
 
 
-def test_a_malformed_reply_is_retried_then_fails_cleanly_with_nothing_stored(stub: OpenAIStub, tenant: Tenant) -> None:
-    stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}))
-    stub.queue(*(chat_reply("this is not json") for _ in range(3)))
+def test_a_malformed_reply_is_retried_then_fails_cleanly_with_nothing_stored(
+    openai_stub: OpenAIStub, tenant: Tenant
+) -> None:
+    openai_stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}))
+    openai_stub.queue(*(chat_reply("this is not json") for _ in range(3)))
     response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": MESSAGES}, format="json")
     assert response.status_code == 502
     error = response.json()["error"]
     assert error["code"] == "provider_error" and "not json" not in json.dumps(error)
-    assert len(stub.requests) == 4  # one route, three attempts at writing
+    assert len(openai_stub.requests) == 4  # one route, three attempts at writing
     with organization_scope(tenant.id):
         assert not EpisodicEvent.objects.exists()
         assert not VaultEntry.objects.exists()
@@ -91,8 +78,8 @@ def test_a_malformed_reply_is_retried_then_fails_cleanly_with_nothing_stored(stu
         assert not Job.objects.exists()
 
 
-def test_a_malformed_reply_then_a_good_one_succeeds(stub: OpenAIStub, tenant: Tenant) -> None:
-    stub.queue(
+def test_a_malformed_reply_then_a_good_one_succeeds(openai_stub: OpenAIStub, tenant: Tenant) -> None:
+    openai_stub.queue(
         json_reply({"memory_types": ["episodic"], "reason": "a trip"}),
         json_reply({"drafts": [{**EPISODE, "event_time": "last friday"}]}),  # violates the schema's ISO rule
         json_reply({"drafts": [EPISODE]}),

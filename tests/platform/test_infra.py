@@ -20,6 +20,8 @@ from django.conf import settings
 
 from tests.processes import ROOT
 
+pytestmark = pytest.mark.unit
+
 DOCKER = ROOT / "infra" / "docker"
 APP_SERVICES_BESIDES_WORKERS = {"api", "beat"}
 BACKING_SERVICES = {"postgres", "redis", "minio"}

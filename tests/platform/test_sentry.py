@@ -95,6 +95,7 @@ def test_view_and_task_exceptions_arrive_without_content(
             assert "vars" not in frame
 
 
+@pytest.mark.unit
 def test_scrubber_strips_bodies_messages_and_database_text() -> None:
     from apps.platform.sentry_scrub import scrub_event
 

@@ -4,6 +4,8 @@ import pytest
 
 from apps.platform.stats import percentile
 
+pytestmark = pytest.mark.unit
+
 
 def test_percentiles_interpolate_between_the_closest_ranks() -> None:
     values = [float(v) for v in range(100, 0, -1)]  # unordered input

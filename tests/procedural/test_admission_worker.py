@@ -75,11 +75,11 @@ def _decide(request: RecordedRequest) -> StubReply | None:
     return None
 
 
-def test_helpful_items_are_admitted_with_w0_equal_to_s_and_harmful_ones_rejected(stub: OpenAIStub) -> None:
+def test_helpful_items_are_admitted_with_w0_equal_to_s_and_harmful_ones_rejected(openai_stub: OpenAIStub) -> None:
     purge_queues()
     tenant = make_tenant()
-    use_stub(tenant, stub)
-    stub.respond_with(_decide)
+    use_stub(tenant, openai_stub)
+    openai_stub.respond_with(_decide)
     agent = consenting_subject(tenant, "agent-sedm", cross_domain=False)
     runs = settings.PROCEDURAL_RUNS_PER_ARM
     with celery_worker(queues=["dream", "admission"], concurrency=2, name="procedural-sedm"):
@@ -137,6 +137,8 @@ def test_helpful_items_are_admitted_with_w0_equal_to_s_and_harmful_ones_rejected
         cited = set(SkillCitation.objects.values_list("experience_id", flat=True))
         assert admitted.experience_id in cited and rejected.experience_id not in cited
         assert Experience.objects.filter(verification="unverified").count() == 3
-    replay_calls = [r for r in stub.requests if r.body["response_format"]["json_schema"]["name"] == "ReplayOutput"]
+    replay_calls = [
+        r for r in openai_stub.requests if r.body["response_format"]["json_schema"]["name"] == "ReplayOutput"
+    ]
     assert len(replay_calls) == 4 * runs
     assert all(r.body["seed"] in (7, 11, 13) and r.body["temperature"] == 0 for r in replay_calls)

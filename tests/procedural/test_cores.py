@@ -8,6 +8,8 @@ from apps.procedural.rewards import InvalidRewardSpec, reward, validate_spec
 from apps.procedural.sedm import ArmRun, admission_score, general_weight, merged_weight, updated_weight
 from apps.procedural.texts import general_form, leaked_specifics, quote_in
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("spec", "output", "expected"),

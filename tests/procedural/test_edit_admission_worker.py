@@ -57,12 +57,12 @@ def _curate(request: RecordedRequest) -> StubReply | None:
 
 
 def test_skill_edits_are_admitted_by_replay_with_w0_equal_to_s_or_rejected_keeping_the_previous_version(
-    stub: OpenAIStub,
+    openai_stub: OpenAIStub,
 ) -> None:
     purge_queues()
     tenant = make_tenant()
-    use_stub(tenant, stub)
-    stub.respond_with(_curate)
+    use_stub(tenant, openai_stub)
+    openai_stub.respond_with(_curate)
     agent = consenting_subject(tenant, "agent-sedm-edits", cross_domain=False)
     runs = settings.PROCEDURAL_RUNS_PER_ARM
 
@@ -136,7 +136,7 @@ def test_skill_edits_are_admitted_by_replay_with_w0_equal_to_s_or_rejected_keepi
             assert unverified.verification == "unverified" and skills[domain].version == unverified.version
             assert not skills[domain].verified and skills[domain].weight == settings.PROCEDURAL_NEUTRAL_WEIGHT
 
-    replays = [r for r in stub.requests if r.body["response_format"]["json_schema"]["name"] == "ReplayOutput"]
+    replays = [r for r in openai_stub.requests if r.body["response_format"]["json_schema"]["name"] == "ReplayOutput"]
     with_edit = [r for r in replays if "<memory>" in _user(r)]
     assert any(json.loads(_tagged(_user(r), "memory")) == helpful_edit.skill_version.text for r in with_edit)
     listed = tenant.client().get(f"/v1/subjects/{agent}/skills/{skills['cooking'].id}").json()

@@ -19,15 +19,15 @@ def _distilled(outcome_quote: str, experience_quote: str, text: str) -> dict:  #
     }
 
 
-def test_fabricated_quotes_make_the_outcome_unclear_and_uncited_citations_are_dropped(stub: OpenAIStub) -> None:
+def test_fabricated_quotes_make_the_outcome_unclear_and_uncited_citations_are_dropped(openai_stub: OpenAIStub) -> None:
     tenant = make_tenant()
-    use_stub(tenant, stub)
+    use_stub(tenant, openai_stub)
     agent = consenting_subject(tenant, "agent-openai", cross_domain=False)
     written = [post_session(tenant, agent, helpful("cooking", n, scec=False)) for n in range(2, 7)]
     # Session 1: the outcome quote and the experience quote are made up.
-    stub.queue(json_reply(_distilled("the customer loved the bread", "knead for an hour", "Knead for an hour")))
+    openai_stub.queue(json_reply(_distilled("the customer loved the bread", "knead for an hour", "Knead for an hour")))
     for _ in range(4):
-        stub.queue(
+        openai_stub.queue(
             json_reply(
                 _distilled(
                     "the check passed",
@@ -36,7 +36,7 @@ def test_fabricated_quotes_make_the_outcome_unclear_and_uncited_citations_are_dr
                 )
             )
         )
-    stub.respond_with(lambda request: _curate(request.body))
+    openai_stub.respond_with(lambda request: _curate(request.body))
     run_job("dream.procedural.run", tenant, written[-1]["dream_job_id"], subject_id=subject_id(tenant, agent))
     finished = job(tenant, written[-1]["dream_job_id"])
     assert finished["status"] == "succeeded", finished
@@ -54,7 +54,7 @@ def test_fabricated_quotes_make_the_outcome_unclear_and_uncited_citations_are_dr
         assert citations[0].quote in citations[0].skill_version.text
         purposes = set(ProviderUsage.objects.values_list("purpose", flat=True))
     assert {"distill", "curate"} <= purposes
-    distill_request = stub.requests[0].body
+    distill_request = openai_stub.requests[0].body
     assert distill_request["response_format"]["json_schema"]["strict"] is True
     assert "<task_session>" in distill_request["messages"][1]["content"]
 

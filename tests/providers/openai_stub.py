@@ -165,3 +165,18 @@ class OpenAIStub:
                 return
 
         return Handler
+
+
+def deployment_settings(stub: OpenAIStub, **overrides: Any) -> dict[str, Any]:
+    """Settings that send every model call of the deployment to ``stub`` through the openai
+    provider, with fast retries (the ``openai_deployment`` fixture applies them to a whole test;
+    ``override_settings(**deployment_settings(stub))`` to part of one)."""
+    return {
+        "LLM_PROVIDER": "openai",
+        "OPENAI_BASE_URL": stub.url,
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_MODEL": "gpt-test",
+        "OPENAI_RETRY_BASE_SECONDS": 0.001,
+        "OPENAI_TIMEOUT_SECONDS": 5,
+        **overrides,
+    }

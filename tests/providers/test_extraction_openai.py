@@ -27,8 +27,10 @@ from apps.providers.extraction_schemas import (
 )
 from apps.providers.interfaces import MeteringContext
 from apps.providers.openai_provider import OpenAIGraphLLM
-from tests.providers.conftest import RecordingMeter
+from tests.metering import RecordingMeter
 from tests.providers.openai_stub import OpenAIStub, json_reply
+
+pytestmark = pytest.mark.unit
 
 MENTIONED = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 RECORD = ExtractionInput(

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from apps.providers.local_embedder import LocalEmbedder
+
+pytestmark = pytest.mark.unit
 
 embedder = LocalEmbedder()
 

@@ -17,11 +17,8 @@ from apps.providers.errors import ProviderError
 from apps.providers.interfaces import MeteringContext
 from apps.providers.openai_provider import OpenAIEmbedder, OpenAIMemoryLLM
 from apps.providers.schemas import EpisodicDrafts, InputMessage, RouteDecision, WriterInput
-from apps.providers.selectors import usage_totals_by_purpose
-from apps.providers.services import DatabaseUsageMeter
-from apps.tenancy.scope import organization_scope
-from tests.factories import make_tenant
-from tests.providers.conftest import RecordingMeter
+from tests.clock import SkippingClock
+from tests.metering import RecordingMeter
 from tests.providers.openai_stub import (
     OpenAIStub,
     StubReply,
@@ -30,6 +27,8 @@ from tests.providers.openai_stub import (
     error_reply,
     json_reply,
 )
+
+pytestmark = pytest.mark.unit
 
 MENTIONED = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 SECRET_IN_REPLY = "XYZZY-model-output-must-not-leak"
@@ -171,16 +170,38 @@ def test_malformed_every_time_raises_a_clean_provider_error(
 
 
 def test_rate_limit_is_retried_after_the_advertised_delay(
-    openai_stub: OpenAIStub, stub_config: OpenAIConfig, metering: MeteringContext
+    openai_stub: OpenAIStub, stub_config: OpenAIConfig, metering: MeteringContext, clock: SkippingClock
 ) -> None:
     openai_stub.queue(error_reply(429, headers={"retry-after-ms": "300"}), json_reply(ROUTE))
 
-    started = time.monotonic()
     decision = OpenAIMemoryLLM(config=stub_config).route(_input(), metering=metering)
 
     assert decision.memory_types == ["episodic", "semantic"]
     assert len(openai_stub.requests) == 2
-    assert time.monotonic() - started >= 0.3  # the base delay alone is 1 ms
+    assert clock.sleeps == [0.3]  # the advertised delay; the base delay alone is 1 ms
+
+
+def test_retries_back_off_exponentially_with_jitter(
+    openai_stub: OpenAIStub, stub_config: OpenAIConfig, metering: MeteringContext, clock: SkippingClock
+) -> None:
+    config = dataclasses.replace(stub_config, max_attempts=4, retry_base_delay_seconds=1.0)
+    openai_stub.queue(error_reply(500), error_reply(500), error_reply(500), json_reply(ROUTE))
+
+    OpenAIMemoryLLM(config=config).route(_input(), metering=metering)
+
+    assert len(clock.sleeps) == 3
+    for attempt, slept in enumerate(clock.sleeps):
+        assert 0.5 * 2**attempt <= slept <= 2**attempt  # base × 2^(n-1), jittered down by up to half
+
+
+def test_an_advertised_delay_is_capped(
+    openai_stub: OpenAIStub, stub_config: OpenAIConfig, metering: MeteringContext, clock: SkippingClock
+) -> None:
+    openai_stub.queue(error_reply(429, headers={"retry-after": "3600"}), json_reply(ROUTE))
+
+    OpenAIMemoryLLM(config=stub_config).route(_input(), metering=metering)
+
+    assert clock.sleeps == [30.0]
 
 
 def test_rate_limits_exhaust_the_attempts(
@@ -253,32 +274,6 @@ def test_connection_errors_raise_provider_error(stub_config: OpenAIConfig, meter
         OpenAIMemoryLLM(config=config).route(_input(), metering=metering)
 
     assert caught.value.details["reason"] == "connection_error"
-
-
-def test_token_usage_is_metered_per_organization_and_purpose(
-    openai_stub: OpenAIStub, stub_config: OpenAIConfig
-) -> None:
-    tenant, other = make_tenant(), make_tenant()
-    llm = OpenAIMemoryLLM(config=stub_config)
-    metering = MeteringContext(organization_id=tenant.id, meter=DatabaseUsageMeter())
-    openai_stub.queue(
-        json_reply(ROUTE, prompt_tokens=120, completion_tokens=15),
-        chat_reply("{not json", prompt_tokens=300, completion_tokens=40),
-        json_reply({"drafts": [EPISODE]}, prompt_tokens=310, completion_tokens=90),
-    )
-
-    llm.route(_input(), metering=metering)  # outside any scope: the meter opens its own
-    with organization_scope(tenant.id):  # inside the organization's scope: it nests
-        llm.write_episodic(_input(), metering=metering)
-
-    with organization_scope(tenant.id):
-        totals = usage_totals_by_purpose()
-    assert {purpose: (t.calls, t.prompt_tokens, t.completion_tokens) for purpose, t in totals.items()} == {
-        "route": (1, 120, 15),
-        "write.episodic": (2, 610, 130),
-    }
-    with organization_scope(other.id):
-        assert usage_totals_by_purpose() == {}
 
 
 def test_embeddings_request_dimensions_and_return_unit_vectors_in_order(

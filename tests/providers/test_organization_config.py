@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from django.db import connections
 
@@ -11,15 +9,6 @@ from tests.factories import make_tenant
 from tests.providers.openai_stub import OpenAIStub, json_reply
 
 ORG_KEY = "sk-org-own-key-5b1f0c"
-
-
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    server = OpenAIStub()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 def _database_text() -> str:
@@ -33,24 +22,26 @@ def _database_text() -> str:
     return "\n".join(chunks)
 
 
-def test_an_organization_brings_its_own_endpoint_and_key(stub: OpenAIStub) -> None:
+def test_an_organization_brings_its_own_endpoint_and_key(openai_stub: OpenAIStub) -> None:
     tenant, other = make_tenant(), make_tenant()
     set_response = tenant.client().put(
-        "/v1/provider-config", {"api_key": ORG_KEY, "base_url": stub.url, "model": "org-model"}, format="json"
+        "/v1/provider-config", {"api_key": ORG_KEY, "base_url": openai_stub.url, "model": "org-model"}, format="json"
     )
     assert set_response.status_code == 200, set_response.content
     assert set_response.json()["configured"] and ORG_KEY not in set_response.content.decode()
     assert ORG_KEY not in _database_text()
 
-    stub.queue(json_reply({"memory_types": [], "reason": "small talk"}))
+    openai_stub.queue(json_reply({"memory_types": [], "reason": "small talk"}))
     for owner in (tenant, other):
         owner.subject("ana")
         written = owner.client().post("/v1/subjects/ana/memories", {"text": "Hello there!"}, format="json")
-        assert written.status_code == 201, written.content
+        # Both routers find nothing worth remembering: a 422 that says so, nothing stored.
+        assert written.status_code == 422, written.content
+        assert written.json()["error"]["code"] == "nothing_to_store"
     # Only the configured organization's call reached its endpoint, with its key and model.
-    assert len(stub.requests) == 1
-    assert stub.requests[0].headers["authorization"] == f"Bearer {ORG_KEY}"
-    assert stub.requests[0].body["model"] == "org-model"
+    assert len(openai_stub.requests) == 1
+    assert openai_stub.requests[0].headers["authorization"] == f"Bearer {ORG_KEY}"
+    assert openai_stub.requests[0].body["model"] == "org-model"
 
     assert tenant.client().delete("/v1/provider-config").status_code == 204
     assert tenant.client().get("/v1/provider-config").json()["configured"] is False

@@ -22,6 +22,8 @@ from apps.retrieval.answer_local import LocalAnswerLLM
 from tests.providers.conversation import conversation
 from tests.providers.openai_stub import OpenAIStub, json_reply
 
+pytestmark = pytest.mark.unit
+
 ROUTE = {"memory_types": ["episodic"], "reason": "an event"}
 
 

@@ -19,6 +19,8 @@ from apps.providers.schemas import (
     WriterInput,
 )
 
+pytestmark = pytest.mark.unit
+
 OUTPUTS: list[type[BaseModel]] = [RouteDecision, CoreDrafts, EpisodicDrafts, SemanticDrafts, ProceduralDrafts]
 EPISODE: dict[str, Any] = {
     "source_message_ids": ["m-1"],

@@ -10,6 +10,8 @@ import pytest
 from mirix_saas.settings.components import providers as component
 from mirix_saas.settings.env import MissingSetting
 
+pytestmark = pytest.mark.unit
+
 VARIABLES = [
     "MIRIX_LLM_PROVIDER",
     "MIRIX_EMBEDDING_PROVIDER",
@@ -21,6 +23,7 @@ VARIABLES = [
     "MIRIX_OPENAI_TIMEOUT_SECONDS",
     "MIRIX_OPENAI_MAX_ATTEMPTS",
     "MIRIX_OPENAI_RETRY_BASE_SECONDS",
+    "MIRIX_PROVIDERS_ALLOW_LOOPBACK",
 ]
 
 
@@ -45,6 +48,7 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_TIMEOUT_SECONDS": 60.0,
         "OPENAI_MAX_ATTEMPTS": 3,
         "OPENAI_RETRY_BASE_SECONDS": 0.5,
+        "PROVIDERS_ALLOW_LOOPBACK": False,
     }
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
 from django.test import override_settings
+from pytest_django.fixtures import Settings
 
 from apps.audit.models import AuditEntry
 from apps.graph.services import index_chunk, index_sweep_chunks
@@ -55,22 +55,10 @@ FAULTS: dict[str, StubReply] = {
 }
 
 
-@pytest.fixture
-def stub() -> Iterator[OpenAIStub]:
-    server = OpenAIStub()
-    with override_settings(
-        LLM_PROVIDER="openai",
-        OPENAI_BASE_URL=server.url,
-        OPENAI_API_KEY="sk-test",
-        OPENAI_MODEL="gpt-test",
-        OPENAI_MAX_ATTEMPTS=ATTEMPTS,
-        OPENAI_RETRY_BASE_SECONDS=0.001,
-        OPENAI_TIMEOUT_SECONDS=TIMEOUT,
-    ):
-        try:
-            yield server
-        finally:
-            server.close()
+@pytest.fixture(autouse=True)
+def deployment(openai_deployment: OpenAIStub, settings: Settings) -> None:
+    settings.OPENAI_MAX_ATTEMPTS = ATTEMPTS
+    settings.OPENAI_TIMEOUT_SECONDS = TIMEOUT
 
 
 @pytest.fixture
@@ -102,19 +90,23 @@ def _clean_502(response, started: float) -> None:  # type: ignore[no-untyped-def
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_a_failing_provider_is_a_clean_502_with_nothing_stored(stub: OpenAIStub, tenant: Tenant, fault: str) -> None:
-    stub.queue(*[FAULTS[fault]] * ATTEMPTS)
+def test_a_failing_provider_is_a_clean_502_with_nothing_stored(
+    openai_stub: OpenAIStub, tenant: Tenant, fault: str
+) -> None:
+    openai_stub.queue(*[FAULTS[fault]] * ATTEMPTS)
     started = time.monotonic()
     response = tenant.client().post(
         "/v1/subjects/ravi/memories", {"messages": [message(TEXT, n=1, name="Ravi")]}, format="json"
     )
     _clean_502(response, started)
-    assert len(stub.requests) == ATTEMPTS
+    assert len(openai_stub.requests) == ATTEMPTS
     _nothing_stored(tenant)
 
 
-def test_a_writer_failing_after_another_succeeded_stores_nothing_of_the_write(stub: OpenAIStub, tenant: Tenant) -> None:
-    stub.queue(
+def test_a_writer_failing_after_another_succeeded_stores_nothing_of_the_write(
+    openai_stub: OpenAIStub, tenant: Tenant
+) -> None:
+    openai_stub.queue(
         json_reply({"memory_types": ["episodic", "semantic"], "reason": "a trip and a fact"}),
         json_reply({"drafts": [EPISODE]}),  # the episodic writer succeeds
         *[FAULTS["timeout"]] * ATTEMPTS,  # the semantic writer never answers in time
@@ -124,20 +116,20 @@ def test_a_writer_failing_after_another_succeeded_stores_nothing_of_the_write(st
         "/v1/subjects/ravi/memories", {"messages": [message(TEXT, n=1, name="Ravi")]}, format="json"
     )
     _clean_502(response, started)
-    assert len(stub.requests) == 2 + ATTEMPTS
+    assert len(openai_stub.requests) == 2 + ATTEMPTS
     _nothing_stored(tenant)
 
 
 def test_a_failing_provider_during_indexing_keeps_the_evidence_and_the_sweep_repairs_it(
-    stub: OpenAIStub, tenant: Tenant
+    openai_stub: OpenAIStub, tenant: Tenant
 ) -> None:
-    stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}), json_reply({"drafts": [EPISODE]}))
+    openai_stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}), json_reply({"drafts": [EPISODE]}))
     written = tenant.client().post(
         "/v1/subjects/ravi/memories", {"messages": [message(TEXT, n=1, name="Ravi")]}, format="json"
     )
     assert written.status_code == 201
     chunk_id = written.json()["chunk_id"]
-    stub.queue(*[FAULTS["truncated json"]] * (2 * ATTEMPTS))  # the batch, then the row alone
+    openai_stub.queue(*[FAULTS["truncated json"]] * (2 * ATTEMPTS))  # the batch, then the row alone
     with organization_scope(tenant.id):
         result = index_chunk(chunk_id=chunk_id)
         row = EpisodicEvent.objects.get()

@@ -12,6 +12,8 @@ from apps.retrieval.answer_check import MAX_EXTRA_SEARCHES, MAX_RETRIEVAL_CALLS,
 from apps.retrieval.planner import plan_query
 from apps.retrieval.types import FactCandidate, RowCandidate
 
+pytestmark = pytest.mark.unit
+
 MARCH_6 = datetime(2023, 3, 6, 18, 0)
 
 

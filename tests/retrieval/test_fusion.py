@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 
+import pytest
+
 from apps.retrieval.fusion import (
     CONTEXT_WEIGHT,
     OTHER_SPEAKER_WEIGHT,
@@ -20,6 +22,8 @@ from apps.retrieval.fusion import (
 )
 from apps.retrieval.planner import plan_query
 from apps.retrieval.types import FactCandidate, FusedRow, Lane, MemoryType, RowCandidate
+
+pytestmark = pytest.mark.unit
 
 PLAN = plan_query("What did Priya paint for her sister?")  # single: B^B = 6, B^R = 4
 MAY_3 = datetime(2023, 5, 3, 14, 0)

@@ -8,6 +8,8 @@ import pytest
 
 from apps.retrieval.lexical import BM25_B, BM25_K1, RRF_K, bm25_scores, ranked, rrf, terms
 
+pytestmark = pytest.mark.unit
+
 
 def test_terms_are_content_stems_with_repeats() -> None:
     assert terms("The painting, and she painted paints!") == ["paint", "paint", "paint"]

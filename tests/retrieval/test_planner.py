@@ -15,6 +15,8 @@ from apps.language.words import content_stems, lemma_candidates, stem
 from apps.retrieval.planner import OPERATOR_BUDGETS, plan_query
 from apps.retrieval.types import Budgets
 
+pytestmark = pytest.mark.unit
+
 NOW = datetime(2023, 6, 20, 15, 30)
 
 

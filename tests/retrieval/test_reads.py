@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from apps.retrieval import reads
 from apps.retrieval.lexical import lexical_ranks
 from apps.tenancy.scope import organization_scope
@@ -49,6 +51,7 @@ def test_frames_with_an_arm_on_the_relations_nouns_fill_the_room_under_the_cap()
     assert [f["frame_id"] for f in without] == ["b001"]
 
 
+@pytest.mark.unit
 def test_candidates_get_their_bm25_rank_among_themselves() -> None:
     rows = [
         _row("a", "Jon opened the studio"),

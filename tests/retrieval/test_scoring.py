@@ -7,6 +7,8 @@ import random
 from dataclasses import replace
 from datetime import datetime
 
+import pytest
+
 from apps.retrieval.planner import plan_query
 from apps.retrieval.scoring import (
     ANCHOR_BONUS_MAX,
@@ -29,6 +31,8 @@ from apps.retrieval.scoring import (
     select_relation_frames,
 )
 from apps.retrieval.types import AnchorCandidate, FactCandidate
+
+pytestmark = pytest.mark.unit
 
 NOW = datetime(2023, 6, 20, 12, 0)
 

@@ -1,4 +1,8 @@
+import pytest
+
 from apps.tenancy import keys
+
+pytestmark = pytest.mark.unit
 
 PREFIX = "mx_live_"
 

@@ -9,6 +9,8 @@ import pytest
 
 from apps.vault import crypto
 
+pytestmark = pytest.mark.unit
+
 ORG = uuid.uuid4()
 ENTRY = uuid.uuid4()
 

@@ -16,6 +16,8 @@ from apps.vault.detect import (
     redact_sensitive,
 )
 
+pytestmark = pytest.mark.unit
+
 CREDENTIAL, API_KEY, CARD = EntryType.CREDENTIAL, EntryType.API_KEY, EntryType.PAYMENT_CARD
 BANK, GOV, PHONE = EntryType.BANK_ACCOUNT, EntryType.GOVERNMENT_ID, EntryType.PHONE_NUMBER
 ADDRESS, EMAIL = EntryType.ADDRESS, EntryType.EMAIL

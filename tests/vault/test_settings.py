@@ -12,6 +12,8 @@ import pytest
 from mirix_saas.settings import components
 from mirix_saas.settings.env import MissingSetting
 
+pytestmark = pytest.mark.unit
+
 KEY_A, KEY_B = os.urandom(32), os.urandom(32)
 
 

@@ -1,4 +1,5 @@
-"""Fixtures: the local receiver, the in-process pipeline, fast retries, a queue of one's own."""
+"""Fixtures: the local receiver, the in-process pipeline on a skipping clock, fast retries, a
+queue of one's own."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from apps.webhooks import delivery
 from mirix_saas.celery import app
+from tests.clock import SkippingClock
 from tests.webhooks.support import Pipeline, Receiver
 
 
@@ -24,9 +26,10 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def pipeline(monkeypatch: pytest.MonkeyPatch) -> Pipeline:
-    captured = Pipeline()
+def pipeline(monkeypatch: pytest.MonkeyPatch, clock: SkippingClock) -> Pipeline:
+    captured = Pipeline(clock=clock)
     monkeypatch.setattr(delivery, "_publish", lambda name, kwargs: captured.published.append((name, kwargs)))
+    monkeypatch.setattr(delivery, "clock", clock)
     return captured
 
 
@@ -37,10 +40,13 @@ def fast_retries(settings: Any) -> list[float]:
 
 
 @pytest.fixture(autouse=True)
-def webhook_queue(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def webhook_queue(request: pytest.FixtureRequest, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A queue of each test's own (a worker started by the test listens to it): the broker is
     shared with other test runs, whose workers must not take (and run against another
-    database) what this test publishes."""
+    database) what this test publishes. Unit tests publish nothing and have no broker."""
+    if request.node.get_closest_marker("unit"):
+        yield ""
+        return
     name = f"webhooks-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     settings.WEBHOOKS_QUEUE = name
     monkeypatch.setenv("MIRIX_WEBHOOKS_QUEUE", name)

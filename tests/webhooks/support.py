@@ -14,8 +14,9 @@ from typing import Any
 
 from apps.tenancy.scope import organization_scope
 from apps.webhooks import services
-from apps.webhooks.models import WebhookEvent
+from apps.webhooks.models import WebhookDelivery, WebhookEvent
 from mirix_saas.celery import app
+from tests.clock import SkippingClock
 from tests.factories import Tenant
 from workers.webhooks import drain_outbox
 
@@ -88,8 +89,10 @@ class Receiver:
 @dataclass
 class Pipeline:
     """The delivery pipeline in this process: what the drain and the sends would publish is
-    captured, and ``pump`` runs those task messages with the real task code."""
+    captured, and ``pump`` runs those task messages with the real task code. Delivery reads
+    ``clock``, which ``run_until`` moves to the next due attempt instead of waiting for it."""
 
+    clock: SkippingClock
     published: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
     def pump(self, *, only: str | None = None) -> int:
@@ -107,15 +110,24 @@ class Pipeline:
         drain_outbox.apply().maybe_throw()
         return self.pump()
 
-    def run_until(self, condition: Callable[[], Any], *, timeout: float = 15.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def run_until(self, condition: Callable[[], Any], *, ticks: int = 20) -> Any:
+        """Beat ticks until ``condition`` holds; between ticks the clock skips to the next
+        attempt due (of any organization), so retries run as soon as the schedule allows."""
+        for _ in range(ticks):
             self.tick()
             value = condition()
             if value:
                 return value
-            time.sleep(0.05)
-        raise TimeoutError("condition not met in time")
+            due = (
+                WebhookDelivery.objects.dangerously_across_organizations()
+                .filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__isnull=False)
+                .order_by("next_attempt_at")
+                .values_list("next_attempt_at", flat=True)
+                .first()
+            )
+            if due is not None:
+                self.clock.advance_to(due)
+        raise TimeoutError(f"condition not met in {ticks} beat ticks")
 
 
 def make_endpoint(

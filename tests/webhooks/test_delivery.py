@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -37,6 +38,10 @@ def _endpoint(tenant: Tenant) -> WebhookEndpoint:
         return WebhookEndpoint.objects.get()
 
 
+def _gaps(attempts: list[WebhookAttempt]) -> list[float]:
+    return [(b.started_at - a.started_at).total_seconds() for a, b in itertools.pairwise(attempts)]
+
+
 def _finished(tenant: Tenant) -> WebhookDelivery | None:
     found = _delivery(tenant)
     return found if found.status != WebhookDelivery.Status.PENDING else None
@@ -57,9 +62,8 @@ def test_failing_then_succeeding_receiver_gets_exactly_one_success(
     assert attempts[0].response_snippet == "boom" and all(a.latency_ms >= 0 for a in attempts)
     assert len(receiver.requests) == 4
     assert len({r.headers["webhook-id"] for r in receiver.requests}) == 1  # the same message, retried
-    # Retries waited for the schedule (0.2 s ± 10 %), measured at the receiver.
-    gaps = [b.at - a.at for a, b in zip(receiver.requests, receiver.requests[1:], strict=False)]
-    assert min(gaps) >= 0.17
+    # Retries waited for the schedule (0.2 s ± 10 %), on the delivery's clock.
+    assert all(0.18 <= gap < 0.5 for gap in _gaps(attempts)), _gaps(attempts)
     assert pipeline.tick() == 0 and len(receiver.requests) == 4
 
 
@@ -86,9 +90,9 @@ def test_retry_after_is_honoured(pipeline: Pipeline, receiver: Receiver, fast_re
     receiver.script(Reply(503, {"Retry-After": "1"}), Reply(429, {"Retry-After": "1"}))
     emit(tenant)
     done = pipeline.run_until(lambda: _finished(tenant))
-    assert done.status == "succeeded"
-    first, second, third = receiver.requests
-    assert second.at - first.at >= 0.95 and third.at - second.at >= 0.95
+    assert done.status == "succeeded" and len(receiver.requests) == 3
+    # The schedule asks for 0.2 s; the receiver asked for 1 s and got it.
+    assert all(1.0 <= gap < 1.5 for gap in _gaps(_attempts(tenant))), _gaps(_attempts(tenant))
 
 
 def test_an_exhausted_schedule_disables_the_endpoint_with_a_notice(

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import ipaddress
 import socket
-import ssl
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
+from apps.platform import netpolicy
 from apps.webhooks import ssrf
+from tests.tls_server import TlsServer
 from tests.webhooks.support import Receiver, Reply
+
+pytestmark = pytest.mark.unit
 
 PUBLIC = "93.184.216.34"
 
@@ -55,46 +49,46 @@ PUBLIC = "93.184.216.34"
     ],
 )
 def test_non_global_addresses_are_refused(address: str) -> None:
-    assert ssrf.address_refusal(ipaddress.ip_address(address), allow_loopback=False) is not None
+    assert netpolicy.address_refusal(ipaddress.ip_address(address), allow_loopback=False) is not None
 
 
 @pytest.mark.parametrize("address", ["8.8.8.8", PUBLIC, "2606:4700:4700::1111"])
 def test_global_addresses_are_allowed(address: str) -> None:
-    assert ssrf.address_refusal(ipaddress.ip_address(address), allow_loopback=False) is None
+    assert netpolicy.address_refusal(ipaddress.ip_address(address), allow_loopback=False) is None
 
 
 def test_loopback_is_allowed_only_when_switched_on_and_never_in_disguise() -> None:
-    assert ssrf.address_refusal(ipaddress.ip_address("127.0.0.1"), allow_loopback=True) is None
-    assert ssrf.address_refusal(ipaddress.ip_address("::1"), allow_loopback=True) is None
-    assert ssrf.address_refusal(ipaddress.ip_address("::ffff:127.0.0.1"), allow_loopback=True) is not None
-    assert ssrf.address_refusal(ipaddress.ip_address("10.0.0.1"), allow_loopback=True) is not None
+    assert netpolicy.address_refusal(ipaddress.ip_address("127.0.0.1"), allow_loopback=True) is None
+    assert netpolicy.address_refusal(ipaddress.ip_address("::1"), allow_loopback=True) is None
+    assert netpolicy.address_refusal(ipaddress.ip_address("::ffff:127.0.0.1"), allow_loopback=True) is not None
+    assert netpolicy.address_refusal(ipaddress.ip_address("10.0.0.1"), allow_loopback=True) is not None
 
 
 @pytest.mark.parametrize(
     ("url", "error"),
     [
-        ("http://hooks.example.com/x", ssrf.UnsafeUrl),
-        ("ftp://hooks.example.com/x", ssrf.UnsafeUrl),
-        ("https://user:pw@hooks.example.com/x", ssrf.UnsafeUrl),
-        ("https://hooks.example.com:99999/x", ssrf.UnsafeUrl),
-        ("https://hooks.example.com/a b", ssrf.UnsafeUrl),
-        ("https:///nohost", ssrf.UnsafeUrl),
-        ("https://hooks.example.com/" + "a" * 2000, ssrf.UnsafeUrl),
-        ("https://10.0.0.5/x", ssrf.RefusedDestination),
-        ("https://169.254.169.254/latest/meta-data", ssrf.RefusedDestination),
-        ("https://[::ffff:127.0.0.1]/x", ssrf.RefusedDestination),
-        ("https://127.0.0.1/x", ssrf.RefusedDestination),
+        ("http://hooks.example.com/x", netpolicy.UnsafeUrl),
+        ("ftp://hooks.example.com/x", netpolicy.UnsafeUrl),
+        ("https://user:pw@hooks.example.com/x", netpolicy.UnsafeUrl),
+        ("https://hooks.example.com:99999/x", netpolicy.UnsafeUrl),
+        ("https://hooks.example.com/a b", netpolicy.UnsafeUrl),
+        ("https:///nohost", netpolicy.UnsafeUrl),
+        ("https://hooks.example.com/" + "a" * 2000, netpolicy.UnsafeUrl),
+        ("https://10.0.0.5/x", netpolicy.RefusedDestination),
+        ("https://169.254.169.254/latest/meta-data", netpolicy.RefusedDestination),
+        ("https://[::ffff:127.0.0.1]/x", netpolicy.RefusedDestination),
+        ("https://127.0.0.1/x", netpolicy.RefusedDestination),
     ],
 )
 def test_urls_are_checked_before_anything_is_resolved(url: str, error: type[Exception]) -> None:
     with pytest.raises(error):
-        ssrf.target_parse(url, allow_loopback=False)
+        netpolicy.target_parse(url, allow_loopback=False)
 
 
 def test_a_good_url_parses() -> None:
-    target = ssrf.target_parse("https://Hooks.Example.com/in?x=1", allow_loopback=False)
-    assert target == ssrf.Target(scheme="https", host="hooks.example.com", port=443, path="/in?x=1")
-    assert ssrf.target_parse("http://127.0.0.1:8080", allow_loopback=True).path == "/"
+    target = netpolicy.target_parse("https://Hooks.Example.com/in?x=1", allow_loopback=False)
+    assert target == netpolicy.Target(scheme="https", host="hooks.example.com", port=443, path="/in?x=1")
+    assert netpolicy.target_parse("http://127.0.0.1:8080", allow_loopback=True).path == "/"
 
 
 class FakeDns:
@@ -120,16 +114,18 @@ def test_a_name_resolving_to_a_refused_address_is_refused(
     addresses: list[str], receiver: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", FakeDns(addresses))
-    with pytest.raises(ssrf.RefusedDestination):
+    with pytest.raises(netpolicy.RefusedDestination):
         ssrf.post_checked("https://hooks.example.com/x", headers={}, body=b"{}", timeout=2, allow_loopback=False)
     assert receiver.requests == []
 
 
 def test_the_local_receiver_is_refused_unless_loopback_is_allowed(receiver: Receiver) -> None:
-    with pytest.raises(ssrf.UnsafeUrl):  # plain http is only for loopback development
+    with pytest.raises(netpolicy.UnsafeUrl):  # plain http is only for loopback development
         ssrf.post_checked(receiver.url(), headers={}, body=b"{}", timeout=2, allow_loopback=False)
-    with pytest.raises(ssrf.RefusedDestination):
-        ssrf.resolve(ssrf.Target("http", "localhost", receiver.server.server_address[1], "/hook"), allow_loopback=False)
+    with pytest.raises(netpolicy.RefusedDestination):
+        netpolicy.resolve(
+            netpolicy.Target("http", "localhost", receiver.server.server_address[1], "/hook"), allow_loopback=False
+        )
     assert receiver.requests == []
     response = ssrf.post_checked(receiver.url(), headers={}, body=b"{}", timeout=2, allow_loopback=True)
     assert response.status == 200 and len(receiver.requests) == 1
@@ -156,7 +152,7 @@ def test_a_second_lookup_cannot_steer_the_connection(receiver: Receiver, monkeyp
 
     # The other order: the first (and only) answer is loopback, refused before any connection.
     monkeypatch.setattr(socket, "getaddrinfo", FakeDns(["127.0.0.1"], [PUBLIC]))
-    with pytest.raises(ssrf.RefusedDestination):
+    with pytest.raises(netpolicy.RefusedDestination):
         ssrf.post_checked("https://rebind.example/hook", headers={}, body=b"{}", timeout=2, allow_loopback=False)
     assert connected == [(PUBLIC, port)]
 
@@ -186,67 +182,6 @@ def test_a_silent_server_times_out_at_the_deadline() -> None:
         assert time.monotonic() - started < 3
     finally:
         listener.close()
-
-
-class TlsServer:
-    """HTTPS on 127.0.0.1 with a self-signed certificate for hooks.test; records SNI and Host."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hooks.test")])
-        now = dt.datetime.now(dt.UTC)
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=1))
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("hooks.test")]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256())
-        )
-        self.cert_path = tmp_path / "cert.pem"
-        key_path = tmp_path / "key.pem"
-        self.cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        key_path.write_bytes(
-            key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-        )
-        self.server_names: list[str | None] = []
-        self.hosts: list[str] = []
-        tls = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                tls.hosts.append(self.headers["Host"])
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(self.cert_path, key_path)
-        context.sni_callback = lambda sock, server_name, ctx: self.server_names.append(server_name)  # type: ignore[assignment, func-returns-value]
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def client_context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.cert_path))
-
-
-@pytest.fixture
-def tls_server(tmp_path: Path) -> Iterator[TlsServer]:
-    server = TlsServer(tmp_path)
-    yield server
-    server.server.shutdown()
-    server.server.server_close()
 
 
 def test_tls_goes_to_the_checked_address_with_sni_and_certificate_checks_for_the_hostname(

@@ -1,6 +1,6 @@
 """The ``local`` graph extractor: deterministic n-ary frames from spaCy's dependency parse.
 
-Frames (paper §2.3, eq. 5) come from clause heads:
+Frames (docs/architecture.md, "Graph plane") come from clause heads:
 
 - a verb is a frame whose predicate is its lemma (with its particle: ``pick_up``); its
   subject is the ``agent`` (a passive subject the ``theme``, a passive ``by`` the agent), its
@@ -37,7 +37,7 @@ speaker as ``source`` when it holds a missing value, and a shared image as
 ``share(agent: speaker, depicts: ...)`` over its caption's noun phrases.
 
 Same-entity decisions are conservative: an entity takes a candidate's name only when their
-keys κ are equal or its key is that of one of the candidate's aliases, and never when the two
+anchor keys are equal or its key is that of one of the candidate's aliases, and never when the two
 names differ in a number, a date or a code.
 
 Parses are cached per text, and ``extract_frames_many`` parses a batch in one pass; local

@@ -4,7 +4,7 @@
 on the expression ``embedding::vector(384)``, limited to the rows of the one model that makes
 384-d vectors; ``apps.retrieval.reads.recall_anchors`` orders by the same expression and
 names the same model as a literal so the planner can prove the predicate and use the index.
-Built concurrently: on 2 cores an HNSW build takes minutes (§17) and must not block anchor
+Built concurrently: on 2 cores an HNSW build takes minutes (docs/benchmarks.md) and must not block anchor
 writes meanwhile.
 """
 

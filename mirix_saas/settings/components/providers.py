@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirix_saas.settings.env import MissingSetting, env_int, env_optional, env_str
+from mirix_saas.settings.env import MissingSetting, env_bool, env_int, env_optional, env_str
 
 _PROVIDERS = ("local", "openai")
 
@@ -39,3 +39,7 @@ OPENAI_TIMEOUT_SECONDS = _seconds("MIRIX_OPENAI_TIMEOUT_SECONDS", 60.0)
 # Attempts per call (first try included) and the first backoff delay, doubled per retry.
 OPENAI_MAX_ATTEMPTS = env_int("MIRIX_OPENAI_MAX_ATTEMPTS", 3)
 OPENAI_RETRY_BASE_SECONDS = _seconds("MIRIX_OPENAI_RETRY_BASE_SECONDS", 0.5)
+# Lets an organization's own endpoint be 127.0.0.1/::1 over plain http: for local development
+# and tests only (the local and test settings turn it on). Any other non-public address is
+# refused whatever this says.
+PROVIDERS_ALLOW_LOOPBACK = env_bool("MIRIX_PROVIDERS_ALLOW_LOOPBACK", False)

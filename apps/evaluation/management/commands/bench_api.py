@@ -1,4 +1,4 @@
-"""API load (architecture §15): write and search requests/s and p50/p95/p99 under concurrent
+"""API load (docs/benchmarks.md): write and search requests/s and p50/p95/p99 under concurrent
 clients, against a production-like server started by this command.
 
 The server is gunicorn with ``--api-workers`` sync processes (each measured in turn) and a

@@ -1,4 +1,4 @@
-"""Bounded access (architecture §15, invariant 3): graph-mode retrieval latency and evidence
+"""Bounded access (docs/architecture.md, "Retrieval plane"): graph-mode retrieval latency and evidence
 inspected at growing history sizes of one subject — the curve must stay flat.
 
 For each size N: a benchmark organization with one subject, N synthetic episodic records

@@ -45,7 +45,7 @@ SCORED_CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MODES = ("flat", "graph", "graph+dream", *REFERENCE_MODES)
 REFERENCE_TURNS = 64  # turns a reference order returns (the row limit a token-budgeted search has)
-# A reference order's "system budget": the largest row budget B^R + B^B the planner gives (count: 20).
+# A reference order's "system budget": the largest row budget (cited plus base rows) the planner gives (count: 20).
 SYSTEM_TURNS = max(budgets.total_rows for budgets in OPERATOR_BUDGETS.values())
 
 

@@ -1,7 +1,7 @@
 """The attribute of a semantic fact's key (entity, attribute).
 
 Rows written before it keep an empty attribute: nothing derives one for them after the fact,
-so they are superseded only by an update of their own (ADR 0022).
+so they are superseded only by an update of their own (ADR 0024).
 """
 
 from django.db import migrations, models
@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0004_inline_row_vectors"),
+        ("memory", "0005_document_passages"),
         ("tenancy", "0002_row_level_security"),
     ]
 

@@ -1,1 +1,0 @@
-from tests.providers.conftest import meter, metering  # noqa: F401  (fixtures)
