@@ -142,7 +142,13 @@ class EpisodicEvent(IndexedRecord):
 
 
 class SemanticItem(IndexedRecord):
+    """A fact about an entity. ``(name, attribute)`` is the fact's key: a new value supersedes
+    only the current row of the same key (the entity's name compared case-insensitively), so
+    facts about one person of other attributes stay current. Rows from before the attribute
+    existed keep an empty one and are superseded only by an update of their own."""
+
     name = models.CharField(max_length=300)
+    attribute = models.CharField(max_length=100, blank=True, default="")
     summary = models.TextField()
     details = models.TextField()
     source = models.CharField(max_length=300)
@@ -153,7 +159,7 @@ class SemanticItem(IndexedRecord):
         constraints = [_supersedes_once("msem")]
         indexes = [
             *_evidence_indexes("msem", searchable=True),
-            models.Index(fields=["organization", "subject", "name"], name="msem_name"),
+            models.Index(fields=["organization", "subject", "name", "attribute"], name="msem_name_attribute"),
         ]
 
 

@@ -23,6 +23,8 @@ from apps.consent.services import consent_check_memory_write
 from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
+from apps.language.facts import normalize_attribute
+from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import (
     IncomingMessage,
@@ -53,7 +55,15 @@ from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for
-from apps.providers.schemas import MEMORY_TYPES, EpisodicDraft, InputMessage, RouteDecision, WriterInput
+from apps.providers.schemas import (
+    MEMORY_TYPES,
+    CoreDraft,
+    EpisodicDraft,
+    InputMessage,
+    RouteDecision,
+    SemanticDraft,
+    WriterInput,
+)
 from apps.providers.selectors import provider_override
 from apps.providers.services import DatabaseUsageMeter
 from apps.resources.storage import object_key, storage
@@ -125,26 +135,44 @@ def _embed_rows(rows: Sequence[EmbeddedRecord], texts: Sequence[str], embedder: 
         row.embedding_model = embedder.model_name
 
 
-def _core_rows(plan: MemoryPlan, *, subject: Subject, provenance: Provenance) -> list[CoreBlock]:
+def _core_rows(
+    drafts: Sequence[CoreDraft],
+    *,
+    subject: Subject,
+    provenance: Provenance,
+    superseded: Sequence[FactChange] = (),
+) -> list[CoreBlock]:
+    """New versions of the core blocks: the drafts' lines appended, and every line that states
+    a fact this write superseded replaced by the new value's line (core memory follows the
+    facts). A block neither gets new lines nor loses a stale one stays as it is."""
     rows: list[CoreBlock] = []
     current = {block.label: block for block in current_rows(CoreBlock, subject=subject)}
-    for draft in plan.core:
-        previous = current.get(draft.label)
+    appended = {draft.label: draft for draft in drafts}
+    for label in dict.fromkeys([*appended, *current]):
+        previous, draft = current.get(label), appended.get(label)
+        lines, restated = restate_superseded(
+            previous.value.splitlines() if previous else [],
+            draft.text.splitlines() if draft else [],
+            superseded,
+        )
+        if draft is None and not restated:
+            continue
         limit = previous.char_limit if previous else DEFAULT_CORE_CHAR_LIMIT
-        lines = [*(previous.value.splitlines() if previous else []), *draft.text.splitlines()]
         # A full block keeps its newest lines: the oldest fall out, as in a rolling context.
         while len("\n".join(lines)) > limit and len(lines) > 1:
             lines.pop(0)
+        message_ids = list(draft.source_message_ids) if draft else []
+        message_ids += [i for change in restated for i in change.new_message_ids if i not in message_ids]
         block = CoreBlock(
             organization_id=subject.organization_id,
             subject=subject,
-            **_provenance_fields(provenance, draft.source_message_ids),
-            label=draft.label,
+            **_provenance_fields(provenance, message_ids),
+            label=label,
             value="\n".join(lines)[-limit:],
             char_limit=limit,
             supersedes=previous,
         )
-        current[draft.label] = block
+        current[label] = block
         rows.append(block)
     return rows
 
@@ -158,9 +186,50 @@ def _provenance_fields(provenance: Provenance, message_ids: Sequence[str]) -> di
     }
 
 
+def _fact_key(name: str, attribute: str) -> tuple[str, str]:
+    return name.casefold(), attribute
+
+
+def _semantic_rows(
+    drafts: Sequence[SemanticDraft], *, subject: Subject, provenance: Provenance
+) -> tuple[list[SemanticItem], list[FactChange]]:
+    """One row per draft; each supersedes the current row of its key (entity, attribute) only,
+    so another fact about the same entity stays current. Returns the rows, and which stored
+    facts they superseded (the core blocks follow those)."""
+    current = {_fact_key(row.name, row.attribute): row for row in current_rows(SemanticItem, subject=subject)}
+    stored = {row.id for row in current.values()}
+    replaced: dict[tuple[str, str], SemanticItem] = {}  # key → the stored row this write supersedes
+    rows: list[SemanticItem] = []
+    for draft in drafts:
+        key = _fact_key(draft.name, draft.attribute)
+        previous = current.get(key)
+        if previous is not None and previous.id in stored:
+            replaced.setdefault(key, previous)
+        row = SemanticItem(
+            organization_id=subject.organization_id,
+            subject=subject,
+            **_provenance_fields(provenance, draft.source_message_ids),
+            name=draft.name,
+            attribute=draft.attribute,
+            summary=draft.summary,
+            details=draft.details,
+            source=draft.source,
+            supersedes=previous,
+        )
+        current[key] = row
+        rows.append(row)
+    return rows, [_fact_change(old, current[key]) for key, old in replaced.items()]
+
+
+def _fact_change(old: SemanticItem, new: SemanticItem) -> FactChange:
+    return FactChange(
+        entity=old.name, old_text=old.summary, new_text=new.summary, new_message_ids=tuple(new.source_message_ids)
+    )
+
+
 def _evidence_rows(
     plan: MemoryPlan, *, subject: Subject, provenance: Provenance, messages: Sequence[InputMessage]
-) -> tuple[list[EpisodicEvent], list[SemanticItem], list[ProceduralItem]]:
+) -> tuple[list[EpisodicEvent], list[SemanticItem], list[ProceduralItem], list[FactChange]]:
     episodic = []
     for draft in plan.episodic:
         event_time, precision = _event_time(draft)
@@ -179,21 +248,7 @@ def _evidence_rows(
                 status=draft.status,
             )
         )
-    current_semantic = {row.name.casefold(): row for row in current_rows(SemanticItem, subject=subject)}
-    semantic = []
-    for fact in plan.semantic:
-        row = SemanticItem(
-            organization_id=subject.organization_id,
-            subject=subject,
-            **_provenance_fields(provenance, fact.source_message_ids),
-            name=fact.name,
-            summary=fact.summary,
-            details=fact.details,
-            source=fact.source,
-            supersedes=current_semantic.get(fact.name.casefold()),
-        )
-        current_semantic[fact.name.casefold()] = row
-        semantic.append(row)
+    semantic, superseded = _semantic_rows(plan.semantic, subject=subject, provenance=provenance)
     procedural = [
         ProceduralItem(
             organization_id=subject.organization_id,
@@ -206,7 +261,7 @@ def _evidence_rows(
         )
         for draft in plan.procedural
     ]
-    return episodic, semantic, procedural
+    return episodic, semantic, procedural, superseded
 
 
 def _vault_rows(findings: Sequence[VaultFinding], *, subject: Subject, provenance: Provenance) -> list[VaultEntry]:
@@ -304,8 +359,10 @@ def memory_write_messages(
 
     with stopwatch.phase("database"):
         subject_write_lock(subject_id=subject.id)  # held to commit: see apps.memory.locks
-        core = _core_rows(plan, subject=subject, provenance=provenance)
-    episodic, semantic, procedural = _evidence_rows(plan, subject=subject, provenance=provenance, messages=redacted)
+        episodic, semantic, procedural, superseded = _evidence_rows(
+            plan, subject=subject, provenance=provenance, messages=redacted
+        )
+        core = _core_rows(plan.core, subject=subject, provenance=provenance, superseded=superseded)
     resources: list[ResourceItem] = []
     for document in documents:
         resource, passages = _pasted_document_rows(document, subject=subject, provenance=provenance)
@@ -559,7 +616,7 @@ def _emit_memory_created(
 UPDATABLE_FIELDS: dict[str, set[str]] = {
     "core": {"value"},
     "episodic": {"actor", "event_type", "summary", "details", "status"},
-    "semantic": {"name", "summary", "details", "source"},
+    "semantic": {"name", "attribute", "summary", "details", "source"},
     "procedural": {"title", "summary", "steps", "domain"},
 }
 
@@ -596,6 +653,8 @@ def memory_supersede(
     new._state.adding = True
     for name, value in changes.items():
         setattr(new, name, value)
+    if isinstance(new, SemanticItem) and "attribute" in changes:
+        new.attribute = _attribute_change(changes["attribute"])
     new.supersedes = old
     new.chunk_id = uuid.uuid4()
     new.source_kind = EvidenceRecord.SourceKind.API
@@ -605,13 +664,23 @@ def memory_supersede(
     if isinstance(new, EmbeddedRecord):
         embedder = embedder or default_embedder()
         _embed_rows([new], [_embedding_text(new)], embedder, Stopwatch())
-    _save_all([[new]])
+    core: list[CoreBlock] = []
+    if isinstance(old, SemanticItem) and isinstance(new, SemanticItem):
+        provenance = Provenance(source_kind=new.source_kind, session_id=new.session_id, chunk_id=new.chunk_id)
+        core = _core_rows([], subject=subject, provenance=provenance, superseded=[_fact_change(old, new)])
+    _save_all([[new], core])
     if isinstance(new, (EpisodicEvent, SemanticItem)):
         result = WriteResult(
             chunk_id=new.chunk_id, routed_types=[memory_type], records=[WrittenRecord(memory_type, new.id)]
         )
         _enqueue_indexing(subject=subject, chunk_id=new.chunk_id, result=result)
     return new
+
+
+def _attribute_change(value: Any) -> str:
+    if not isinstance(value, str) or not normalize_attribute(value):
+        raise ValidationFailed("A semantic memory's attribute is a non-empty name, e.g. 'home city' or 'diet'.")
+    return normalize_attribute(value)
 
 
 def _embedding_text(row: EmbeddedRecord) -> str:

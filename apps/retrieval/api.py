@@ -104,6 +104,9 @@ class EvidenceRowSerializer(serializers.Serializer[Any]):
     text = serializers.CharField(source="fused.row.text")
     event_time = serializers.DateTimeField(source="fused.row.event_time", allow_null=True)
     mention_time = serializers.DateTimeField(source="fused.row.mention_time", allow_null=True)
+    attribute = serializers.CharField(
+        allow_null=True, help_text="A semantic row's fact attribute (its key is the entity and this); null otherwise."
+    )
     provenance = RowProvenanceSerializer()
     selected_as = serializers.ChoiceField(
         source="fused.source", choices=get_args(FusedSource), help_text="The fusion phase that took the row."

@@ -38,6 +38,7 @@ class EvidenceRow:
 
     fused: FusedRow
     provenance: Provenance
+    attribute: str | None = None  # a semantic row's fact attribute
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
             "id", "chunk_id", "source_message_ids"
         ):
             stored[str(row_id)] = (str(stored_chunk), list(message_ids))
+    attributes = dict(SemanticItem.objects.filter(id__in=ids).values_list("id", "attribute"))
     passages = {
         str(row_id): Passage(id=str(resource_id), start=start, end=end)
         for row_id, resource_id, start, end in EpisodicEvent.objects.filter(
@@ -76,7 +78,8 @@ def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
             source_message_ids=message_ids,
             resource=passages.get(fused.row.row_id),
         )
-        evidence.append(EvidenceRow(fused=fused, provenance=provenance))
+        attribute = attributes.get(uuid.UUID(fused.row.row_id)) if fused.row.memory_type == "semantic" else None
+        evidence.append(EvidenceRow(fused=fused, provenance=provenance, attribute=attribute))
     return evidence
 
 
