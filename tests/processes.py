@@ -40,7 +40,7 @@ def celery_worker(
         "MIRIX_TEST_KEEP_ENV": "1",
         **(env or {}),
     }
-    log = open(ROOT / "var" / f"test-worker-{name}.log", "wb")
+    log = open(worker_log_path(name), "wb")
     process = subprocess.Popen(
         [
             sys.executable,
@@ -74,6 +74,15 @@ def celery_worker(
     finally:
         stop_process_group(process)
         log.close()
+
+
+def worker_log_path(name: str) -> Path:
+    return ROOT / "var" / f"test-worker-{name}.log"
+
+
+def worker_log(name: str) -> str:
+    """What the worker ``name`` (of ``celery_worker``) has logged so far."""
+    return worker_log_path(name).read_text(errors="replace")
 
 
 def stop_process_group(process: subprocess.Popen[bytes], *, timeout: float = 20) -> None:

@@ -32,14 +32,10 @@ from apps.webhooks.services import webhook_endpoint_create
 from tests.erasure.planting import graph_counts, plant, subject_counts
 from tests.erasure.support import database_text, storage_text
 from tests.factories import make_tenant
-from tests.processes import ROOT, celery_worker, purge_queues, wait_for
+from tests.processes import celery_worker, purge_queues, wait_for, worker_log
 from tests.reliability.support import graph_snapshot, message
 
 VISIBILITY = {"MIRIX_BROKER_VISIBILITY_TIMEOUT": "3"}
-
-
-def _log(name: str) -> str:
-    return (ROOT / "var" / f"test-worker-{name}.log").read_text(errors="replace")
 
 
 def _open_transactions() -> int:
@@ -61,7 +57,7 @@ def _kill(worker: subprocess.Popen[bytes]) -> None:
 
 
 def _paused(name: str) -> bool:
-    return "fault pause" in _log(name)
+    return "fault pause" in worker_log(name)
 
 
 def _job_status(organization_id: Any, job_id: str) -> str:
@@ -96,8 +92,8 @@ def test_a_worker_killed_mid_indexing_is_replaced_and_the_graph_is_written_once(
         with celery_worker(queues=["indexing"], name="crash-index-b", env=VISIBILITY):
             _kill(a)
             wait_for(lambda: _job_status(tenant.id, job_id) == Job.Status.SUCCEEDED, timeout=90)
-    task_id = next(line for line in _log("crash-index-a").splitlines() if "received" in line).split("[")[-1][:36]
-    assert f"{task_id}] succeeded" in _log("crash-index-b")  # the same message, redelivered
+    task_id = next(line for line in worker_log("crash-index-a").splitlines() if "received" in line).split("[")[-1][:36]
+    assert f"{task_id}] succeeded" in worker_log("crash-index-b")  # the same message, redelivered
     with organization_scope(tenant.id):
         job = Job.objects.get(id=job_id)
         rows = [*EpisodicEvent.objects.all(), *SemanticItem.objects.all()]
@@ -121,7 +117,7 @@ def test_a_worker_killed_mid_erasure_is_replaced_and_erasure_completes_once() ->
     purge_queues()
     tenant = make_tenant()
     webhook_endpoint_create(  # subscribed: the erasure emits one subject.erased event
-        organization_id=tenant.id, url="https://hooks.example.com/mirix", event_types=["*"], include_content_for=[]
+        organization_id=tenant.id, url="http://127.0.0.1:9/mirix", event_types=["*"], include_content_for=[]
     )
     ana = plant(tenant, "ana")
     planted = subject_counts(ana.subject_id)
@@ -201,7 +197,7 @@ def test_a_batch_whose_worker_is_killed_is_resumed_by_the_sweep_and_writes_each_
     assert _job_status(tenant.id, job_id) == Job.Status.QUEUED
     with celery_worker(queues=["indexing"], name="crash-batch-b"):
         wait_for(lambda: _job_status(tenant.id, job_id) == Job.Status.SUCCEEDED, timeout=300, interval=0.5)
-    assert "fault pause" not in _log("crash-batch-b")
+    assert "fault pause" not in worker_log("crash-batch-b")
     with organization_scope(tenant.id):
         job = Job.objects.get(id=job_id)
         written = list(IngestionBatchChunk.objects.filter(batch_id=batch_id).order_by("index"))

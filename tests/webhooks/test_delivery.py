@@ -183,7 +183,7 @@ def test_content_reaches_only_endpoints_that_opted_in(pipeline: Pipeline, receiv
 
 def test_content_is_not_stored_when_nobody_opted_in() -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/a")
+    make_endpoint(tenant, "http://127.0.0.1:9/a")
     event = emit(tenant, "memory.created", {"records": []}, {"records": [{"text": "private diary"}]})
     assert event is not None and event.content is None
 

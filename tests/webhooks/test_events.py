@@ -34,7 +34,7 @@ def _events(tenant: Tenant) -> list[WebhookEvent]:
 
 def test_without_subscribers_one_query_and_nothing_written(pipeline: Pipeline) -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in", event_types=["memory.created"])
+    make_endpoint(tenant, "http://127.0.0.1:9/in", event_types=["memory.created"])
     with organization_scope(tenant.id), CaptureQueriesContext(connection) as queries:
         assert webhook_event_emit(organization_id=tenant.id, event_type="job.failed", payload={}) is None
     assert len(queries) == 1
@@ -43,7 +43,7 @@ def test_without_subscribers_one_query_and_nothing_written(pipeline: Pipeline) -
 
 def test_the_outbox_row_commits_with_the_change_and_the_kick_follows_the_commit(pipeline: Pipeline) -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in")
+    make_endpoint(tenant, "http://127.0.0.1:9/in")
     with pytest.raises(RuntimeError), organization_scope(tenant.id):
         webhook_event_emit(organization_id=tenant.id, event_type="job.failed", payload={"job_id": "x"})
         raise RuntimeError("the change rolls back")
@@ -70,7 +70,7 @@ def test_programming_errors_fail_loudly() -> None:
 
 def test_every_documented_event_type_can_be_emitted() -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in")
+    make_endpoint(tenant, "http://127.0.0.1:9/in")
     for event_type in events.EVENT_TYPES:
         assert emit(tenant, event_type, {"id": str(uuid.uuid4())}) is not None
     assert len(_events(tenant)) == 11
@@ -148,7 +148,7 @@ def test_a_failed_job_emits_job_failed(pipeline: Pipeline, receiver: Receiver, m
 def test_erasing_a_subject_erases_the_events_that_carry_its_data(pipeline: Pipeline) -> None:
     tenant = make_tenant()
     subject = tenant.subject("ana")
-    make_endpoint(tenant, "https://hooks.example.com/in", include_content_for=["*"])
+    make_endpoint(tenant, "http://127.0.0.1:9/in", include_content_for=["*"])
     written = tenant.client().post(
         "/v1/subjects/ana/memories", {"messages": [{"role": "user", "content": "I adopted a cat."}]}, format="json"
     )
@@ -164,7 +164,7 @@ def test_erasing_a_subject_erases_the_events_that_carry_its_data(pipeline: Pipel
 
 def test_old_events_and_expired_secrets_are_pruned(settings: Any) -> None:
     tenant = make_tenant()
-    endpoint = make_endpoint(tenant, "https://hooks.example.com/in").endpoint
+    endpoint = make_endpoint(tenant, "http://127.0.0.1:9/in").endpoint
     rotate = webhook_endpoint_rotate_secret(organization_id=tenant.id, endpoint_id=endpoint.id, overlap=timedelta(0))
     assert rotate.previous_secret_expires_at is not None
     old, recent = emit(tenant), emit(tenant)
@@ -182,7 +182,7 @@ def test_a_burst_of_commits_shares_one_drain_and_later_commits_get_their_own(
     pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in")
+    make_endpoint(tenant, "http://127.0.0.1:9/in")
     drain = (task_names.WEBHOOKS_DRAIN_ORGANIZATION, {"organization_id": str(tenant.id)})
     for _ in range(5):
         emit(tenant)
