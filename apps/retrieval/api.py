@@ -9,10 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.memory.api.serializers import ExcerptSerializer, MemoryRecordSerializer
+from apps.memory.resource_search import ResourceHit
 from apps.platform.serializers import StrictFieldsSerializer
 from apps.procedural.api.hooks import SkillRetrievalSerializer, procedural_skills
 from apps.retrieval.selectors import search_evidence
-from apps.retrieval.services import ResourceHit
 from apps.retrieval.types import AnswerType, FrameStatus, FusedSource, Operator, Plan, ScoredFact
 from apps.tenancy.api.base import SubjectApiView
 

@@ -25,11 +25,11 @@ from apps.memory.api.serializers import (
     VaultValueSerializer,
     WriteResultSerializer,
 )
+from apps.memory.resource_search import resource_hits
 from apps.memory.selectors import MemoryFilter
 from apps.platform.errors import ValidationFailed
 from apps.platform.parsers import StrictJSONParser, StrictMultiPartParser
 from apps.providers.registry import embedder
-from apps.retrieval.services import resource_hits
 from apps.tenancy.api.base import SubjectApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
 
