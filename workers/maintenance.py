@@ -3,10 +3,9 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from apps.graph.services import graph_check
+from apps.graph.services import graph_check, graph_reembed_step
 from apps.jobs.models import Job
 from apps.jobs.services import jobs_mark_stale
-from apps.memory.services import memory_reembed_step
 from apps.providers.registry import embedder
 from apps.tenancy.models import Organization
 from apps.tenancy.scope import organization_scope
@@ -35,7 +34,7 @@ def reembed_organization(job: Job) -> Generator[dict[str, Any], None, dict[str, 
     """After a change of embedding model: re-embed every row, a batch per transaction."""
     vectors = embedder()
     done = 0
-    while batch := memory_reembed_step(embedder=vectors):
+    while batch := graph_reembed_step(embedder=vectors):
         done += batch
         yield {"reembedded": done, "model": vectors.model_name}
     return {"reembedded": done, "model": vectors.model_name}
