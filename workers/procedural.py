@@ -6,9 +6,9 @@ import uuid
 from typing import Any
 
 from apps.jobs.models import Job
-from apps.procedural.admission import admission_decide, replay_run
-from apps.procedural.evolution import evolve, evolve_schedule
-from apps.procedural.services import dream_sweep, procedural_dream
+from apps.procedural.admission import replay_run
+from apps.procedural.evolution_store import evolve, evolve_schedule
+from apps.procedural.services import admission_decide, dream_sweep, procedural_dream
 from apps.tenancy.models import Organization, Subject
 from apps.tenancy.scope import organization_scope
 from mirix_saas.celery import app
