@@ -9,7 +9,7 @@ chunks and after the last one; it never schedules itself). A round:
    adds the eligible anchors no earlier round used as a source), their candidate pairs from the
    name index, and plans at most the round's cap of unseen pairs (``apps.dream.candidates``);
 3. asks the provider for one decision per pair, caches explicit rejections, and merges a→b
-   losslessly (``apps.graph.merge``), each merge in a savepoint of its own with its record;
+   losslessly (``apps.graph.merge_store``), each merge in a savepoint of its own with its record;
 4. after a final round that merged, runs one repair round over the touched representatives;
 5. records the round and emits ``dream.completed`` with the merges.
 
@@ -31,6 +31,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.consent.purposes import STORE_CONVERSATIONS
 from apps.dream.candidates import (
     NEIGHBOURS,
     ROUND_CAPS,
@@ -45,11 +46,12 @@ from apps.dream.candidates import (
     rejection_key,
 )
 from apps.dream.models import DreamMerge, DreamRejection, DreamRound, DreamSource
+from apps.erasure.erasers import delete_batch, subject_rows
 from apps.erasure.registry import Counts, Eraser, ErasureTarget, eraser_register
 from apps.graph import store
 from apps.graph.adapter import cypher
 from apps.graph.keys import may_denote_same
-from apps.graph.merge import MergeConflict, anchor_merge, anchor_merge_undo
+from apps.graph.merge_store import MergeConflict, anchor_merge, anchor_merge_undo
 from apps.graph.models import AnchorVector
 from apps.graph.services import MAX_INDEX_ATTEMPTS, index_chunk
 from apps.jobs.models import Job
@@ -568,8 +570,6 @@ def dream_merge_undo(*, subject: Subject, merge_id: uuid.UUID) -> DreamMerge:
 
 
 def _dream_erase(target: ErasureTarget) -> Counts:
-    from apps.erasure.erasers import delete_batch, subject_rows
-
     for model in (DreamMerge, DreamRound, DreamRejection, DreamSource):
         counts = delete_batch(subject_rows(model, target))
         if counts:
@@ -578,8 +578,6 @@ def _dream_erase(target: ErasureTarget) -> Counts:
 
 
 def register_dream_eraser() -> None:
-    from apps.consent.purposes import STORE_CONVERSATIONS
-
     eraser_register(
         Eraser(
             "dream",

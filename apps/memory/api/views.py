@@ -29,6 +29,7 @@ from apps.memory.api.serializers import (
 from apps.memory.selectors import MemoryFilter
 from apps.platform.parsers import StrictJSONParser
 from apps.providers.registry import embedder
+from apps.resources.storage import storage
 from apps.tenancy.api.base import OrganizationApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
 from apps.tenancy.models import Subject
@@ -213,8 +214,6 @@ class ResourceContentApi(SubjectMemoryApi):
         operation_id="resources_content",
     )
     def get(self, request: Request, external_id: str, record_id: uuid.UUID) -> HttpResponse:
-        from apps.resources.storage import storage
-
         resource = selectors.resource_get(subject=self.subject(external_id), resource_id=record_id)
         self.audit_targets = [str(resource.id)]
         response = HttpResponse(storage().get(resource.object_key), content_type=resource.content_type)
