@@ -59,8 +59,8 @@ from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.platform.errors import Conflict, NotFound, ValidationFailed
 from apps.providers.dream_schemas import DreamAnchor, DreamQuestion
-from apps.providers.interfaces import GraphLLM, MeteringContext
-from apps.providers.registry import graph_llm_for
+from apps.providers.interfaces import DreamJudge, MeteringContext
+from apps.providers.registry import dream_judge_for
 from apps.providers.services import DatabaseUsageMeter
 from apps.retrieval.reads import EXACT_SCAN_LIMIT, HNSW_DIMENSION, HNSW_MODEL
 from apps.tenancy.models import Subject
@@ -288,7 +288,7 @@ class DreamRoundRunner:
         *,
         subject: Subject,
         kind: RoundKind,
-        llm: GraphLLM,
+        llm: DreamJudge,
         job: Job | None = None,
         chunk_ids: Sequence[uuid.UUID] = (),
         sources: Sequence[str] | None = None,
@@ -450,7 +450,7 @@ class DreamRoundRunner:
 
 
 def dream_steps(
-    *, subject: Subject, llm: GraphLLM, job: Job | None, chunk_ids: Sequence[uuid.UUID], final: bool
+    *, subject: Subject, llm: DreamJudge, job: Job | None, chunk_ids: Sequence[uuid.UUID], final: bool
 ) -> Generator[dict[str, Any], None, dict[str, Any]]:
     """The rounds of one request as steps: planning, then ``PAIRS_PER_STEP`` decisions per step,
     then the repair round after a final round that merged. Returns the result summary."""
@@ -503,12 +503,12 @@ def dream_run(
     subject: Subject,
     chunk_ids: Sequence[uuid.UUID],
     final: bool,
-    llm: GraphLLM | None = None,
+    llm: DreamJudge | None = None,
     job: Job | None = None,
 ) -> dict[str, Any]:
     """Every round of one request in the caller's transaction (evaluation, benchmarks, tests)."""
     steps = dream_steps(
-        subject=subject, llm=llm or graph_llm_for(subject.organization_id), job=job, chunk_ids=chunk_ids, final=final
+        subject=subject, llm=llm or dream_judge_for(subject.organization_id), job=job, chunk_ids=chunk_ids, final=final
     )
     while True:
         try:
