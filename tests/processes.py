@@ -17,11 +17,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def purge_queues() -> None:
+    """Empty every queue, and forget the messages a killed worker never acknowledged (a later
+    worker with a short visibility timeout would otherwise be handed another test's message)."""
     from mirix_saas.celery import app
 
     with app.connection_for_write() as conn:
+        channel = conn.default_channel
         for queue in settings.CELERY_QUEUES:
-            conn.default_channel.queue_purge(queue)
+            channel.queue_purge(queue)
+        channel.client.delete(channel.unacked_key, channel.unacked_index_key)
 
 
 @contextmanager

@@ -3,10 +3,15 @@
 One routing decision per input selects a subset of the memory types; each selected writer
 produces that type's drafts. Sensitive values never get this far: ``redact_messages`` runs
 first and swaps each for a vault placeholder, so no writer, prompt or other store sees them.
+
+What the router accepts is kept whole: a message no writer cited is stored as it was said
+(``verbatim_drafts``), and pasted documents never reach the writers (the write path keeps
+them as resources and passages), so an accepted input always has a row (ADR 0023).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -85,3 +90,36 @@ def plan_memories(
         if "procedural" in route.memory_types:
             plan.procedural = llm.write_procedural(memory_input, metering=metering)
     return plan
+
+
+VERBATIM_EVENT_TYPE = "message"
+
+
+def cited_message_ids(plan: MemoryPlan) -> set[str]:
+    drafts = [*plan.core, *plan.episodic, *plan.semantic, *plan.procedural]
+    return {message_id for draft in drafts for message_id in draft.source_message_ids}
+
+
+def verbatim_drafts(plan: MemoryPlan, messages: Sequence[InputMessage]) -> list[EpisodicDraft]:
+    """An episode for each message that no writer cited (small talk next to substance, a
+    system prompt, whatever a writer skipped), in the speaker's words: once the router
+    accepts a chunk, no message of it is dropped."""
+    cited = cited_message_ids(plan)
+    drafts = []
+    for message in messages:
+        if message.message_id in cited or not message.content.strip():
+            continue
+        actor = message.name or message.role
+        said = f"Said by {actor} on {message.timestamp.date().isoformat()} (message {message.message_id})."
+        drafts.append(
+            EpisodicDraft(
+                actor=actor,
+                event_type=VERBATIM_EVENT_TYPE,
+                summary=f"{actor}: {' '.join(message.content.split())}",
+                details=f"{message.content.strip()}\n{said}",
+                event_time=None,
+                status="done",
+                source_message_ids=[message.message_id],
+            )
+        )
+    return drafts

@@ -120,6 +120,11 @@ class EpisodicEvent(IndexedRecord):
     event_time_precision = models.CharField(max_length=8, blank=True, default="")
     mention_time = models.DateTimeField()  # when it was said or written
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DONE)
+    # A passage of a resource (a pasted or uploaded document): which one, and where in its
+    # text the passage is, ``extracted_text[resource_start:resource_end]`` (ADR 0023).
+    resource_id = models.UUIDField(null=True, blank=True)
+    resource_start = models.PositiveIntegerField(null=True, blank=True)
+    resource_end = models.PositiveIntegerField(null=True, blank=True)
     search_vector = _search_vector("actor", "summary", "details")
 
     class Meta:
@@ -128,6 +133,11 @@ class EpisodicEvent(IndexedRecord):
         indexes = [
             *_evidence_indexes("mepi", searchable=True),
             models.Index(fields=["organization", "subject", "event_time"], name="mepi_event_time"),
+            models.Index(
+                fields=["organization", "resource_id", "resource_start"],
+                name="mepi_resource_passage",
+                condition=models.Q(resource_id__isnull=False),
+            ),
         ]
 
 
@@ -226,3 +236,22 @@ class IngestionBatch(TenantModel):
 
     def __str__(self) -> str:
         return f"batch {self.id} ({self.chunks_done}/{self.chunks_total})"
+
+
+class IngestionBatchChunk(TenantModel):
+    """One written chunk of a batch, committed with the chunk's rows: the unique (batch, index)
+    refuses a second write of a chunk, whatever runs the batch again."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    batch = models.ForeignKey(IngestionBatch, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()
+    chunk_id = models.UUIDField(null=True)  # the rows' provenance chunk id; null: the chunk stored nothing
+    records_written = models.PositiveIntegerField()
+    written_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_ingestion_batch_chunk"
+        constraints = [models.UniqueConstraint(fields=["batch", "index"], name="batch_chunk_once")]
+
+    def __str__(self) -> str:
+        return f"batch {self.batch_id} chunk {self.index}"

@@ -9,14 +9,18 @@ from django.db.models import QuerySet
 
 from apps.memory.models import STORES, CoreBlock, EpisodicEvent, EvidenceRecord, ResourceItem, VaultEntry
 from apps.memory.search import SearchHit, fuse, keyword_lane, vector_lane
-from apps.memory.services import current_rows
 from apps.platform.errors import NotFound, ValidationFailed
-from apps.providers.interfaces import Embedder
 from apps.tenancy.models import Subject
 from apps.vault.services import EncryptedValue, vault_decrypt
 
 READABLE_TYPES = ("core", "episodic", "semantic", "procedural", "resource")
 SEARCHABLE_TYPES = ("procedural", "resource")
+
+
+def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
+    """Rows of ``model`` for ``subject`` that no later row supersedes."""
+    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
+    return model.objects.filter(subject=subject).exclude(id__in=superseded)
 
 
 def _without_vectors(rows: QuerySet[Any]) -> QuerySet[Any]:
@@ -95,14 +99,14 @@ def core_blocks(*, subject: Subject) -> list[CoreBlock]:
     return list(current_rows(CoreBlock, subject=subject).order_by("label"))
 
 
-def memory_search(*, subject: Subject, memory_type: str, query: str, limit: int, embedder: Embedder) -> list[SearchHit]:
+def memory_search(
+    *, subject: Subject, memory_type: str, query: str, limit: int, vector: list[float], model: str
+) -> list[SearchHit]:
+    """Rows of one typed store by meaning (``vector``, the query's embedding by ``model``) and words."""
     if memory_type not in SEARCHABLE_TYPES:
         raise ValidationFailed(f"search covers {list(SEARCHABLE_TYPES)}; episodic and semantic go through /search.")
     rows = _without_vectors(current_rows(STORES[memory_type], subject=subject))
-    vector = embedder.embed([query])[0]
-    return fuse(
-        vector_lane(rows, vector=vector, model=embedder.model_name), keyword_lane(rows, query=query), limit=limit
-    )
+    return fuse(vector_lane(rows, vector=vector, model=model), keyword_lane(rows, query=query), limit=limit)
 
 
 def resource_get(*, subject: Subject, resource_id: uuid.UUID) -> ResourceItem:

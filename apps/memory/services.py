@@ -10,18 +10,28 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.utils import timezone
 
+from apps.consent.services import consent_check_memory_write
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
 from apps.memory.locks import subject_write_lock
-from apps.memory.manager import IncomingMessage, MemoryPlan, VaultFinding, plan_memories, redact_messages
+from apps.memory.manager import (
+    IncomingMessage,
+    MemoryPlan,
+    VaultFinding,
+    plan_memories,
+    redact_messages,
+    verbatim_drafts,
+)
 from apps.memory.models import (
     STORES,
     CoreBlock,
@@ -29,17 +39,21 @@ from apps.memory.models import (
     EpisodicEvent,
     EvidenceRecord,
     IngestionBatch,
+    IngestionBatchChunk,
     ProceduralItem,
     ResourceItem,
     SemanticItem,
     VaultEntry,
 )
+from apps.memory.passages import document_title, is_document, split_passages
+from apps.memory.selectors import current_rows
 from apps.memory.timing import Stopwatch
-from apps.platform.errors import Conflict, NotFound, ValidationFailed
+from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
+from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for
-from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
+from apps.providers.schemas import MEMORY_TYPES, EpisodicDraft, InputMessage, RouteDecision, WriterInput
 from apps.providers.selectors import provider_override
 from apps.providers.services import DatabaseUsageMeter
 from apps.resources.storage import object_key, storage
@@ -51,9 +65,15 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-INDEX_TASK = "indexing.memory.index"
 DEFAULT_CORE_CHAR_LIMIT = 5000
 RESOURCE_EMBED_CHARS = 2000
+PASSAGE_EVENT_TYPE = "document passage"
+
+
+class NothingToStore(Unprocessable):
+    """The router found nothing worth remembering in a write: a 422, and nothing is stored."""
+
+    code = "nothing_to_store"
 
 
 @dataclass(frozen=True)
@@ -75,12 +95,6 @@ class Provenance:
     source_kind: str
     session_id: str
     chunk_id: uuid.UUID
-
-
-def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
-    """Rows of ``model`` for ``subject`` that no later row supersedes."""
-    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
-    return model.objects.filter(subject=subject).exclude(id__in=superseded)
 
 
 def _metering(organization_id: uuid.UUID) -> MeteringContext:
@@ -235,7 +249,7 @@ def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteRes
     if not any(r.memory_type in ("episodic", "semantic") for r in result.records):
         return
     job = job_create(organization_id=subject.organization_id, kind="memory.index", subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
     result.job_id = job.id
 
 
@@ -253,7 +267,14 @@ def memory_write_messages(
     llm: MemoryLLM | None = None,
     embedder: Embedder | None = None,
 ) -> WriteResult:
-    """Route and write one chunk of messages; sensitive values go only to the vault."""
+    """Route and write one chunk of messages; sensitive values go only to the vault.
+
+    Every message of an accepted chunk ends up in a row: the writers' drafts, a verbatim
+    episode for a message no writer cited, or, for a pasted document, a resource and its
+    passages. A chunk the router finds nothing in (and with no document or vault value) is
+    refused with ``NothingToStore`` before anything is written; one without the subject's
+    consent to store it, with ``ConsentRequired``."""
+    consent_check_memory_write(subject=subject, texts=[message.content for message in messages])
     stopwatch = stopwatch or Stopwatch()
     organization_id = subject.organization_id
     llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
@@ -262,38 +283,144 @@ def memory_write_messages(
     provenance = Provenance(source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4())
 
     redacted, findings = redact_messages(messages)
-    memory_input = WriterInput(messages=redacted, related_memories=_related_memories(subject))
-    plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
+    # Pasted documents are kept whole and in passages by the write path; the writers read the
+    # conversation around them.
+    documents = [message for message in redacted if is_document(message.content)]
+    conversation = [message for message in redacted if not is_document(message.content)]
+    if conversation:
+        memory_input = WriterInput(messages=conversation, related_memories=_related_memories(subject))
+        plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
+    else:
+        plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
+    if plan.route.memory_types:
+        plan.episodic += verbatim_drafts(plan, conversation)
+    elif not documents and not findings:
+        raise NothingToStore(
+            f"Nothing in these messages is worth remembering ({plan.route.reason}), so nothing was stored. "
+            "Greetings, thanks and other small talk alone are not kept; send them together with the "
+            "conversation they belong to.",
+            details={"reason": plan.route.reason, "message_ids": [m.message_id for m in redacted]},
+        )
 
     with stopwatch.phase("database"):
         subject_write_lock(subject_id=subject.id)  # held to commit: see apps.memory.locks
         core = _core_rows(plan, subject=subject, provenance=provenance)
     episodic, semantic, procedural = _evidence_rows(plan, subject=subject, provenance=provenance, messages=redacted)
-    embedded: tuple[Sequence[EmbeddedRecord], ...] = (episodic, semantic, procedural)
+    resources: list[ResourceItem] = []
+    for document in documents:
+        resource, passages = _pasted_document_rows(document, subject=subject, provenance=provenance)
+        resources.append(resource)
+        episodic += passages
+    embedded: tuple[Sequence[EmbeddedRecord], ...] = (episodic, semantic, procedural, resources)
     for group in embedded:
         _embed_rows(group, [_embedding_text(r) for r in group], embedder, stopwatch)
-    with stopwatch.phase("database"):
+    routed = {*plan.route.memory_types, *(["resource"] if documents else [])}
+    blobs = [(row.object_key, row.extracted_text.encode()) for row in resources]
+    with _objects_stored(blobs, content_type="text/plain"), stopwatch.phase("database"):
         vault = _vault_rows(findings, subject=subject, provenance=provenance)
-        _save_all([core, episodic, semantic, procedural, vault])
-        result = WriteResult(chunk_id=provenance.chunk_id, routed_types=list(plan.route.memory_types))
+        _save_all([core, resources, episodic, semantic, procedural, vault])
+        result = WriteResult(
+            chunk_id=provenance.chunk_id, routed_types=[name for name in MEMORY_TYPES if name in routed]
+        )
         stored: tuple[tuple[str, Sequence[EvidenceRecord]], ...] = (
             ("core", core),
             ("episodic", episodic),
             ("semantic", semantic),
             ("procedural", procedural),
+            ("resource", resources),
             ("vault", vault),
         )
         for memory_type, rows in stored:
             result.records += [WrittenRecord(memory_type, row.id) for row in rows]
         _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result)
         _emit_memory_created(
-            subject=subject, result=result, source_kind=source_kind, rows=[*core, *episodic, *semantic, *procedural]
+            subject=subject,
+            result=result,
+            source_kind=source_kind,
+            rows=[*core, *episodic, *semantic, *procedural, *resources],
         )
+    fault_pause("memory.write.before_commit")
     logger.info(
         "memory written",
         extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
     )
     return result
+
+
+@contextmanager
+def _objects_stored(blobs: Sequence[tuple[str, bytes]], *, content_type: str) -> Iterator[None]:
+    """The blobs are in object storage for the block; if it raises, they are deleted again:
+    no object without its row."""
+    stored: list[str] = []
+    try:
+        for key, data in blobs:
+            storage().put(key, data, content_type)
+            stored.append(key)
+        yield
+    except BaseException:
+        for key in stored:
+            storage().delete(key)
+        raise
+
+
+def _passage_rows(
+    resource: ResourceItem, *, actor: str, mention_time: datetime, provenance: Provenance, message_ids: Sequence[str]
+) -> list[EpisodicEvent]:
+    """The resource's text in passages, as episodic rows the graph indexes and search returns,
+    each citing the resource and its character offsets in it."""
+    passages = split_passages(resource.extracted_text)
+    return [
+        EpisodicEvent(
+            organization_id=resource.organization_id,
+            subject_id=resource.subject_id,
+            **_provenance_fields(provenance, message_ids),
+            actor=actor,
+            event_type=PASSAGE_EVENT_TYPE,
+            summary=passage.text,
+            details=(
+                f"Passage {number} of {len(passages)} of “{resource.title}”, characters "
+                f"{passage.start}–{passage.end} (resource {resource.id})."
+            ),
+            mention_time=mention_time,
+            status=EpisodicEvent.Status.DONE,
+            resource_id=resource.id,
+            resource_start=passage.start,
+            resource_end=passage.end,
+        )
+        for number, passage in enumerate(passages, start=1)
+    ]
+
+
+def _pasted_document_rows(
+    message: InputMessage, *, subject: Subject, provenance: Provenance
+) -> tuple[ResourceItem, list[EpisodicEvent]]:
+    """A message long enough to be a document: its (redacted) text whole, as a resource kept in
+    object storage, and its passages."""
+    document = replace(provenance, source_kind=EvidenceRecord.SourceKind.DOCUMENT)
+    resource_id = uuid.uuid4()
+    data = message.content.encode()
+    resource = ResourceItem(
+        id=resource_id,
+        organization_id=subject.organization_id,
+        subject=subject,
+        **_provenance_fields(document, [message.message_id]),
+        title=document_title(message.content),
+        summary=" ".join(message.content.split())[:300],
+        resource_type="text",
+        content_type="text/plain",
+        object_key=object_key(organization_id=subject.organization_id, subject_id=subject.id, object_id=resource_id),
+        size_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        extracted_text=message.content,
+    )
+    passages = _passage_rows(
+        resource,
+        actor=message.name or message.role,
+        mention_time=message.timestamp,
+        provenance=document,
+        message_ids=[message.message_id],
+    )
+    return resource, passages
 
 
 # --- documents → Resource -------------------------------------------------------------------
@@ -309,9 +436,16 @@ MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 
 def _extract_text(data: bytes, content_type: str) -> str:
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValidationFailed(f"The {content_type} document is not valid UTF-8 text.") from exc
+    if "\x00" in text:
+        # No Postgres text value can hold NUL: refused here, not a database error at insert.
+        raise ValidationFailed(
+            f"The {content_type} document holds a NUL byte at offset {data.index(0)}; "
+            "remove it (a binary file is not a text document)."
+        )
+    return text
 
 
 def memory_write_document(
@@ -325,7 +459,8 @@ def memory_write_document(
     embedder: Embedder | None = None,
     stopwatch: Stopwatch | None = None,
 ) -> WriteResult:
-    """Store the document in object storage and a Resource row with its (redacted) text."""
+    """Store the document in object storage, a Resource row with its (redacted) text, and its
+    passages as episodic rows the graph indexes."""
     if content_type not in TEXT_CONTENT_TYPES:
         raise ValidationFailed(f"Unsupported document type {content_type!r}; supported: {sorted(TEXT_CONTENT_TYPES)}.")
     if not data:
@@ -335,7 +470,10 @@ def memory_write_document(
     stopwatch = stopwatch or Stopwatch()
     embedder = embedder or default_embedder()
     text = _extract_text(data, content_type)
+    consent_check_memory_write(subject=subject, texts=[text])
     redaction = redact_sensitive(text)
+    if not redaction.text.strip():
+        raise NothingToStore("The document holds only whitespace, so nothing was stored.")
     provenance = Provenance(
         source_kind=EvidenceRecord.SourceKind.DOCUMENT, session_id=session_id, chunk_id=uuid.uuid4()
     )
@@ -356,19 +494,25 @@ def memory_write_document(
         sha256=hashlib.sha256(data).hexdigest(),
         extracted_text=redaction.text,
     )
+    passages = _passage_rows(
+        resource, actor=resource.title, mention_time=timezone.now(), provenance=provenance, message_ids=[]
+    )
     _embed_rows([resource], [_embedding_text(resource)], embedder, stopwatch)
+    _embed_rows(passages, [_embedding_text(p) for p in passages], embedder, stopwatch)
     findings = [VaultFinding(f"document:{resource_id}", d) for d in redaction.detections]
-    storage().put(key, data, content_type)
-    try:
-        with stopwatch.phase("database"):
-            vault = _vault_rows(findings, subject=subject, provenance=provenance)
-            _save_all([[resource], vault])
-            result = WriteResult(chunk_id=provenance.chunk_id, routed_types=["resource"])
-            result.records = [WrittenRecord("resource", resource.id), *(WrittenRecord("vault", v.id) for v in vault)]
-            _emit_memory_created(subject=subject, result=result, source_kind=provenance.source_kind, rows=[resource])
-    except Exception:
-        storage().delete(key)  # nothing half-written: no object without its row
-        raise
+    with _objects_stored([(key, data)], content_type=content_type), stopwatch.phase("database"):
+        vault = _vault_rows(findings, subject=subject, provenance=provenance)
+        _save_all([[resource], passages, vault])
+        result = WriteResult(chunk_id=provenance.chunk_id, routed_types=["episodic", "resource"])
+        result.records = [
+            WrittenRecord("resource", resource.id),
+            *(WrittenRecord("episodic", p.id) for p in passages),
+            *(WrittenRecord("vault", v.id) for v in vault),
+        ]
+        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result)
+        _emit_memory_created(
+            subject=subject, result=result, source_kind=provenance.source_kind, rows=[resource, *passages]
+        )
     return result
 
 
@@ -484,8 +628,6 @@ def _embedding_text(row: EmbeddedRecord) -> str:
 
 # --- batch ingestion ----------------------------------------------------------------------------
 
-BATCH_TASK = "indexing.memory.batch_ingest"
-
 
 def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
     """Messages as validated by the API (or stored in a batch); ids default to their position."""
@@ -504,6 +646,11 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
 
 
 def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], session_id: str) -> IngestionBatch:
+    """Accept a batch of chunks for the worker. Refused (``ConsentRequired``, nothing stored)
+    without the subject's consent; each chunk's write checks it again when it runs."""
+    consent_check_memory_write(
+        subject=subject, texts=[message["content"] for chunk in chunks for message in chunk["messages"]]
+    )
     job = job_create(organization_id=subject.organization_id, kind="memory.batch_ingest", subject_id=subject.id)
     job.result = {"chunks_total": len(chunks), "chunks_done": 0, "records_written": 0}
     job.save(update_fields=["result"])
@@ -515,7 +662,7 @@ def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], sessi
         chunks=chunks,
         chunks_total=len(chunks),
     )
-    job_enqueue_on_commit(job=job, task_name=BATCH_TASK, kwargs={"batch_id": str(batch.id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.BATCH_INGEST, kwargs={"batch_id": str(batch.id)})
     return batch
 
 
@@ -525,6 +672,7 @@ class BatchProgress:
     chunks_done: int
     records_written: int
     chunk_id: uuid.UUID | None = None  # the chunk this step wrote, if it wrote one
+    rejected: str | None = None  # why this step's chunk stored nothing (``NothingToStore``)
 
     @property
     def finished(self) -> bool:
@@ -539,29 +687,48 @@ class BatchProgress:
 
 
 def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
-    """Write the next chunk of the batch; the chunk and the progress commit together, so a
-    worker that dies mid-batch resumes exactly where the last commit left it."""
+    """Write the next unwritten chunk of the batch. The chunk's rows, its record (unique per
+    batch and index) and the progress commit together, under the batch row's lock: a worker
+    that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
+    again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
-    chunk_id = None
+    chunk_id, rejected = None, None
     if batch.chunks_done < batch.chunks_total:
-        chunk = batch.chunks[batch.chunks_done]
-        result = memory_write_messages(
-            subject=batch.subject,
-            messages=incoming_messages(chunk["messages"]),
-            source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
-            session_id=chunk.get("session_id") or batch.session_id,
+        index = batch.chunks_done
+        chunk = batch.chunks[index]
+        written = 0
+        try:
+            with transaction.atomic():
+                result = memory_write_messages(
+                    subject=batch.subject,
+                    messages=incoming_messages(chunk["messages"]),
+                    source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
+                    session_id=chunk.get("session_id") or batch.session_id,
+                )
+        except NothingToStore as exc:  # reported on the job, which then cannot succeed
+            rejected = exc.message
+        else:
+            written = len(result.records)
+            batch.records_written += written
+            chunk_id = result.chunk_id
+        IngestionBatchChunk.objects.create(
+            organization_id=batch.organization_id,
+            batch=batch,
+            index=index,
+            chunk_id=chunk_id,
+            records_written=written,
         )
+        fault_pause(f"memory.batch.chunk.{index}")
         batch.chunks_done += 1
-        batch.records_written += len(result.records)
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use
         batch.save(update_fields=["chunks_done", "records_written", "chunks"])
-        chunk_id = result.chunk_id
     return BatchProgress(
         chunks_total=batch.chunks_total,
         chunks_done=batch.chunks_done,
         records_written=batch.records_written,
         chunk_id=chunk_id,
+        rejected=rejected,
     )
 
 

@@ -20,6 +20,13 @@ class ValidationFailed(ApplicationError):
     code = "validation_error"
 
 
+class Unprocessable(ApplicationError):
+    """Well-formed input that the operation cannot act on (e.g. a write that would store nothing)."""
+
+    status_code = 422
+    code = "unprocessable"
+
+
 class NotFound(ApplicationError):
     status_code = 404
     code = "not_found"

@@ -31,7 +31,8 @@ graph read raised). Fusion:
    The same wording on two dates stays two rows (A.3; the retrieval side of eq. 7).
 
 :func:`count_tokens` is the evaluation's token metric: words and punctuation marks.
-:func:`trim_to_token_budget` keeps items in order while they fit and skips those that do not.
+:func:`trim_to_token_budget` keeps items in order while they fit and skips those that do not;
+:func:`truncate_to_tokens` cuts one text to a budget.
 """
 
 from __future__ import annotations
@@ -72,6 +73,16 @@ T = TypeVar("T")
 def count_tokens(text: str) -> int:
     """Words and punctuation marks: ``"Hello, world!"`` is 4 tokens."""
     return len(_TOKEN.findall(text))
+
+
+def truncate_to_tokens(text: str, budget: int) -> str:
+    """The longest prefix of ``text`` that counts at most ``budget`` tokens."""
+    end = 0
+    for count, token in enumerate(_TOKEN.finditer(text), start=1):
+        if count > budget:
+            break
+        end = token.end()
+    return text[:end]
 
 
 def trim_to_token_budget(items: Sequence[T], budget: int, *, text: Callable[[T], str]) -> list[T]:

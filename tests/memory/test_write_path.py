@@ -214,7 +214,7 @@ def test_procedural_search_ranks_by_meaning_and_words() -> None:
         ({"messages": [{"role": "user", "content": ""}]}, "content"),
         ({"messages": [{"role": "robot", "content": "hi"}]}, "role"),
         ({"messages": [{"role": "user", "content": "hi", "timestamp": "yesterday-ish"}]}, "timestamp"),
-        ({"messages": [{"role": "user", "content": "x" * 32_001}]}, "content"),
+        ({"messages": [{"role": "user", "content": "x" * 100_001}]}, "content"),
         ({"messages": [{"role": "user", "content": "hi"}] * 201}, "messages"),
         ({"text": "hi", "messages": [{"role": "user", "content": "hi"}]}, "exactly one of"),
     ],

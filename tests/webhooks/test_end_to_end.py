@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from apps.jobs import task_names
 from apps.tenancy.scope import organization_scope
-from apps.webhooks import delivery
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery
 from mirix_saas.celery import app
 from tests.factories import make_tenant
@@ -54,9 +54,9 @@ def test_a_redelivered_message_does_not_send_twice(receiver: Receiver, webhook_q
         message = {"organization_id": str(tenant.id), "delivery_id": str(delivery_id)}
         # Copies of the send message while the first attempt is in flight, and after it.
         for _ in range(2):
-            app.send_task(delivery.SEND_TASK, kwargs=message, queue=webhook_queue)
+            app.send_task(task_names.WEBHOOKS_SEND, kwargs=message, queue=webhook_queue)
         wait_for(lambda: _status(tenant) == "succeeded", timeout=30)
-        app.send_task(delivery.SEND_TASK, kwargs=message, queue=webhook_queue)
+        app.send_task(task_names.WEBHOOKS_SEND, kwargs=message, queue=webhook_queue)
         time.sleep(2)
     assert len(receiver.requests) == 1
     with organization_scope(tenant.id):

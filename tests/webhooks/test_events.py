@@ -13,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.jobs import task_names
 from apps.jobs.services import job_create
 from apps.platform.errors import MissingTenantScope
 from apps.tenancy.models import Subject
@@ -51,7 +52,7 @@ def test_the_outbox_row_commits_with_the_change_and_the_kick_follows_the_commit(
     with organization_scope(tenant.id):
         webhook_event_emit(organization_id=tenant.id, event_type="job.failed", payload={"job_id": "y"})
         assert pipeline.published == []  # never published inside the transaction
-    assert pipeline.published == [(delivery.DRAIN_TASK, {"organization_id": str(tenant.id)})]
+    assert pipeline.published == [(task_names.WEBHOOKS_DRAIN_ORGANIZATION, {"organization_id": str(tenant.id)})]
     assert [e.payload for e in _events(tenant)] == [{"job_id": "y"}]
 
 
@@ -152,7 +153,7 @@ def test_erasing_a_subject_erases_the_events_that_carry_its_data(pipeline: Pipel
         "/v1/subjects/ana/memories", {"messages": [{"role": "user", "content": "I adopted a cat."}]}, format="json"
     )
     assert written.status_code == 201
-    pipeline.pump(only=delivery.DRAIN_TASK)
+    pipeline.pump(only=task_names.WEBHOOKS_DRAIN_ORGANIZATION)
     [event] = _events(tenant)
     assert event.subject_id == subject.id and event.content is not None
     with organization_scope(tenant.id):
@@ -182,16 +183,16 @@ def test_a_burst_of_commits_shares_one_drain_and_later_commits_get_their_own(
 ) -> None:
     tenant = make_tenant()
     make_endpoint(tenant, "https://hooks.example.com/in")
-    drain = (delivery.DRAIN_TASK, {"organization_id": str(tenant.id)})
+    drain = (task_names.WEBHOOKS_DRAIN_ORGANIZATION, {"organization_id": str(tenant.id)})
     for _ in range(5):
         emit(tenant)
     assert pipeline.published == [drain]
 
     monkeypatch.setattr(delivery, "DRAIN_BATCH", 2)  # a full batch drains again at once
-    pipeline.pump(only=delivery.DRAIN_TASK)
+    pipeline.pump(only=task_names.WEBHOOKS_DRAIN_ORGANIZATION)
     with organization_scope(tenant.id):
         assert not WebhookEvent.objects.filter(dispatched_at__isnull=True).exists()
         assert WebhookDelivery.objects.count() == 5
-    assert {name for name, _ in pipeline.published} == {delivery.SEND_TASK}
+    assert {name for name, _ in pipeline.published} == {task_names.WEBHOOKS_SEND}
     emit(tenant)  # committed after the drains started: kicked again
     assert pipeline.published[-1] == drain

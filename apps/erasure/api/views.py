@@ -10,15 +10,14 @@ from rest_framework.response import Response
 from apps.erasure import selectors, services
 from apps.erasure.api.serializers import ErasureAcceptedSerializer, ErasureRequestSerializer
 from apps.erasure.models import ErasureRequest
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 from apps.tenancy.api.serializers import SubjectOutputSerializer
-from apps.tenancy.selectors import subject_get
 
 READ = {"memories:read"}
 ADMIN = {"admin"}
 
 
-class SubjectDetailApi(OrganizationApiView):
+class SubjectDetailApi(SubjectApiView):
     """A subject: read it, or erase it. Served by erasure (the layer above tenancy) because
     deleting a subject is an erasure; the subject itself is tenancy's."""
 
@@ -27,7 +26,7 @@ class SubjectDetailApi(OrganizationApiView):
 
     @extend_schema(responses=SubjectOutputSerializer, operation_id="subjects_get")
     def get(self, request: Request, external_id: str) -> Response:
-        return Response(SubjectOutputSerializer(subject_get(external_id=external_id)).data)
+        return Response(SubjectOutputSerializer(self.subject(external_id)).data)
 
     @extend_schema(
         responses={202: ErasureAcceptedSerializer, 200: ErasureAcceptedSerializer},
@@ -57,7 +56,7 @@ class ErasureRequestDetailApi(OrganizationApiView):
         return Response(ErasureRequestSerializer(erasure).data)
 
 
-class SubjectExportApi(OrganizationApiView):
+class SubjectExportApi(SubjectApiView):
     """Everything stored about a subject, as JSON. Vault values and uploaded documents'
     bytes only for a key that also holds ``vault:read``; each value read is audited."""
 
@@ -66,8 +65,7 @@ class SubjectExportApi(OrganizationApiView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="subjects_export")
     def get(self, request: Request, external_id: str) -> Response:
-        subject = subject_get(external_id=external_id)
-        self.audit_subject_id = subject.id
+        subject = self.subject(external_id)
         export = selectors.subject_export(subject=subject, include_secrets="vault:read" in self.principal.scopes)
         self.audit_targets = [str(entry_id) for entry_id in export.vault_entries_read]
         response = Response(export.data)

@@ -5,14 +5,27 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
+from apps.platform.serializers import StrictFieldsSerializer
+
 MAX_MESSAGES = 200
-MAX_MESSAGE_CHARS = 32_000
 MAX_TEXT_CHARS = 100_000
+MAX_MESSAGE_CHARS = MAX_TEXT_CHARS  # a pasted document is a message too
 MAX_CHUNKS = 500
 ROLES = ("user", "assistant", "system", "tool")
+# Fields clients bring from other memory APIs (mem0's add), and where they belong here.
+WRITE_FIELD_HINTS = {
+    "user_id": "the subject is in the path: POST /v1/subjects/{external_id}/memories (create it with POST /v1/subjects)",
+    "agent_id": "the subject is in the path: POST /v1/subjects/{external_id}/memories",
+    "run_id": "use session_id to group the messages of one conversation",
+    "metadata": (
+        "memories do not take metadata yet; put it on the subject (metadata of POST /v1/subjects) "
+        "or group writes with session_id"
+    ),
+    "infer": "every write is routed and written by the memory manager; there is no raw mode",
+}
 
 
-class MessageSerializer(serializers.Serializer[dict[str, Any]]):
+class MessageSerializer(StrictFieldsSerializer):
     id = serializers.CharField(max_length=200, required=False, help_text="Your id for the message (provenance).")
     role = serializers.ChoiceField(
         choices=ROLES, error_messages={"invalid_choice": f"role must be one of {list(ROLES)}."}
@@ -26,8 +39,10 @@ class MessageSerializer(serializers.Serializer[dict[str, Any]]):
         return attrs
 
 
-class ChunkSerializer(serializers.Serializer[dict[str, Any]]):
+class ChunkSerializer(StrictFieldsSerializer):
     """Chat messages, or plain text (stored as one user message)."""
+
+    unknown_field_hints = WRITE_FIELD_HINTS
 
     messages = serializers.ListField(child=MessageSerializer(), required=False, max_length=MAX_MESSAGES)
     text = serializers.CharField(max_length=MAX_TEXT_CHARS, required=False, trim_whitespace=True)
@@ -38,6 +53,12 @@ class ChunkSerializer(serializers.Serializer[dict[str, Any]]):
         has_messages, has_text = bool(attrs.get("messages")), bool(attrs.get("text"))
         if has_messages == has_text:
             raise serializers.ValidationError("Send exactly one of 'messages' (a non-empty list) or 'text'.")
+        ids = [message["id"] for message in attrs.get("messages", []) if "id" in message]
+        repeated = sorted({message_id for message_id in ids if ids.count(message_id) > 1})
+        if repeated:
+            raise serializers.ValidationError(
+                {"messages": [f"Message ids must be unique within a write; repeated: {repeated}."]}
+            )
         if has_text:
             attrs["messages"] = [
                 {
@@ -52,13 +73,15 @@ class ChunkSerializer(serializers.Serializer[dict[str, Any]]):
         return attrs
 
 
-class DocumentSerializer(serializers.Serializer[dict[str, Any]]):
+class DocumentSerializer(StrictFieldsSerializer):
     file = serializers.FileField()
     title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
-class BatchSerializer(serializers.Serializer[dict[str, Any]]):
+class BatchSerializer(StrictFieldsSerializer):
+    unknown_field_hints = WRITE_FIELD_HINTS
+
     chunks = serializers.ListField(child=ChunkSerializer(), min_length=1, max_length=MAX_CHUNKS)
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
@@ -93,9 +116,15 @@ class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
     cursor = serializers.CharField(required=False, max_length=200)
 
 
-class SearchInputSerializer(serializers.Serializer[dict[str, Any]]):
+class SearchInputSerializer(StrictFieldsSerializer):
     query = serializers.CharField(max_length=2000)
     limit = serializers.IntegerField(min_value=1, max_value=50, default=10)
+    token_budget = serializers.IntegerField(
+        min_value=1,
+        max_value=100_000,
+        required=False,
+        help_text="Resources: at most this many tokens of passages in all hits (default: the best passage of each).",
+    )
 
 
 class _Provenance(serializers.Serializer[Any]):
@@ -143,12 +172,23 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
     def get_type(self, row: Any) -> str:
         return self.TYPES[type(row).__name__]
 
+    # Left out of a resource found by search: its excerpts are the text it returns.
+    EXCERPTED = frozenset({"summary", "extracted_text"})
+
     def get_provenance(self, row: Any) -> dict[str, Any]:
-        return dict(_Provenance(row).data)
+        provenance = dict(_Provenance(row).data)
+        resource_id = getattr(row, "resource_id", None)  # a passage of a resource: which, and where
+        provenance["resource"] = (
+            {"id": str(resource_id), "start": row.resource_start, "end": row.resource_end} if resource_id else None
+        )
+        return provenance
 
     def get_content(self, row: Any) -> dict[str, Any]:
         content: dict[str, Any] = {}
+        excerpted = self.context.get("excerpted", False)
         for name in self.FIELDS[type(row).__name__]:
+            if excerpted and name in self.EXCERPTED:
+                continue
             value = getattr(row, name)
             content[name] = value.isoformat() if hasattr(value, "isoformat") else value
         return content
@@ -174,6 +214,21 @@ class SearchHitSerializer(serializers.Serializer[Any]):
     score = serializers.FloatField()
     vector_rank = serializers.IntegerField(allow_null=True)
     keyword_rank = serializers.IntegerField(allow_null=True)
+
+
+class ExcerptSerializer(serializers.Serializer[Any]):
+    passage_id = serializers.UUIDField(allow_null=True, help_text="The passage row (episodic); null for a cut.")
+    start = serializers.IntegerField(help_text="Character offset in the resource's text.")
+    end = serializers.IntegerField()
+    text = serializers.CharField()
+    tokens = serializers.IntegerField()
+    truncated = serializers.BooleanField(help_text="The passage was cut to fit the token budget.")
+
+
+class ResourceSearchHitSerializer(SearchHitSerializer):
+    """A resource hit: the record without its whole text, and the passages that answer."""
+
+    excerpts = ExcerptSerializer(many=True)
 
 
 class VaultEntrySerializer(serializers.Serializer[Any]):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.pipeline import SPACY_MODEL, spacy_pipeline
 from apps.language.tense import clause_tense
+from apps.memory.passages import is_document
 from apps.providers.interfaces import MeteringContext
 from apps.providers.schemas import (
     MEMORY_TYPES,
@@ -70,8 +71,6 @@ _FUTURE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _RESOURCE = re.compile(r"https?://\S+|\b[\w-]+\.(?:pdf|docx?|xlsx?|csv|pptx?|txt|md|png|jpe?g)\b|```", re.IGNORECASE)
-# Documents are kept whole by the resource store; the conversation writers do not parse them.
-_DOCUMENT_CHARS = 20_000
 _STEP_LINE = re.compile(r"^\s*(?:step\s*\d+\s*[.):-]?|\d+[.)]|[-*\u2022])\s+(?P<step>\S.*)$", re.IGNORECASE)
 _SEQUENCE_MARKER = re.compile(
     r"(?:^|(?<=[.;:,!?])\s*|\band\s+)\b(?:first(?:ly)?|then|next|after\s+that|afterwards|finally|lastly)\b,?\s*",
@@ -176,7 +175,8 @@ def _actor(message: InputMessage) -> str:
 
 
 def _is_document(message: InputMessage) -> bool:
-    return len(message.content) >= _DOCUMENT_CHARS
+    """Documents are kept whole and in passages by the write path; the writers do not parse them."""
+    return is_document(message.content)
 
 
 def _is_trivial(tokens: Iterable[Token]) -> bool:

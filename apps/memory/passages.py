@@ -1,0 +1,96 @@
+"""Long text cut into passages that search can return one at a time. Framework-free.
+
+A pasted document or an upload is kept whole as a resource; its passages are what the graph
+indexes and what search returns, so a question about one paragraph of a 4,000-word document
+gets that paragraph, within a token budget, instead of the whole text. Passages end on
+paragraph, then sentence, then word boundaries, and each knows its character offsets in the
+text it came from (``text[start:end] == passage.text``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A message this long is a pasted document, not a conversation turn: the conversation writers
+# do not parse it, the write path keeps it as a resource and its passages (ADR 0023).
+DOCUMENT_CHARS = 20_000
+PASSAGE_TARGET_CHARS = 1_000
+PASSAGE_MAX_CHARS = 1_400
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"')\]]*\s+")
+_WORD_GAP = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Passage:
+    start: int
+    end: int
+    text: str
+
+
+def is_document(text: str) -> bool:
+    return len(text) >= DOCUMENT_CHARS
+
+
+def _pieces(text: str, start: int, end: int, separator: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The spans of ``text[start:end]`` between matches of ``separator``."""
+    spans, cursor = [], start
+    for match in separator.finditer(text, start, end):
+        if match.start() > cursor:
+            spans.append((cursor, match.start()))
+        cursor = match.end()
+    if cursor < end:
+        spans.append((cursor, end))
+    return spans
+
+
+def _units(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """Spans no longer than ``limit``: paragraphs, else their sentences, else runs of words,
+    else (one word longer than the limit) hard cuts."""
+    if end - start <= limit:
+        return [(start, end)]
+    for separator in (_PARAGRAPH_BREAK, _SENTENCE_END, _WORD_GAP):
+        spans = _pieces(text, start, end, separator)
+        if len(spans) > 1:
+            return [unit for s, e in spans for unit in _units(text, s, e, limit)]
+    return [(cut, min(cut + limit, end)) for cut in range(start, end, limit)]
+
+
+def split_passages(text: str, *, target: int = PASSAGE_TARGET_CHARS, limit: int = PASSAGE_MAX_CHARS) -> list[Passage]:
+    """Consecutive passages covering every non-blank part of ``text``: units are packed while
+    the passage stays within ``target`` characters, and none is longer than ``limit``."""
+    passages: list[Passage] = []
+    current: tuple[int, int] | None = None
+    for unit_start, unit_end in _units(text, 0, len(text), limit):
+        if current is not None:
+            joined, short = unit_end - current[0], current[1] - current[0] < target // 3
+            # A short passage so far (a heading, a one-line paragraph) takes the next unit
+            # up to the limit rather than standing alone.
+            if joined <= target or (short and joined <= limit):
+                current = (current[0], unit_end)
+                continue
+        if current is not None:
+            passages.append(_passage(text, *current))
+        current = (unit_start, unit_end)
+    if current is not None:
+        passages.append(_passage(text, *current))
+    return [passage for passage in passages if passage.text]
+
+
+def _passage(text: str, start: int, end: int) -> Passage:
+    """The span without its surrounding whitespace, offsets moved to match."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return Passage(start=start, end=end, text=text[start:end])
+
+
+def document_title(text: str, *, limit: int = 120) -> str:
+    """A pasted document's title: its first non-blank line, shortened at a word."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if len(first) <= limit:
+        return first or "Pasted document"
+    return first[:limit].rsplit(" ", 1)[0].rstrip(" ,.;:") + "…"
