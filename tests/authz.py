@@ -224,7 +224,7 @@ def _procedural_objects(tenant: Tenant) -> dict[str, str]:
     """A skill of the matrix subject (which consents to learning skills), a retrieval of it
     and a weight change that can be reverted."""
     from apps.consent.services import consent_update
-    from apps.procedural.evolution import skill_weight_set
+    from apps.procedural.evolution_store import skill_weight_set
     from apps.procedural.selectors import skill_search
     from apps.procedural.services import skill_create
     from apps.providers.registry import embedder

@@ -9,7 +9,7 @@ from typing import Any
 from apps.dream.services import dream_steps
 from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.providers.registry import graph_llm_for
+from apps.providers.registry import dream_judge_for
 from apps.tenancy.models import Subject
 from workers.base import stepwise_job_task
 
@@ -23,7 +23,7 @@ def dream_semantic(
     return (
         yield from dream_steps(
             subject=subject,
-            llm=graph_llm_for(subject.organization_id),
+            llm=dream_judge_for(subject.organization_id),
             job=job,
             chunk_ids=[uuid.UUID(c) for c in chunk_ids],
             final=final,

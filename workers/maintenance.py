@@ -4,11 +4,10 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
-from apps.graph.services import graph_check
+from apps.graph.services import graph_check, graph_reembed_step
 from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import jobs_sweep
-from apps.memory.services import memory_reembed_step
 from apps.providers.registry import embedder
 from workers.base import job_task, per_organization_task, stepwise_job_task
 
@@ -29,7 +28,7 @@ def reembed_organization(job: Job) -> Generator[dict[str, Any], None, dict[str, 
     """After a change of embedding model: re-embed every row, a batch per transaction."""
     vectors = embedder()
     done = 0
-    while batch := memory_reembed_step(embedder=vectors):
+    while batch := graph_reembed_step(embedder=vectors):
         done += batch
         yield {"reembedded": done, "model": vectors.model_name}
     return {"reembedded": done, "model": vectors.model_name}

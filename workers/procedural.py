@@ -7,9 +7,9 @@ from typing import Any
 
 from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.procedural.admission import admission_decide, replay_run
-from apps.procedural.evolution import evolve, evolve_schedule
-from apps.procedural.services import dream_sweep, procedural_dream
+from apps.procedural.admission import replay_run
+from apps.procedural.evolution_store import evolve, evolve_schedule
+from apps.procedural.services import admission_decide, dream_sweep, procedural_dream
 from apps.tenancy.models import Subject
 from workers.base import job_task, per_organization_task
 

@@ -50,7 +50,7 @@ from apps.memory.models import (
 from apps.memory.passages import document_title, is_document, split_passages
 from apps.memory.selectors import current_rows
 from apps.memory.timing import Stopwatch
-from apps.platform.errors import Conflict, Unprocessable, ValidationFailed
+from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
@@ -642,8 +642,6 @@ def memory_supersede(
     subject_write_lock(subject_id=subject.id)
     old = model.objects.select_for_update().filter(subject=subject, id=record_id).first()
     if old is None:
-        from apps.platform.errors import NotFound
-
         raise NotFound(f"No {memory_type} memory {record_id} for this subject.")
     if model.objects.filter(supersedes=old).exists():
         raise Conflict("This memory was already superseded; update the current version.")
@@ -809,9 +807,10 @@ REEMBED_BATCH = 256
 EMBEDDED_STORES: tuple[type[EmbeddedRecord], ...] = (EpisodicEvent, SemanticItem, ProceduralItem, ResourceItem)
 
 
-def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) -> int:
-    """Re-embed up to ``batch_size`` rows of the organization in scope whose vectors come from
-    another model than ``embedder``'s; returns how many were re-embedded (0: done)."""
+def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) -> list[EmbeddedRecord]:
+    """Re-embed up to ``batch_size`` rows (of one store) of the organization in scope whose
+    vectors come from another model than ``embedder``'s; returns them (empty: done). The
+    graph keeps copies of some of these vectors: ``graph_reembed_step`` updates them too."""
     for model in EMBEDDED_STORES:
         rows = list(model.objects.exclude(embedding_model=embedder.model_name).order_by("id")[:batch_size])
         if rows:
@@ -819,13 +818,5 @@ def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) 
             for row, vector in zip(rows, vectors, strict=True):
                 row.embedding, row.embedding_model = vector, embedder.model_name
             model.objects.bulk_update(rows, ["embedding", "embedding_model"])
-            if model in (EpisodicEvent, SemanticItem):  # the graph's copies of these vectors follow
-                from apps.graph import adjacency
-
-                adjacency.refresh_row_vectors(
-                    organization_id=rows[0].organization_id,
-                    memory_type="episodic" if model is EpisodicEvent else "semantic",
-                    rows=[(str(r.id), str(r.subject_id), r.embedding, r.embedding_model) for r in rows],
-                )
-            return len(rows)
-    return 0
+            return rows
+    return []

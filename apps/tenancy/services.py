@@ -10,33 +10,35 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.graph import adapter as graph
 from apps.platform.errors import Conflict, NotFound, ValidationFailed
 from apps.tenancy import keys
-from apps.tenancy.models import ApiKey, Membership, Organization, Subject
+from apps.tenancy.lifecycle import organization_created, organization_offboarded
+from apps.tenancy.models import ApiKey, Membership, Organization, Subject, new_graph_name
 from apps.tenancy.scope import organization_scope
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,98}[a-z0-9]$")
 
 
 def organization_create(*, name: str, slug: str, monthly_request_quota: int | None = None) -> Organization:
-    """A platform operation (owner connection): the row and its graph commit together."""
+    """A platform operation (owner connection): the row and what the lifecycle hooks create
+    for it (the organization's graph) commit together."""
     if not _SLUG.match(slug):
         raise ValidationFailed("slug must be 3-100 lowercase letters, digits or hyphens.")
     organization = Organization(
-        name=name, slug=slug, graph_name=graph.new_graph_name(), monthly_request_quota=monthly_request_quota
+        name=name, slug=slug, graph_name=new_graph_name(), monthly_request_quota=monthly_request_quota
     )
     try:
         with transaction.atomic(using="owner"):
             organization.save(using="owner")
-            graph.graph_create(organization.graph_name)
+            organization_created(organization)
     except IntegrityError as exc:
         raise Conflict(f"An organization with slug {slug!r} already exists.") from exc
     return organization
 
 
 def organization_offboard(*, organization_id: uuid.UUID) -> None:
-    """Drop the organization's graph and every row it owns (cascade), as one transaction."""
+    """Drop what the lifecycle hooks keep for the organization (its graph) and every row it
+    owns (cascade), as one transaction."""
     with transaction.atomic(using="owner"):
         organization = (
             Organization.objects.dangerously_across_organizations()
@@ -46,7 +48,7 @@ def organization_offboard(*, organization_id: uuid.UUID) -> None:
         )
         if organization is None:
             raise NotFound("Organization not found.")
-        graph.graph_drop(organization.graph_name)
+        organization_offboarded(organization)
         organization.delete(using="owner")
 
 

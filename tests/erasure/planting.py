@@ -137,9 +137,11 @@ def plant(tenant: Tenant, external_id: str, *, canary: str | None = None) -> Pla
         sessions.append(written.json()["id"])
     with organization_scope(tenant.id):
         from apps.procedural import services as procedural
+        from apps.procedural.models import TaskSession
+        from apps.procedural.provider import metering_for, procedural_llm
 
-        llm, metering = procedural.procedural_llm(tenant.id), procedural.metering_for(tenant.id)
-        session = procedural.TaskSession.objects.get(id=sessions[1])
+        llm, metering = procedural_llm(tenant.id), metering_for(tenant.id)
+        session = TaskSession.objects.get(id=sessions[1])
         assert procedural.session_distill(session=session, llm=llm, metering=metering)
         assert procedural.skills_curate(subject=subject, llm=llm, metering=metering)["created"] == 1
     # Graph vertices and an edge carrying the canary, through the adapter.

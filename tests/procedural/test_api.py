@@ -63,7 +63,7 @@ def test_sessions_dream_into_cited_skills_that_search_and_feedback_evolve() -> N
     )
     assert feedback.status_code == 202, feedback.content
     with organization_scope(tenant.id):
-        from apps.procedural.evolution import evolve_schedule
+        from apps.procedural.evolution_store import evolve_schedule
 
         evolution_job = evolve_schedule(organization_id=tenant.id)
     assert evolution_job is not None
@@ -126,6 +126,6 @@ def test_large_scecs_go_to_object_storage_and_small_ones_stay_inline() -> None:
     with organization_scope(tenant.id):
         scec = Scec.objects.get(id=large["scec"]["id"])
         assert scec.package is None and storage().exists(scec.object_key)
-        from apps.procedural.services import scec_package
+        from apps.procedural.selectors import scec_package
 
         assert scec_package(scec)["inputs"]["context"] == "x" * 2000

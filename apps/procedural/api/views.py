@@ -9,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.platform.errors import NotFound
-from apps.procedural import evolution, selectors, services
+from apps.procedural import evolution_store, selectors, services
 from apps.procedural.api.serializers import (
     FeedbackInputSerializer,
     SessionInputSerializer,
@@ -150,7 +150,7 @@ class FeedbackApi(OrganizationApiView):
         payload = FeedbackInputSerializer(data=body)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        feedback = evolution.feedback_create(
+        feedback = evolution_store.feedback_create(
             retrieval_id=data["retrieval_id"],
             items_used=data["items_used"],
             reward=data["reward"],
@@ -169,6 +169,6 @@ class SkillEventRevertApi(OrganizationApiView):
 
     @extend_schema(responses={201: SkillEventSerializer}, operation_id="skill_events_revert")
     def post(self, request: Request, event_id: uuid.UUID) -> Response:
-        revert = evolution.skill_event_revert(event_id=event_id)
+        revert = evolution_store.skill_event_revert(event_id=event_id)
         self.audit_targets = [str(event_id), str(revert.id)]
         return Response(SkillEventSerializer(revert).data, status=201)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 
 from apps.platform.fields import BoundedDictField
@@ -69,8 +70,6 @@ class ApiKeyOutputSerializer(serializers.Serializer[object]):
     created_at = serializers.DateTimeField()
 
     def get_prefix(self, obj: object) -> str:
-        from django.conf import settings
-
         return f"{settings.API_KEY_PREFIX}{obj.lookup_id}"  # type: ignore[attr-defined]
 
 
