@@ -121,7 +121,7 @@ class EpisodicEvent(IndexedRecord):
     mention_time = models.DateTimeField()  # when it was said or written
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DONE)
     # A passage of a resource (a pasted or uploaded document): which one, and where in its
-    # text the passage is, ``extracted_text[resource_start:resource_end]`` (ADR 0023).
+    # text the passage is, ``extracted_text[resource_start:resource_end]`` (ADR 0025).
     resource_id = models.UUIDField(null=True, blank=True)
     resource_start = models.PositiveIntegerField(null=True, blank=True)
     resource_end = models.PositiveIntegerField(null=True, blank=True)

@@ -1,5 +1,5 @@
 """Resource search reads: a matched resource's passages ranked for the question, and the
-excerpts of them that fit a token budget (ADR 0023). Both the typed resource search and the
+excerpts of them that fit a token budget (ADR 0025). Both the typed resource search and the
 graph search's typed paths return resources this way, never the whole text over budget."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The attribute of a semantic fact's key (entity, attribute).
 
 Rows written before it keep an empty attribute: nothing derives one for them after the fact,
-so they are superseded only by an update of their own (ADR 0024).
+so they are superseded only by an update of their own (ADR 0027).
 """
 
 from django.db import migrations, models
