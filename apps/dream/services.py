@@ -52,6 +52,7 @@ from apps.graph.keys import may_denote_same
 from apps.graph.merge import MergeConflict, anchor_merge, anchor_merge_undo
 from apps.graph.models import AnchorVector
 from apps.graph.services import MAX_INDEX_ATTEMPTS, index_chunk
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
@@ -67,7 +68,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-DREAM_TASK = "dream.semantic.run"
 DREAM_JOB_KIND = "dream.semantic"
 DREAM_EVERY_CHUNKS = 5  # the ingestion driver's schedule (paper A.5)
 MAX_CHUNK_IDS = 100
@@ -106,7 +106,7 @@ def dream_request(*, subject: Subject, chunk_ids: Sequence[uuid.UUID], final: bo
     job = job_create(organization_id=subject.organization_id, kind=DREAM_JOB_KIND, subject_id=subject.id)
     job_enqueue_on_commit(
         job=job,
-        task_name=DREAM_TASK,
+        task_name=task_names.SEMANTIC_DREAM,
         kwargs={"subject_id": str(subject.id), "chunk_ids": [str(c) for c in chunk_ids], "final": final},
     )
     return job

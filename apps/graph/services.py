@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from apps.graph import adapter
 from apps.graph.indexing import IndexStats, SubjectIndexer
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
-from apps.memory.services import INDEX_TASK
 from apps.platform.faults import fault_pause
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import embedder, graph_llm_for
@@ -98,7 +98,9 @@ def index_chunk(*, chunk_id: uuid.UUID) -> dict[str, Any]:
     for model in INDEXED_STORES:
         rows = (
             model.objects.filter(needs, chunk_id=chunk_id)
-            .select_for_update(skip_locked=True)
+            # NO KEY: writers superseding these rows check their foreign key (FOR KEY SHARE)
+            # without waiting for the indexer (the lock order is in apps.memory.locks).
+            .select_for_update(skip_locked=True, no_key=True)
             .order_by("created_at", "id")
         )
         for row in rows:
@@ -125,6 +127,18 @@ def index_sweep_chunks() -> list[uuid.UUID]:
     return list(chunks)[:SWEEP_CHUNKS]
 
 
+def index_sweep(*, organization_id: uuid.UUID) -> int:
+    """Beat, in the organization's scope: rebuild the adjacency index of subjects whose graph
+    has none (apps.graph.adjacency.rebuild), and queue one indexing job per chunk with rows
+    left pending or failed (bounded attempts per row); returns how many jobs were queued."""
+    adjacency_rebuild_missing()
+    chunks = index_sweep_chunks()
+    for chunk_id in chunks:
+        job = job_create(organization_id=organization_id, kind="memory.index")
+        job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
+    return len(chunks)
+
+
 def index_retry_failed(*, organization_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> list[uuid.UUID]:
     """Give the failed rows (of one subject, or of the whole organization in scope) a fresh
     round of attempts and queue one indexing job per chunk; returns the ids of those jobs."""
@@ -139,7 +153,7 @@ def index_retry_failed(*, organization_id: uuid.UUID, subject_id: uuid.UUID | No
     job_ids = []
     for chunk_id, row_subject_id in chunks.items():
         job = job_create(organization_id=organization_id, kind="memory.index", subject_id=row_subject_id)
-        job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+        job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
         job_ids.append(job.id)
     return job_ids
 

@@ -242,3 +242,22 @@ class IngestionBatch(TenantModel):
 
     def __str__(self) -> str:
         return f"batch {self.id} ({self.chunks_done}/{self.chunks_total})"
+
+
+class IngestionBatchChunk(TenantModel):
+    """One written chunk of a batch, committed with the chunk's rows: the unique (batch, index)
+    refuses a second write of a chunk, whatever runs the batch again."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    batch = models.ForeignKey(IngestionBatch, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()
+    chunk_id = models.UUIDField(null=True)  # the rows' provenance chunk id; null: the chunk stored nothing
+    records_written = models.PositiveIntegerField()
+    written_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_ingestion_batch_chunk"
+        constraints = [models.UniqueConstraint(fields=["batch", "index"], name="batch_chunk_once")]
+
+    def __str__(self) -> str:
+        return f"batch {self.batch_id} chunk {self.index}"

@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps.consent.services import consent_check_memory_write
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
 from apps.language.facts import normalize_attribute
@@ -40,14 +41,17 @@ from apps.memory.models import (
     EpisodicEvent,
     EvidenceRecord,
     IngestionBatch,
+    IngestionBatchChunk,
     ProceduralItem,
     ResourceItem,
     SemanticItem,
     VaultEntry,
 )
 from apps.memory.passages import document_title, is_document, split_passages
+from apps.memory.selectors import current_rows
 from apps.memory.timing import Stopwatch
 from apps.platform.errors import Conflict, Unprocessable, ValidationFailed
+from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for
@@ -71,7 +75,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-INDEX_TASK = "indexing.memory.index"
 DEFAULT_CORE_CHAR_LIMIT = 5000
 RESOURCE_EMBED_CHARS = 2000
 PASSAGE_EVENT_TYPE = "document passage"
@@ -102,12 +105,6 @@ class Provenance:
     source_kind: str
     session_id: str
     chunk_id: uuid.UUID
-
-
-def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
-    """Rows of ``model`` for ``subject`` that no later row supersedes."""
-    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
-    return model.objects.filter(subject=subject).exclude(id__in=superseded)
 
 
 def _metering(organization_id: uuid.UUID) -> MeteringContext:
@@ -307,7 +304,7 @@ def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteRes
     if not any(r.memory_type in ("episodic", "semantic") for r in result.records):
         return
     job = job_create(organization_id=subject.organization_id, kind="memory.index", subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
     result.job_id = job.id
 
 
@@ -330,7 +327,9 @@ def memory_write_messages(
     Every message of an accepted chunk ends up in a row: the writers' drafts, a verbatim
     episode for a message no writer cited, or, for a pasted document, a resource and its
     passages. A chunk the router finds nothing in (and with no document or vault value) is
-    refused with ``NothingToStore`` before anything is written."""
+    refused with ``NothingToStore`` before anything is written; one without the subject's
+    consent to store it, with ``ConsentRequired``."""
+    consent_check_memory_write(subject=subject, texts=[message.content for message in messages])
     stopwatch = stopwatch or Stopwatch()
     organization_id = subject.organization_id
     llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
@@ -397,6 +396,7 @@ def memory_write_messages(
             source_kind=source_kind,
             rows=[*core, *episodic, *semantic, *procedural, *resources],
         )
+    fault_pause("memory.write.before_commit")
     logger.info(
         "memory written",
         extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
@@ -493,9 +493,16 @@ MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 
 def _extract_text(data: bytes, content_type: str) -> str:
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValidationFailed(f"The {content_type} document is not valid UTF-8 text.") from exc
+    if "\x00" in text:
+        # No Postgres text value can hold NUL: refused here, not a database error at insert.
+        raise ValidationFailed(
+            f"The {content_type} document holds a NUL byte at offset {data.index(0)}; "
+            "remove it (a binary file is not a text document)."
+        )
+    return text
 
 
 def memory_write_document(
@@ -520,6 +527,7 @@ def memory_write_document(
     stopwatch = stopwatch or Stopwatch()
     embedder = embedder or default_embedder()
     text = _extract_text(data, content_type)
+    consent_check_memory_write(subject=subject, texts=[text])
     redaction = redact_sensitive(text)
     if not redaction.text.strip():
         raise NothingToStore("The document holds only whitespace, so nothing was stored.")
@@ -691,8 +699,6 @@ def _embedding_text(row: EmbeddedRecord) -> str:
 
 # --- batch ingestion ----------------------------------------------------------------------------
 
-BATCH_TASK = "indexing.memory.batch_ingest"
-
 
 def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
     """Messages as validated by the API (or stored in a batch); ids default to their position."""
@@ -711,6 +717,11 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
 
 
 def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], session_id: str) -> IngestionBatch:
+    """Accept a batch of chunks for the worker. Refused (``ConsentRequired``, nothing stored)
+    without the subject's consent; each chunk's write checks it again when it runs."""
+    consent_check_memory_write(
+        subject=subject, texts=[message["content"] for chunk in chunks for message in chunk["messages"]]
+    )
     job = job_create(organization_id=subject.organization_id, kind="memory.batch_ingest", subject_id=subject.id)
     job.result = {"chunks_total": len(chunks), "chunks_done": 0, "records_written": 0}
     job.save(update_fields=["result"])
@@ -722,7 +733,7 @@ def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], sessi
         chunks=chunks,
         chunks_total=len(chunks),
     )
-    job_enqueue_on_commit(job=job, task_name=BATCH_TASK, kwargs={"batch_id": str(batch.id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.BATCH_INGEST, kwargs={"batch_id": str(batch.id)})
     return batch
 
 
@@ -747,12 +758,16 @@ class BatchProgress:
 
 
 def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
-    """Write the next chunk of the batch; the chunk and the progress commit together, so a
-    worker that dies mid-batch resumes exactly where the last commit left it."""
+    """Write the next unwritten chunk of the batch. The chunk's rows, its record (unique per
+    batch and index) and the progress commit together, under the batch row's lock: a worker
+    that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
+    again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
     chunk_id, rejected = None, None
     if batch.chunks_done < batch.chunks_total:
-        chunk = batch.chunks[batch.chunks_done]
+        index = batch.chunks_done
+        chunk = batch.chunks[index]
+        written = 0
         try:
             with transaction.atomic():
                 result = memory_write_messages(
@@ -764,8 +779,17 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
         except NothingToStore as exc:  # reported on the job, which then cannot succeed
             rejected = exc.message
         else:
-            batch.records_written += len(result.records)
+            written = len(result.records)
+            batch.records_written += written
             chunk_id = result.chunk_id
+        IngestionBatchChunk.objects.create(
+            organization_id=batch.organization_id,
+            batch=batch,
+            index=index,
+            chunk_id=chunk_id,
+            records_written=written,
+        )
+        fault_pause(f"memory.batch.chunk.{index}")
         batch.chunks_done += 1
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use

@@ -3,7 +3,7 @@ experience (in its session's SCEC) or a curator's skill edit (a candidate skill 
 the SCEC ``services.skill_edit_propose`` chose).
 
 ``admission_start`` creates the admission, one replay row and one job per arm and run, and
-publishes them after commit as one Celery group over the admission queue. Each replay job
+publishes each after commit on the admission queue. Each replay job
 records its run and counts itself done on the admission row (under its row lock); the job
 that completes the count creates the deciding job — the chord's join, kept in the database
 because the deployment keeps no Celery result backend (job rows are the results). The
@@ -19,11 +19,10 @@ import time
 import uuid
 from typing import Any
 
-from celery import group
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.procedural.models import Admission, Experience, Replay, Scec, SkillVersion
@@ -43,8 +42,6 @@ from apps.tenancy.models import Subject
 
 logger = logging.getLogger(__name__)
 
-REPLAY_TASK = "admission.sedm.replay"
-DECIDE_TASK = "admission.sedm.decide"
 REPLAY_JOB_KIND = "procedural.replay"
 DECIDE_JOB_KIND = "procedural.admission"
 
@@ -89,7 +86,6 @@ def admission_start(
         item_hash=_sha(candidate.text),
         provider_version=llm_version,
     )
-    signatures = []
     for run in range(runs):
         seed = _seed(package, scec, run)
         for arm in (Replay.Arm.WITHOUT, Replay.Arm.WITH_ITEM):
@@ -97,18 +93,8 @@ def admission_start(
             replay = Replay.objects.create(
                 organization_id=scec.organization_id, admission=admission, job=job, arm=arm, run=run, seed=seed
             )
-            signatures.append(
-                _signature(REPLAY_TASK, job, {"replay_id": str(replay.id)}),
-            )
-    fan_out = group(signatures)
-    transaction.on_commit(lambda: fan_out.apply_async())
+            job_enqueue_on_commit(job=job, task_name=task_names.SEDM_REPLAY, kwargs={"replay_id": str(replay.id)})
     return admission
-
-
-def _signature(name: str, job: Job, kwargs: dict[str, str]) -> Any:
-    from mirix_saas.celery import app
-
-    return app.signature(name, kwargs={"organization_id": str(job.organization_id), "job_id": str(job.id), **kwargs})
 
 
 def replay_run(*, replay_id: uuid.UUID) -> dict[str, Any]:
@@ -169,7 +155,7 @@ def _count_done(admission_id: uuid.UUID) -> None:
         job = job_create(
             organization_id=admission.organization_id, kind=DECIDE_JOB_KIND, subject_id=admission.subject_id
         )
-        job_enqueue_on_commit(job=job, task_name=DECIDE_TASK, kwargs={"admission_id": str(admission.id)})
+        job_enqueue_on_commit(job=job, task_name=task_names.SEDM_DECIDE, kwargs={"admission_id": str(admission.id)})
 
 
 def admission_decide(*, admission_id: uuid.UUID, job: Job | None = None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.platform.errors import Conflict, NotFound, ValidationFailed
@@ -23,7 +24,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-EVOLVE_TASK = "maintenance.procedural.evolve"
 EVOLVE_JOB_KIND = "procedural.evolve"
 EVOLVE_BATCH = 5000
 
@@ -70,7 +70,7 @@ def evolve_schedule(*, organization_id: uuid.UUID) -> Job | None:
     if Job.objects.filter(kind=EVOLVE_JOB_KIND, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)).exists():
         return None
     job = job_create(organization_id=organization_id, kind=EVOLVE_JOB_KIND)
-    job_enqueue_on_commit(job=job, task_name=EVOLVE_TASK)
+    job_enqueue_on_commit(job=job, task_name=task_names.PROCEDURAL_EVOLVE)
     return job
 
 

@@ -19,6 +19,7 @@ from apps.consent.purposes import CROSS_DOMAIN_GENERALIZATION, LEARN_SKILLS, STO
 from apps.consent.selectors import consent_state
 from apps.consent.services import consent_require
 from apps.dream.services import dream_completed_emit
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.platform.errors import ValidationFailed
@@ -46,7 +47,6 @@ from apps.webhooks.services import webhook_event_emit
 logger = logging.getLogger(__name__)
 
 DREAM_JOB_KIND = "procedural.dream"
-DREAM_TASK = "dream.procedural.run"
 DISTILL_BATCH = 20
 CURATE_BATCH = 40
 
@@ -165,7 +165,7 @@ def dream_schedule(*, subject: Subject) -> Job | None:
     if active:
         return None
     job = job_create(organization_id=subject.organization_id, kind=DREAM_JOB_KIND, subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=DREAM_TASK, kwargs={"subject_id": str(subject.id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.PROCEDURAL_DREAM, kwargs={"subject_id": str(subject.id)})
     return job
 
 

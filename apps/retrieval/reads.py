@@ -22,7 +22,7 @@ from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.memory.search import vector_lane
-from apps.memory.services import current_rows
+from apps.memory.selectors import current_rows
 from apps.retrieval import lexical
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
 from apps.tenancy.models import Subject

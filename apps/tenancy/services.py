@@ -99,6 +99,13 @@ def api_key_create(
     unknown = keys.invalid_scopes(scopes)
     if unknown or not scopes:
         raise ValidationFailed(f"scopes must be a non-empty subset of {list(keys.SCOPES)}; unknown: {unknown}")
+    now = timezone.now()
+    if expires_at is not None and expires_at <= now:
+        raise ValidationFailed(
+            f"expires_at {expires_at.isoformat()} is not in the future (it is now {now.isoformat()}); "
+            "give a later time, or omit expires_at for a key that does not expire.",
+            details={"expires_at": ["Must be in the future."]},
+        )
     new_key = keys.generate_key(settings.API_KEY_PREFIX, settings.API_KEY_PEPPER)
     with organization_scope(organization_id):
         api_key = ApiKey.objects.create(
@@ -126,12 +133,23 @@ def api_key_revoke(*, organization_id: uuid.UUID, api_key_id: uuid.UUID) -> ApiK
 
 
 def api_key_rotate(*, organization_id: uuid.UUID, api_key_id: uuid.UUID, overlap: timedelta | None = None) -> IssuedKey:
-    """Issue a successor with the same scopes; the old key keeps working for ``overlap`` only."""
+    """Issue a successor with the same scopes; the old key keeps working for ``overlap`` only.
+
+    A key has at most one successor: rotating a key that was already rotated is a 409 naming
+    the successor to rotate instead. The row lock makes a concurrent second rotation wait for
+    the first to commit, and then see its successor."""
     overlap = overlap if overlap is not None else timedelta(seconds=settings.API_KEY_ROTATION_OVERLAP_SECONDS)
     with organization_scope(organization_id):
         old = ApiKey.objects.select_for_update().filter(id=api_key_id, revoked_at__isnull=True).first()
         if old is None:
             raise NotFound("No active API key with that id.")
+        successor = ApiKey.objects.filter(rotated_from_id=old.id).order_by("created_at").first()
+        if successor is not None:
+            raise Conflict(
+                f"API key {old.id} was already rotated to {successor.id}; rotate that key instead "
+                "(a key has one successor).",
+                details={"successor_id": str(successor.id)},
+            )
         cutoff = timezone.now() + overlap
         if old.expires_at is None or old.expires_at > cutoff:
             old.expires_at = cutoff

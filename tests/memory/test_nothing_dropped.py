@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apps.graph.services import index_chunk
+from apps.language.words import count_tokens
 from apps.memory.api.serializers import MAX_MESSAGE_CHARS
 from apps.memory.models import STORES, EpisodicEvent, ResourceItem
 from apps.memory.services import memory_batch_step
 from apps.resources.storage import storage
-from apps.retrieval.fusion import count_tokens
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
 from tests.processes import celery_worker, purge_queues, wait_for

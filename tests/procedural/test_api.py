@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from apps.jobs import task_names
 from apps.procedural.models import Scec, TaskSession
 from apps.resources.storage import storage
 from apps.tenancy.scope import organization_scope
@@ -30,7 +31,7 @@ def test_sessions_dream_into_cited_skills_that_search_and_feedback_evolve() -> N
     assert all(w["dream_job_id"] is None for w in written)
     fifth = post_session(tenant, agent, harmful("travel", 6, scec=False))
     assert fifth["pending_sessions"] == 5 and fifth["dream_job_id"]
-    run_job("dream.procedural.run", tenant, fifth["dream_job_id"], subject_id=subject_id(tenant, agent))
+    run_job(task_names.PROCEDURAL_DREAM, tenant, fifth["dream_job_id"], subject_id=subject_id(tenant, agent))
     result = job(tenant, fifth["dream_job_id"])
     assert result["status"] == "succeeded", result
     assert result["result"]["sessions"] == 5 and result["result"]["created"] == 2
@@ -66,7 +67,7 @@ def test_sessions_dream_into_cited_skills_that_search_and_feedback_evolve() -> N
 
         evolution_job = evolve_schedule(organization_id=tenant.id)
     assert evolution_job is not None
-    run_job("maintenance.procedural.evolve", tenant, str(evolution_job.id))
+    run_job(task_names.PROCEDURAL_EVOLVE, tenant, str(evolution_job.id))
     after = client.get(f"/v1/subjects/{agent}/skills/{cooking['id']}").json()
     # w ← 0.5 + α·(1 − 0.5) − β·1 = 0.5 + 0.2·0.5 − 0.02
     assert after["weight"] == pytest.approx(0.58)

@@ -66,7 +66,7 @@ def test_scripted_feedback_converges_as_the_update_rule_says() -> None:
     tenant = make_tenant()
     webhook_endpoint_create(
         organization_id=tenant.id,
-        url="https://hooks.example.com/skills",
+        url="http://127.0.0.1:9/skills",
         event_types=["skill.created", "skill.weight_changed", "skill.archived"],
     )
     subject = _subject(tenant, "agent-evolve")

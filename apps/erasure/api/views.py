@@ -9,8 +9,7 @@ from rest_framework.response import Response
 
 from apps.erasure import selectors
 from apps.erasure.api.serializers import ErasureRequestSerializer
-from apps.tenancy.api.base import OrganizationApiView
-from apps.tenancy.selectors import subject_get
+from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 
 ADMIN = {"admin"}
 
@@ -29,7 +28,7 @@ class ErasureRequestDetailApi(OrganizationApiView):
         return Response(ErasureRequestSerializer(erasure).data)
 
 
-class SubjectExportApi(OrganizationApiView):
+class SubjectExportApi(SubjectApiView):
     """Everything stored about a subject, as JSON. Vault values and uploaded documents'
     bytes only for a key that also holds ``vault:read``; each value read is audited."""
 
@@ -38,8 +37,7 @@ class SubjectExportApi(OrganizationApiView):
 
     @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="subjects_export")
     def get(self, request: Request, external_id: str) -> Response:
-        subject = subject_get(external_id=external_id)
-        self.audit_subject_id = subject.id
+        subject = self.subject(external_id)
         export = selectors.subject_export(subject=subject, include_secrets="vault:read" in self.principal.scopes)
         self.audit_targets = [str(entry_id) for entry_id in export.vault_entries_read]
         response = Response(export.data)

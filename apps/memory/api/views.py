@@ -5,11 +5,9 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.consent.services import consent_check_memory_write
 from apps.memory import selectors, services
 from apps.memory.api.serializers import (
     BatchAcceptedSerializer,
@@ -27,15 +25,13 @@ from apps.memory.api.serializers import (
     VaultValueSerializer,
     WriteResultSerializer,
 )
+from apps.memory.resource_search import resource_hits
 from apps.memory.selectors import MemoryFilter
 from apps.platform.errors import ValidationFailed
-from apps.platform.parsers import StrictJSONParser
+from apps.platform.parsers import StrictJSONParser, StrictMultiPartParser
 from apps.providers.registry import embedder
-from apps.retrieval.services import resource_hits
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import SubjectApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
-from apps.tenancy.models import Subject
-from apps.tenancy.selectors import subject_get
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
@@ -43,21 +39,12 @@ VAULT = {"vault:read"}
 TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
 
 
-class SubjectMemoryApi(OrganizationApiView):
-    """Views under ``/v1/subjects/{external_id}/``: the subject is looked up in the scope."""
-
-    def subject(self, external_id: str) -> Subject:
-        subject = subject_get(external_id=external_id)
-        self.audit_subject_id = subject.id
-        return subject
-
-
-class MemoryCollectionApi(SubjectMemoryApi):
+class MemoryCollectionApi(SubjectApiView):
     """POST writes one chunk (messages, text or a document); GET lists one store's rows."""
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
-    parser_classes = [StrictJSONParser, MultiPartParser]
+    parser_classes = [StrictJSONParser, StrictMultiPartParser]
 
     @extend_schema(
         request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
@@ -66,7 +53,6 @@ class MemoryCollectionApi(SubjectMemoryApi):
     )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
-        consent_check_memory_write(subject=subject, payload=request.data)
         if request.content_type.startswith("multipart/"):
             document = DocumentSerializer(data=request.data)
             document.is_valid(raise_exception=True)
@@ -108,14 +94,13 @@ class MemoryCollectionApi(SubjectMemoryApi):
         return Response({"results": MemoryRecordSerializer(rows[:limit], many=True).data, "next_cursor": next_cursor})
 
 
-class MemoryBatchApi(SubjectMemoryApi):
+class MemoryBatchApi(SubjectApiView):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "memory.batch"}
 
     @extend_schema(request=BatchSerializer, responses={202: BatchAcceptedSerializer}, operation_id="memories_batch")
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
-        consent_check_memory_write(subject=subject, payload=request.data)
         payload = BatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         chunks = [
@@ -133,7 +118,7 @@ class MemoryBatchApi(SubjectMemoryApi):
         return Response(BatchAcceptedSerializer(batch).data, status=202)
 
 
-class MemoryDetailApi(SubjectMemoryApi):
+class MemoryDetailApi(SubjectApiView):
     required_scopes = {"GET": READ, "PATCH": WRITE}
     audit_actions = {"GET": "memory.read", "PATCH": "memory.update"}
 
@@ -162,7 +147,7 @@ class MemoryDetailApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(new).data, status=201)
 
 
-class MemoryHistoryApi(SubjectMemoryApi):
+class MemoryHistoryApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
@@ -175,7 +160,7 @@ class MemoryHistoryApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(rows, many=True).data)
 
 
-class CoreBlocksApi(SubjectMemoryApi):
+class CoreBlocksApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
@@ -186,7 +171,7 @@ class CoreBlocksApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(rows, many=True).data)
 
 
-class MemoryTypeSearchApi(SubjectMemoryApi):
+class MemoryTypeSearchApi(SubjectApiView):
     required_scopes = {"POST": READ}
     audit_actions = {"POST": "memory.search"}
 
@@ -232,7 +217,7 @@ class MemoryTypeSearchApi(SubjectMemoryApi):
         return Response(serializer.data)
 
 
-class ResourceContentApi(SubjectMemoryApi):
+class ResourceContentApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "resource.read"}
 
@@ -251,7 +236,7 @@ class ResourceContentApi(SubjectMemoryApi):
         return response
 
 
-class VaultListApi(SubjectMemoryApi):
+class VaultListApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.list"}
 
@@ -262,7 +247,7 @@ class VaultListApi(SubjectMemoryApi):
         return Response(VaultEntrySerializer(entries, many=True).data)
 
 
-class VaultEntryApi(SubjectMemoryApi):
+class VaultEntryApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.read"}
 

@@ -4,10 +4,12 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.platform.fields import BoundedDictField
 from apps.tenancy import keys
 from apps.tenancy.models import Subject
 
 EXTERNAL_ID_PATTERN = r"^[A-Za-z0-9._:@+\-]{1,200}$"
+MAX_SUBJECT_METADATA_BYTES = 16 * 1024
 
 
 class SubjectInputSerializer(serializers.Serializer[dict[str, object]]):
@@ -17,7 +19,7 @@ class SubjectInputSerializer(serializers.Serializer[dict[str, object]]):
     )
     kind = serializers.ChoiceField(choices=Subject.Kind.choices)
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    metadata = serializers.DictField(required=False, default=dict)
+    metadata = BoundedDictField(max_bytes=MAX_SUBJECT_METADATA_BYTES, required=False, default=dict)
 
 
 class SubjectOutputSerializer(serializers.Serializer[Any]):

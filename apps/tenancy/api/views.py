@@ -12,7 +12,7 @@ from apps.erasure import services as erasure_services
 from apps.erasure.api.serializers import ErasureAcceptedSerializer
 from apps.erasure.models import ErasureRequest
 from apps.tenancy import selectors, services
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
 from apps.tenancy.api.serializers import (
     ApiKeyInputSerializer,
@@ -61,13 +61,13 @@ class SubjectListCreateApi(OrganizationApiView):
         return Response(SubjectOutputSerializer(subject).data, status=201)
 
 
-class SubjectDetailApi(OrganizationApiView):
+class SubjectDetailApi(SubjectApiView):
     required_scopes = {"GET": READ, "DELETE": ADMIN}
     audit_actions = {"DELETE": "subject.erase"}
 
     @extend_schema(responses=SubjectOutputSerializer, operation_id="subjects_get")
     def get(self, request: Request, external_id: str) -> Response:
-        return Response(SubjectOutputSerializer(selectors.subject_get(external_id=external_id)).data)
+        return Response(SubjectOutputSerializer(self.subject(external_id)).data)
 
     @extend_schema(
         responses={202: ErasureAcceptedSerializer, 200: ErasureAcceptedSerializer},

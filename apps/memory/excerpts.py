@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from apps.retrieval.fusion import count_tokens, truncate_to_tokens
+from apps.language.words import count_tokens, truncate_to_tokens
 
 
 @dataclass(frozen=True)

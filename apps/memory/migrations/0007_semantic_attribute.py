@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0005_document_passages"),
+        ("memory", "0006_batch_chunks"),
         ("tenancy", "0002_row_level_security"),
     ]
 
