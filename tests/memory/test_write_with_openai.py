@@ -102,10 +102,12 @@ def _fact(attribute: str, summary: str) -> dict[str, object]:
 
 
 def test_the_openai_writer_chooses_the_attribute_and_a_fact_supersedes_only_its_own(
-    stub: OpenAIStub, tenant: Tenant
+    openai_stub: OpenAIStub, tenant: Tenant
 ) -> None:
     def write(content: str, *facts: dict[str, object]) -> None:
-        stub.queue(json_reply({"memory_types": ["semantic"], "reason": "facts"}), json_reply({"drafts": list(facts)}))
+        openai_stub.queue(
+            json_reply({"memory_types": ["semantic"], "reason": "facts"}), json_reply({"drafts": list(facts)})
+        )
         message = {"id": "m1", "role": "user", "name": "Ravi", "timestamp": "2024-02-12T08:00:00Z", "content": content}
         response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": [message]}, format="json")
         assert response.status_code == 201, response.content
@@ -116,7 +118,7 @@ def test_the_openai_writer_chooses_the_attribute_and_a_fact_supersedes_only_its_
         _fact("Employer", "Ravi is a welder."),
     )
     write("We moved to Austin.", _fact("home city", "Ravi moved from Denver to Austin."))
-    schema = stub.requests[-1].body["response_format"]["json_schema"]["schema"]
+    schema = openai_stub.requests[-1].body["response_format"]["json_schema"]["schema"]
     assert "attribute" in json.dumps(schema)
     rows = tenant.client().get("/v1/subjects/ravi/memories?type=semantic").json()["results"]
     current = {row["content"]["attribute"]: row["content"]["summary"] for row in rows}
