@@ -347,9 +347,9 @@ def memory_write_messages(
         plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
     else:
         plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
-    if plan.route.memory_types:
+    if plan.route.memory_types or documents or findings:  # accepted: no message of it is dropped
         plan.episodic += verbatim_drafts(plan, conversation)
-    elif not documents and not findings:
+    else:
         raise NothingToStore(
             f"Nothing in these messages is worth remembering ({plan.route.reason}), so nothing was stored. "
             "Greetings, thanks and other small talk alone are not kept; send them together with the "

@@ -218,6 +218,23 @@ def test_small_talk_next_to_substance_is_kept_and_small_talk_alone_is_a_422() ->
     assert _row_count(tenant) == before
 
 
+def test_small_talk_next_to_a_pasted_document_is_kept() -> None:
+    """A document alone makes a write worth storing; the messages around it are kept too."""
+    tenant = make_tenant()
+    tenant.subject("lena")
+    written = _write(
+        tenant,
+        {
+            "messages": [
+                {"id": "thanks", "role": "user", "content": "Thanks!"},
+                {"id": "doc", "role": "user", "content": long_text(21_000)},
+            ]
+        },
+    )
+    assert written.status_code == 201, written.content
+    assert _stored_message_ids(tenant) >= {"thanks", "doc"}
+
+
 @pytest.mark.parametrize(
     ("body", "named"),
     [
