@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test test-unit lint format bench clean-var
+.PHONY: run test test-unit system-packages lint format bench clean-var
 
 $(INSTALLED): requirements/base.txt requirements/dev.txt requirements/prod.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,12 +18,16 @@ run: $(INSTALLED)
 	$(BIN)/python -m infra.embedded.stack
 
 ## The whole suite against the embedded Postgres, with the 25 slowest tests listed.
-test: $(INSTALLED)
+test: system-packages $(INSTALLED)
 	$(BIN)/python -m pytest --durations=25
 
 ## Only the tests marked `unit`: no Postgres, Redis or broker is started (settings.unit).
 test-unit: $(INSTALLED)
 	$(BIN)/python -m pytest -m unit --ds=mirix_saas.settings.unit --durations=10
+
+## What the suite needs from the system (Chromium): installed if missing, or the command to run.
+system-packages:
+	@bash infra/setup/system_packages.sh
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

@@ -7,9 +7,10 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirix_saas.settings.local")
-    from mirix_saas.bootstrap import prepare_environment
+    from mirix_saas.bootstrap import migrate_if_due, prepare_environment
 
-    prepare_environment()
+    if prepare_environment() and sys.argv[1:2] != ["migrate"]:
+        migrate_if_due()
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

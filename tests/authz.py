@@ -134,7 +134,7 @@ ENDPOINTS: list[Endpoint] = [
         "POST",
         "/v1/webhook-endpoints",
         "admin",
-        {"url": "https://hooks.example.com/new", "event_types": ["memory.created"]},
+        {"url": "http://127.0.0.1:9/new", "event_types": ["memory.created"]},
     ),
     Endpoint("GET", "/v1/webhook-endpoints/{webhook_endpoint}", "admin"),
     Endpoint("PATCH", "/v1/webhook-endpoints/{webhook_endpoint}", "admin", {"description": "changed"}),
@@ -154,7 +154,7 @@ def _webhook_objects(tenant: Tenant) -> dict[str, str]:
     """An endpoint and a finished delivery of it (a ping failed by disabling the endpoint,
     which is then enabled again), so that replay is allowed."""
     issued = webhook_services.webhook_endpoint_create(
-        organization_id=tenant.id, url="https://hooks.example.com/mirix", event_types=["*"]
+        organization_id=tenant.id, url="http://127.0.0.1:9/mirix", event_types=["*"]
     )
     endpoint_id = issued.endpoint.id
     delivery = webhook_services.webhook_endpoint_ping(organization_id=tenant.id, endpoint_id=endpoint_id)
@@ -224,7 +224,7 @@ def _procedural_objects(tenant: Tenant) -> dict[str, str]:
     """A skill of the matrix subject (which consents to learning skills), a retrieval of it
     and a weight change that can be reverted."""
     from apps.consent.services import consent_update
-    from apps.procedural.evolution import skill_weight_set
+    from apps.procedural.evolution_store import skill_weight_set
     from apps.procedural.selectors import skill_search
     from apps.procedural.services import skill_create
     from apps.providers.registry import embedder

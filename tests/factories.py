@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.tenancy import keys, services
@@ -37,6 +39,17 @@ class Tenant:
             expires_at=expires_at,
             rate_limit_per_minute=rate_limit,
         ).secret
+
+    def issue_expired_key(self, scopes: list[str]) -> str:
+        """A key whose expiry has passed (one cannot be created already expired)."""
+        from apps.tenancy.models import ApiKey
+
+        secret = self.issue_key(scopes, expires_at=timezone.now() + timedelta(minutes=1))
+        with organization_scope(self.id):
+            ApiKey.objects.filter(lookup_id=secret[len(settings.API_KEY_PREFIX) :][:12]).update(
+                expires_at=timezone.now() - timedelta(seconds=1)
+            )
+        return secret
 
     def subject(self, external_id: str | None = None, kind: str = "user") -> Subject:
         with organization_scope(self.id):

@@ -17,11 +17,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def purge_queues() -> None:
+    """Empty every queue, and forget the messages a killed worker never acknowledged (a later
+    worker with a short visibility timeout would otherwise be handed another test's message)."""
     from mirix_saas.celery import app
 
     with app.connection_for_write() as conn:
+        channel = conn.default_channel
         for queue in settings.CELERY_QUEUES:
-            conn.default_channel.queue_purge(queue)
+            channel.queue_purge(queue)
+        channel.client.delete(channel.unacked_key, channel.unacked_index_key)
 
 
 @contextmanager
@@ -36,7 +40,7 @@ def celery_worker(
         "MIRIX_TEST_KEEP_ENV": "1",
         **(env or {}),
     }
-    log = open(ROOT / "var" / f"test-worker-{name}.log", "wb")
+    log = open(worker_log_path(name), "wb")
     process = subprocess.Popen(
         [
             sys.executable,
@@ -70,6 +74,15 @@ def celery_worker(
     finally:
         stop_process_group(process)
         log.close()
+
+
+def worker_log_path(name: str) -> Path:
+    return ROOT / "var" / f"test-worker-{name}.log"
+
+
+def worker_log(name: str) -> str:
+    """What the worker ``name`` (of ``celery_worker``) has logged so far."""
+    return worker_log_path(name).read_text(errors="replace")
 
 
 def stop_process_group(process: subprocess.Popen[bytes], *, timeout: float = 20) -> None:

@@ -1,9 +1,10 @@
-"""The one decorator every tenant job task goes through.
+"""The decorators every task goes through.
 
-It claims the job row (a redelivered message for a finished job does nothing), runs the
-service inside the organization's scope and transaction, records success or failure on the
-job, retries only recoverable errors with bounded exponential backoff, and never lets raw
-error text reach the job record.
+``job_task`` and ``stepwise_job_task``: a tenant job. They claim the job row (a redelivered
+message for a finished job does nothing), run the service inside the organization's scope
+and transaction, record success or failure on the job, retry only recoverable errors with
+bounded exponential backoff, and never let raw error text reach the job record.
+``per_organization_task``: a beat sweep that runs its body once per organization.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from typing import Any
 
 import sentry_sdk
 from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
 from apps.audit.services import acting_as, audit_record
 from apps.jobs.models import Job
 from apps.jobs.selectors import job_get
-from apps.jobs.services import job_fail, job_progress, job_start, job_succeed
+from apps.jobs.services import job_fail, job_heartbeat, job_progress, job_release, job_start, job_succeed
 from apps.platform.errors import NotFound
+from apps.tenancy.models import Organization
 from apps.tenancy.scope import organization_scope
 from apps.webhooks.events import JOB_FAILED
 from apps.webhooks.services import webhook_event_emit
@@ -69,12 +72,22 @@ def _tenant_job_task(*, name: str, time_limit: int, max_retries: int, execute: E
         except RECOVERABLE_ERRORS as exc:
             if self.request.retries < max_retries:
                 logger.warning("job retrying", extra={**log, "error_type": type(exc).__name__})
+                _release(org_id, job_uuid, log)
                 raise self.retry(exc=exc, countdown=min(300, 2 ** (self.request.retries + 1))) from None
             _record_failure(org_id, job_uuid, exc, log)
         except Exception as exc:  # terminal: record it, do not retry
             _record_failure(org_id, job_uuid, exc, log)
 
     return run
+
+
+def _release(org_id: uuid.UUID, job_uuid: uuid.UUID, log: dict[str, str]) -> None:
+    """Queued again until the retry claims it: a retry is not a dead worker for the sweep."""
+    try:
+        with organization_scope(org_id):
+            job_release(job_id=job_uuid)
+    except RECOVERABLE_ERRORS:
+        logger.warning("job release failed", extra=log)  # the sweep resumes it once it looks stale
 
 
 def _claim(job_uuid: uuid.UUID, log: dict[str, str]) -> Job | None:
@@ -112,8 +125,10 @@ def stepwise_job_task(
 ) -> Callable[[StepwiseBody], Task[Any, Any]]:
     """For long jobs that commit as they go: the body is a generator; each step (each
     ``next``) runs in a transaction of its own and yields a progress summary that is saved
-    on the job; its return value is the result. A worker that dies resumes after the last
-    committed step, so every step must be idempotent with respect to its own commit."""
+    on the job; its return value is the result. While it runs, the job's heartbeat is kept
+    fresh; a worker that dies leaves it to go stale, and the jobs sweep publishes the job
+    again, to resume after the last committed step: every step must be idempotent with
+    respect to its own commit."""
 
     def decorate(body: StepwiseBody) -> Task[Any, Any]:
         def execute(org_id: uuid.UUID, job_uuid: uuid.UUID, log: dict[str, str], kwargs: dict[str, Any]) -> None:
@@ -121,17 +136,47 @@ def stepwise_job_task(
                 job = _claim(job_uuid, log)
             if job is None:
                 return
-            steps = body(job, **kwargs)
-            while True:
-                with organization_scope(org_id), acting_as(f"task:{name}"):
-                    try:
-                        job_progress(job_id=job_uuid, result=next(steps))
-                    except StopIteration as finished:
-                        _succeed(org_id, job, finished.value)
-                        break
+            with job_heartbeat(organization_id=org_id, job_id=job_uuid):
+                steps = body(job, **kwargs)
+                while True:
+                    with organization_scope(org_id), acting_as(f"task:{name}"):
+                        try:
+                            job_progress(job_id=job_uuid, result=next(steps))
+                        except StopIteration as finished:
+                            _succeed(org_id, job, finished.value)
+                            break
             logger.info("job succeeded", extra=log)
 
         return _tenant_job_task(name=name, time_limit=time_limit, max_retries=max_retries, execute=execute)
+
+    return decorate
+
+
+def per_organization_task(
+    *, name: str, time_limit: int = 300
+) -> Callable[[Callable[[uuid.UUID], int]], Task[Any, Any]]:
+    """A beat sweep: the body runs once per organization, in that organization's scope (a
+    transaction each), and the task returns the sum of what the bodies return. A failing
+    organization is logged and skipped; the others are still swept."""
+
+    def decorate(body: Callable[[uuid.UUID], int]) -> Task[Any, Any]:
+        @app.task(name=name, acks_late=True, soft_time_limit=time_limit - 10, time_limit=time_limit)
+        def sweep() -> int:
+            total = 0
+            organization_ids = list(
+                Organization.objects.dangerously_across_organizations().values_list("id", flat=True)
+            )
+            for organization_id in organization_ids:
+                try:
+                    with organization_scope(organization_id), acting_as(f"task:{name}"):
+                        total += body(organization_id)
+                except SoftTimeLimitExceeded:
+                    raise
+                except Exception:
+                    logger.exception("sweep failed", extra={"task": name, "organization_id": str(organization_id)})
+            return total
+
+        return sweep
 
     return decorate
 
@@ -146,19 +191,21 @@ def _record_failure(organization_id: uuid.UUID, job_id: uuid.UUID, exc: Exceptio
         code, message = type(exc).__name__, "The job failed; the error has been logged."
     with organization_scope(organization_id), acting_as(f"task:{log['task']}"):
         job_fail(job_id=job_id, code=code, message=message)
-        audit_record(organization_id=organization_id, action="job.failed", target_ids=[str(job_id)])
         try:
-            job = job_get(job_id=job_id)
+            job: Job | None = job_get(job_id=job_id)
         except NotFound:
-            return  # erased meanwhile: there is nothing left to report
-        webhook_event_emit(
-            organization_id=organization_id,
-            event_type=JOB_FAILED,
-            subject_id=job.subject_id,
-            payload={
-                "job_id": str(job.id),
-                "kind": job.kind,
-                "subject_id": str(job.subject_id) if job.subject_id else None,
-                "error_code": job.error_code,
-            },
-        )
+            job = None  # erased meanwhile: there is nothing left to report
+        if job is not None:
+            webhook_event_emit(
+                organization_id=organization_id,
+                event_type=JOB_FAILED,
+                subject_id=job.subject_id,
+                payload={
+                    "job_id": str(job.id),
+                    "kind": job.kind,
+                    "subject_id": str(job.subject_id) if job.subject_id else None,
+                    "error_code": job.error_code,
+                },
+            )
+        # Last: the audit chain's lock is the last lock of a transaction (apps.memory.locks).
+        audit_record(organization_id=organization_id, action="job.failed", target_ids=[str(job_id)])

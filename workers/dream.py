@@ -6,14 +6,15 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
-from apps.dream.services import DREAM_TASK, dream_steps
+from apps.dream.services import dream_steps
+from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.providers.registry import graph_llm_for
+from apps.providers.registry import dream_judge_for
 from apps.tenancy.models import Subject
 from workers.base import stepwise_job_task
 
 
-@stepwise_job_task(name=DREAM_TASK, time_limit=1800)
+@stepwise_job_task(name=task_names.SEMANTIC_DREAM, time_limit=1800)
 def dream_semantic(
     job: Job, *, subject_id: str, chunk_ids: list[str], final: bool
 ) -> Generator[dict[str, Any], None, dict[str, Any]]:
@@ -22,7 +23,7 @@ def dream_semantic(
     return (
         yield from dream_steps(
             subject=subject,
-            llm=graph_llm_for(subject.organization_id),
+            llm=dream_judge_for(subject.organization_id),
             job=job,
             chunk_ids=[uuid.UUID(c) for c in chunk_ids],
             final=final,

@@ -6,18 +6,19 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
-from apps.erasure.services import DRAIN_TASK, RUN_TASK, erasure_outbox_drain, erasure_run
+from apps.erasure.services import erasure_outbox_drain, erasure_run
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from mirix_saas.celery import app
 from workers.base import stepwise_job_task
 
 
-@stepwise_job_task(name=RUN_TASK, time_limit=6 * 3600)
+@stepwise_job_task(name=task_names.ERASURE_RUN, time_limit=6 * 3600)
 def run_erasure(job: Job, *, erasure_request_id: str) -> Generator[dict[str, Any], None, dict[str, Any]]:
     return (yield from erasure_run(erasure_request_id=uuid.UUID(erasure_request_id)))
 
 
-@app.task(name=DRAIN_TASK, acks_late=True, soft_time_limit=100, time_limit=120)
+@app.task(name=task_names.ERASURE_DRAIN, acks_late=True, soft_time_limit=100, time_limit=120)
 def drain_erasure_outbox() -> int:
     """Beat: publish every erasure that is due and not done (a lost kick, a failed job)."""
     return erasure_outbox_drain()

@@ -5,22 +5,20 @@ from collections.abc import Generator
 from typing import Any
 
 from apps.dream.services import dream_after_chunk
-from apps.graph.services import adjacency_rebuild_missing, index_chunk, index_sweep_chunks
+from apps.graph.services import index_chunk, index_sweep
+from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.jobs.services import job_create, job_enqueue_on_commit
-from apps.memory.services import INDEX_TASK, memory_batch_step
-from apps.tenancy.models import Organization, Subject
-from apps.tenancy.scope import organization_scope
-from mirix_saas.celery import app
-from workers.base import JobIncomplete, job_task, stepwise_job_task
+from apps.memory.services import memory_batch_step
+from apps.tenancy.models import Subject
+from workers.base import JobIncomplete, job_task, per_organization_task, stepwise_job_task
 
 
-@job_task(name=INDEX_TASK, time_limit=600)
+@job_task(name=task_names.INDEX_CHUNK, time_limit=600)
 def index_chunk_task(job: Job, *, chunk_id: str) -> dict[str, Any]:
     return index_chunk(chunk_id=uuid.UUID(chunk_id))
 
 
-@stepwise_job_task(name="indexing.memory.batch_ingest", time_limit=6 * 3600)
+@stepwise_job_task(name=task_names.BATCH_INGEST, time_limit=6 * 3600)
 def ingest_batch(job: Job, *, batch_id: str) -> Generator[dict[str, Any], None, dict[str, Any]]:
     # Semantic AutoDream after every 5 chunks and after the last, as jobs of its own; the
     # chunks waiting for a round are kept in the job's progress, so a resumed job keeps them.
@@ -52,18 +50,8 @@ def ingest_batch(job: Job, *, batch_id: str) -> Generator[dict[str, Any], None, 
             )
 
 
-@app.task(name="indexing.sweep", acks_late=True, time_limit=300)
-def index_sweep() -> int:
-    """Beat: re-index rows left pending or failed (e.g. while the graph was unavailable),
-    one job per chunk, with bounded attempts per row; and rebuild the adjacency index of
-    subjects whose graph has none (apps.graph.adjacency.rebuild)."""
-    queued = 0
-    organization_ids = list(Organization.objects.dangerously_across_organizations().values_list("id", flat=True))
-    for organization_id in organization_ids:
-        with organization_scope(organization_id):
-            adjacency_rebuild_missing()
-            for chunk_id in index_sweep_chunks():
-                job = job_create(organization_id=organization_id, kind="memory.index")
-                job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
-                queued += 1
-    return queued
+@per_organization_task(name=task_names.INDEX_SWEEP)
+def index_sweep_task(organization_id: uuid.UUID) -> int:
+    """Beat: re-index rows left pending or failed (e.g. while the graph was unavailable), and
+    rebuild missing adjacency indexes."""
+    return index_sweep(organization_id=organization_id)

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.audit.services import acting_as
+from apps.jobs import task_names
 from apps.tenancy.scope import organization_scope
 from apps.webhooks import delivery
 from apps.webhooks.models import WebhookEvent, WebhookSecret
@@ -25,7 +26,7 @@ from workers.base import RECOVERABLE_ERRORS
 logger = logging.getLogger(__name__)
 
 
-@app.task(name="webhooks.outbox.drain", acks_late=True, soft_time_limit=50, time_limit=60)
+@app.task(name=task_names.WEBHOOKS_DRAIN, acks_late=True, soft_time_limit=50, time_limit=60)
 def drain_outbox() -> int:
     """Beat, every few seconds: kick the drain of every organization with work (a kick lost
     between a commit and its publish is found here)."""
@@ -36,7 +37,7 @@ def drain_outbox() -> int:
 
 
 @app.task(
-    name=delivery.DRAIN_TASK,
+    name=task_names.WEBHOOKS_DRAIN_ORGANIZATION,
     acks_late=True,
     soft_time_limit=100,
     time_limit=120,
@@ -46,7 +47,7 @@ def drain_outbox() -> int:
     max_retries=3,
 )
 def drain_organization(*, organization_id: str) -> int:
-    with organization_scope(uuid.UUID(organization_id)), acting_as(f"task:{delivery.DRAIN_TASK}"):
+    with organization_scope(uuid.UUID(organization_id)), acting_as(f"task:{task_names.WEBHOOKS_DRAIN_ORGANIZATION}"):
         result = delivery.outbox_drain(organization_id=uuid.UUID(organization_id))
     if result.events_dispatched or result.deliveries_queued:
         logger.info(
@@ -61,7 +62,7 @@ def drain_organization(*, organization_id: str) -> int:
 
 
 @app.task(
-    name=delivery.SEND_TASK,
+    name=task_names.WEBHOOKS_SEND,
     acks_late=True,
     reject_on_worker_lost=True,
     soft_time_limit=settings.WEBHOOKS_TIMEOUT_SECONDS + 30,
@@ -74,13 +75,13 @@ def drain_organization(*, organization_id: str) -> int:
 def send_delivery(*, organization_id: str, delivery_id: str) -> str | None:
     org_id = uuid.UUID(organization_id)
     log = {"organization_id": organization_id, "delivery_id": delivery_id}
-    with organization_scope(org_id), acting_as(f"task:{delivery.SEND_TASK}"):
+    with organization_scope(org_id), acting_as(f"task:{task_names.WEBHOOKS_SEND}"):
         claim = delivery.delivery_claim(delivery_id=uuid.UUID(delivery_id))
     if claim is None:
         logger.info("webhook delivery not due or taken", extra=log)
         return None
     result = delivery.attempt_send(claim)
-    with organization_scope(org_id), acting_as(f"task:{delivery.SEND_TASK}"):
+    with organization_scope(org_id), acting_as(f"task:{task_names.WEBHOOKS_SEND}"):
         verdict = delivery.delivery_record(claim=claim, result=result)
     logger.info(
         "webhook attempt",
@@ -96,7 +97,7 @@ def send_delivery(*, organization_id: str, delivery_id: str) -> str | None:
     return verdict
 
 
-@app.task(name="webhooks.events.prune", acks_late=True, soft_time_limit=500, time_limit=600)
+@app.task(name=task_names.WEBHOOKS_PRUNE, acks_late=True, soft_time_limit=500, time_limit=600)
 def prune_events() -> int:
     """Beat, hourly, a platform operation: events (and their payloads, content, deliveries and
     attempts) past the retention period and secrets past their overlap are deleted."""

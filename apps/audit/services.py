@@ -34,8 +34,17 @@ def current_actor() -> str:
 def audit_record(
     *, organization_id: uuid.UUID, action: str, subject_id: uuid.UUID | None = None, target_ids: Sequence[str] = ()
 ) -> AuditEntry:
-    """Append one entry to the organization's chain (serialized per organization)."""
+    """Append one entry to the organization's chain (serialized per organization).
+
+    The chain's lock is the last lock of the transaction (the lock order is in
+    ``apps.memory.locks``): the foreign keys checked at commit would take row locks while
+    holding it, so they are checked now, before it is taken; and the entry is the caller's
+    last write."""
     with connection.cursor() as cursor:
+        # Checks the deferred foreign keys pending so far, then defers again what follows
+        # (every deferrable constraint of the schema is INITIALLY DEFERRED).
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"audit:{organization_id}"])
     last = (
         AuditEntry.objects.for_organization(organization_id)

@@ -13,9 +13,8 @@ write that starts later sees them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from apps.audit.services import current_actor
 from apps.consent.locks import subject_lock_shared
@@ -74,41 +73,15 @@ def consent_require(*, subject: Subject, purpose: str) -> None:
     _require(subject, purpose, consent_state(subject=subject))
 
 
-def _payload_texts(payload: Any) -> Iterator[str]:
-    """The texts of a memory write as the API received it (messages, text, a document, or
-    batch chunks of these). Anything malformed is skipped: validation reports it later."""
-    if not isinstance(payload, Mapping):
-        return
-    text = payload.get("text")
-    if isinstance(text, str):
-        yield text
-    messages = payload.get("messages")
-    if isinstance(messages, list):
-        for message in messages:
-            if isinstance(message, Mapping) and isinstance(message.get("content"), str):
-                yield message["content"]
-    chunks = payload.get("chunks")
-    if isinstance(chunks, list):
-        for chunk in chunks:
-            yield from _payload_texts(chunk)
-    upload = payload.get("file")
-    if upload is not None and hasattr(upload, "read") and hasattr(upload, "seek"):
-        data = upload.read()
-        upload.seek(0)
-        if isinstance(data, bytes):
-            yield data.decode("utf-8", errors="replace")
-
-
-def consent_check_memory_write(*, subject: Subject, payload: Any) -> None:
-    """The write paths' check: storing needs ``store_conversations``; a payload in which the
-    vault detector finds a sensitive value also needs ``store_sensitive_values`` — without it
-    the whole write is refused (ADR 0008), so nothing of it is stored anywhere."""
+def consent_check_memory_write(*, subject: Subject, texts: Iterable[str]) -> None:
+    """The memory write services' check, before they store anything and in their transaction:
+    storing needs ``store_conversations``; texts in which the vault detector finds a sensitive
+    value also need ``store_sensitive_values`` — without it the whole write is refused
+    (ADR 0008), so nothing of it is stored anywhere."""
     _lock_shared(subject)
     states = consent_state(subject=subject)
     _require(subject, STORE_CONVERSATIONS, states)
-    if not states[STORE_SENSITIVE_VALUES].granted and any(
-        redact_sensitive(text).detections for text in _payload_texts(payload)
-    ):
+    if not states[STORE_SENSITIVE_VALUES].granted and any(redact_sensitive(text).detections for text in texts):
         _require(subject, STORE_SENSITIVE_VALUES, states)
 
 

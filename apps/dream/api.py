@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.dream import selectors, services
-from apps.memory.api.views import SubjectMemoryApi
+from apps.tenancy.api.base import SubjectApiView
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
@@ -54,7 +54,7 @@ class MergeQuerySerializer(serializers.Serializer[dict[str, Any]]):
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
 
 
-class DreamApi(SubjectMemoryApi):
+class DreamApi(SubjectApiView):
     """Queue a semantic AutoDream round over chunks just written; follow it at ``/v1/jobs/{id}``
     (its result: pairs considered, verified, merged, rejected, cached, skipped by cap)."""
 
@@ -75,7 +75,7 @@ class DreamApi(SubjectMemoryApi):
         return Response({"job_id": str(job.id)}, status=202)
 
 
-class DreamMergeListApi(SubjectMemoryApi):
+class DreamMergeListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "dream.merges.list"}
 

@@ -9,7 +9,7 @@ chunks and after the last one; it never schedules itself). A round:
    adds the eligible anchors no earlier round used as a source), their candidate pairs from the
    name index, and plans at most the round's cap of unseen pairs (``apps.dream.candidates``);
 3. asks the provider for one decision per pair, caches explicit rejections, and merges a→b
-   losslessly (``apps.graph.merge``), each merge in a savepoint of its own with its record;
+   losslessly (``apps.graph.merge_store``), each merge in a savepoint of its own with its record;
 4. after a final round that merged, runs one repair round over the touched representatives;
 5. records the round and emits ``dream.completed`` with the merges.
 
@@ -31,6 +31,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.consent.purposes import STORE_CONVERSATIONS
 from apps.dream.candidates import (
     NEIGHBOURS,
     ROUND_CAPS,
@@ -45,20 +46,22 @@ from apps.dream.candidates import (
     rejection_key,
 )
 from apps.dream.models import DreamMerge, DreamRejection, DreamRound, DreamSource
+from apps.erasure.erasers import delete_batch, subject_rows
 from apps.erasure.registry import Counts, Eraser, ErasureTarget, eraser_register
 from apps.graph import store
 from apps.graph.adapter import cypher
 from apps.graph.keys import may_denote_same
-from apps.graph.merge import MergeConflict, anchor_merge, anchor_merge_undo
+from apps.graph.merge_store import MergeConflict, anchor_merge, anchor_merge_undo
 from apps.graph.models import AnchorVector
 from apps.graph.services import MAX_INDEX_ATTEMPTS, index_chunk
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.platform.errors import Conflict, NotFound, ValidationFailed
 from apps.providers.dream_schemas import DreamAnchor, DreamQuestion
-from apps.providers.interfaces import GraphLLM, MeteringContext
-from apps.providers.registry import graph_llm_for
+from apps.providers.interfaces import DreamJudge, MeteringContext
+from apps.providers.registry import dream_judge_for
 from apps.providers.services import DatabaseUsageMeter
 from apps.retrieval.reads import EXACT_SCAN_LIMIT, HNSW_DIMENSION, HNSW_MODEL
 from apps.tenancy.models import Subject
@@ -67,7 +70,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-DREAM_TASK = "dream.semantic.run"
 DREAM_JOB_KIND = "dream.semantic"
 DREAM_EVERY_CHUNKS = 5  # the ingestion driver's schedule (paper A.5)
 MAX_CHUNK_IDS = 100
@@ -106,7 +108,7 @@ def dream_request(*, subject: Subject, chunk_ids: Sequence[uuid.UUID], final: bo
     job = job_create(organization_id=subject.organization_id, kind=DREAM_JOB_KIND, subject_id=subject.id)
     job_enqueue_on_commit(
         job=job,
-        task_name=DREAM_TASK,
+        task_name=task_names.SEMANTIC_DREAM,
         kwargs={"subject_id": str(subject.id), "chunk_ids": [str(c) for c in chunk_ids], "final": final},
     )
     return job
@@ -286,7 +288,7 @@ class DreamRoundRunner:
         *,
         subject: Subject,
         kind: RoundKind,
-        llm: GraphLLM,
+        llm: DreamJudge,
         job: Job | None = None,
         chunk_ids: Sequence[uuid.UUID] = (),
         sources: Sequence[str] | None = None,
@@ -448,7 +450,7 @@ class DreamRoundRunner:
 
 
 def dream_steps(
-    *, subject: Subject, llm: GraphLLM, job: Job | None, chunk_ids: Sequence[uuid.UUID], final: bool
+    *, subject: Subject, llm: DreamJudge, job: Job | None, chunk_ids: Sequence[uuid.UUID], final: bool
 ) -> Generator[dict[str, Any], None, dict[str, Any]]:
     """The rounds of one request as steps: planning, then ``PAIRS_PER_STEP`` decisions per step,
     then the repair round after a final round that merged. Returns the result summary."""
@@ -501,12 +503,12 @@ def dream_run(
     subject: Subject,
     chunk_ids: Sequence[uuid.UUID],
     final: bool,
-    llm: GraphLLM | None = None,
+    llm: DreamJudge | None = None,
     job: Job | None = None,
 ) -> dict[str, Any]:
     """Every round of one request in the caller's transaction (evaluation, benchmarks, tests)."""
     steps = dream_steps(
-        subject=subject, llm=llm or graph_llm_for(subject.organization_id), job=job, chunk_ids=chunk_ids, final=final
+        subject=subject, llm=llm or dream_judge_for(subject.organization_id), job=job, chunk_ids=chunk_ids, final=final
     )
     while True:
         try:
@@ -568,8 +570,6 @@ def dream_merge_undo(*, subject: Subject, merge_id: uuid.UUID) -> DreamMerge:
 
 
 def _dream_erase(target: ErasureTarget) -> Counts:
-    from apps.erasure.erasers import delete_batch, subject_rows
-
     for model in (DreamMerge, DreamRound, DreamRejection, DreamSource):
         counts = delete_batch(subject_rows(model, target))
         if counts:
@@ -578,8 +578,6 @@ def _dream_erase(target: ErasureTarget) -> Counts:
 
 
 def register_dream_eraser() -> None:
-    from apps.consent.purposes import STORE_CONVERSATIONS
-
     eraser_register(
         Eraser(
             "dream",

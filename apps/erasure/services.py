@@ -34,8 +34,9 @@ from apps.erasure.erasers import deletion_counts, receipt_key_tables
 from apps.erasure.models import ErasureOutbox, ErasureRequest
 from apps.erasure.receipt import counts_merge, receipt_sha256
 from apps.erasure.registry import Eraser, ErasureTarget, erasers_for
+from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.jobs.services import job_create
+from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.platform.errors import NotFound
 from apps.platform.faults import fault_pause
 from apps.resources.storage import organization_prefix, storage
@@ -47,8 +48,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-RUN_TASK = "maintenance.erasure.run"
-DRAIN_TASK = "maintenance.erasure.drain"
 # A request's first publish is the on-commit kick; the drain steps in if the job has not
 # reported progress within the grace, and again whenever a lease passes without progress.
 KICK_GRACE = timedelta(minutes=2)
@@ -77,25 +76,8 @@ def _erasers(request: ErasureRequest) -> list[Eraser]:
     return erasers_for(purposes=purposes)
 
 
-def _publish(*, organization_id: uuid.UUID, job_id: uuid.UUID, erasure_request_id: uuid.UUID) -> None:
-    from mirix_saas.celery import app
-
-    app.send_task(
-        RUN_TASK,
-        kwargs={
-            "organization_id": str(organization_id),
-            "job_id": str(job_id),
-            "erasure_request_id": str(erasure_request_id),
-        },
-    )
-
-
-def _publish_on_commit(request: ErasureRequest) -> None:
-    organization_id, job_id, request_id = request.organization_id, request.job_id, request.id
-    assert job_id is not None
-    transaction.on_commit(
-        lambda: _publish(organization_id=organization_id, job_id=job_id, erasure_request_id=request_id)
-    )
+def _publish_on_commit(request: ErasureRequest, job: Job) -> None:
+    job_enqueue_on_commit(job=job, task_name=task_names.ERASURE_RUN, kwargs={"erasure_request_id": str(request.id)})
 
 
 def erasure_request_create(*, subject: Subject, kind: str, purposes: Sequence[str] = ()) -> ErasureRequest:
@@ -119,7 +101,7 @@ def erasure_request_create(*, subject: Subject, kind: str, purposes: Sequence[st
     ErasureOutbox.objects.create(
         organization_id=subject.organization_id, erasure_request=request, next_attempt_at=now + KICK_GRACE
     )
-    _publish_on_commit(request)
+    _publish_on_commit(request, job)
     return request
 
 
@@ -336,7 +318,7 @@ def erasure_outbox_drain(*, now: datetime | None = None) -> int:
     )
     published = 0
     for organization_id, outbox_id in due:
-        with organization_scope(organization_id), acting_as(f"task:{DRAIN_TASK}"):
+        with organization_scope(organization_id), acting_as(f"task:{task_names.ERASURE_DRAIN}"):
             published += _outbox_publish(outbox_id=outbox_id, now=now)
     return published
 
@@ -366,7 +348,7 @@ def _outbox_publish(*, outbox_id: uuid.UUID, now: datetime) -> int:
     outbox.publish_count += 1
     outbox.last_published_at = now
     outbox.save(update_fields=["next_attempt_at", "publish_count", "last_published_at"])
-    _publish_on_commit(request)
+    _publish_on_commit(request, job)
     logger.info(
         "erasure republished",
         extra={"erasure_request_id": str(request.id), "job_id": str(job.id), "publish_count": outbox.publish_count},

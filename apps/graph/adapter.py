@@ -21,9 +21,11 @@ from django.db import connection, connections
 from psycopg import sql
 
 from apps.platform.errors import ApplicationError
+from apps.tenancy.lifecycle import OrganizationHooks
+from apps.tenancy.models import GRAPH_NAME_PATTERN
 from apps.tenancy.scope import current_organization_id
+from apps.tenancy.selectors import organization_graph_name
 
-GRAPH_NAME_PATTERN = re.compile(r"^g_[0-9a-f]{32}$")
 VERTEX_LABELS = ("Anchor", "Frame")
 EDGE_LABELS = ("ARM",)
 _COLUMN_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -53,10 +55,6 @@ class CrossTenantGraphAccess(ApplicationError):
 
 
 _AGE_SEARCH_PATH = 'SET LOCAL search_path = ag_catalog, "$user", public'
-
-
-def new_graph_name() -> str:
-    return f"g_{uuid.uuid4().hex}"
 
 
 def _checked_graph_name(graph_name: str) -> str:
@@ -143,6 +141,15 @@ def graph_drop(graph_name: str) -> None:
             cursor.execute(sql.SQL("SELECT ag_catalog.drop_graph({}, true)").format(sql.Literal(graph_name)))
 
 
+# Every organization has its graph from the transaction that creates it to the one that
+# offboards it (registered with tenancy by ``GraphConfig.ready``).
+organization_graph_hooks = OrganizationHooks(
+    name="graph",
+    created=lambda organization: graph_create(organization.graph_name),
+    offboarded=lambda organization: graph_drop(organization.graph_name),
+)
+
+
 def graph_exists(graph_name: str, *, using: str = "default") -> bool:
     with psycopg.Cursor(_raw(using)) as cursor:
         row = cursor.execute(
@@ -159,8 +166,6 @@ _GRAPH_NAMES_KEPT = 4096
 
 
 def _graph_name_for(organization_id: uuid.UUID) -> str:
-    from apps.tenancy.selectors import organization_graph_name
-
     if organization_id != current_organization_id():
         raise CrossTenantGraphAccess("No such graph.")
     graph_name = _GRAPH_NAMES.get(organization_id)

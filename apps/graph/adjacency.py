@@ -7,8 +7,8 @@ every frame, and an anchor vertex that holds every row id mentioning it is megab
 (each read of any of its properties reads all of it). Here the same questions are one bounded
 index scan each: ``ORDER BY … LIMIT`` over ``(anchor, predicate, frame id)`` and
 ``(anchor, memory type, arrival)``. The graph stays the source of anchors and frames; the
-store's writes maintain these tables in the same transaction, and :func:`rebuild` derives
-them again from the graph (ADR 0014).
+store's writes maintain these tables in the same transaction, and ``store.adjacency_rebuild``
+derives them again from the graph (ADR 0014).
 
 Every function runs in the caller's transaction and organization scope; every statement
 filters by organization and subject.
@@ -316,43 +316,21 @@ def _unite_frames(scope: list[Any], source: tuple[str, str], target: tuple[str, 
 # --- rebuild ---------------------------------------------------------------------------------------
 
 
-def rebuild(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
-    """Derive the subject's index again from its graph, in the caller's transaction.
+def frames_clear(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> None:
+    """Forget which frames touch the subject's anchors (a rebuild records them again)."""
+    _execute(f"DELETE FROM graph_anchor_frame WHERE {_SCOPE}", [organization_id, subject_id])
 
-    ``graph_anchor_frame`` is recomputed from the frames' arms. ``graph_anchor_row`` is
-    recomputed from what the graph holds of mentions — each anchor's kept newest rows and the
-    rows cited by the frames that touch it — united with the index's own older mentions of
-    anchors that still exist (an anchor keeps only its newest rows, so those are the one copy).
-    Returns the resulting row counts."""
-    from apps.graph import store  # the store maintains this module: import at call time
 
-    scope = [organization_id, subject_id]
-    _execute(f"DELETE FROM graph_anchor_frame WHERE {_SCOPE}", scope)
-    keys: set[str] = set()
-    after = ""
-    while page := store.anchor_page(organization_id=organization_id, subject_id=subject_id, after=after):
-        page = page[: store.PAGE_CAP]
-        keys.update(str(a["key"]) for a in page)
-        add_mentions(organization_id=organization_id, subject_id=subject_id, mentions=anchor_mentions(page))
-        after = str(page[-1]["key"])
-    after = ""
-    while page := store.frame_page(organization_id=organization_id, subject_id=subject_id, after=after):
-        page = page[: store.PAGE_CAP]
-        add_frames(organization_id=organization_id, subject_id=subject_id, frames=page)
-        add_mentions(
-            organization_id=organization_id,
-            subject_id=subject_id,
-            mentions=[
-                (str(key), str(frame.get("kind") or "episodic"), str(row_id))
-                for frame in page
-                for _, key in frame["arms"]
-                for row_id in frame["citations"]
-            ],
-        )
-        after = str(page[-1]["frame_id"])
+def mentions_keep_only(*, organization_id: uuid.UUID, subject_id: uuid.UUID, anchor_keys: Collection[str]) -> None:
+    """Forget the mentions of every anchor of the subject but ``anchor_keys`` (those that exist)."""
     _execute(
-        f"DELETE FROM graph_anchor_row WHERE {_SCOPE} AND NOT (anchor_key = ANY(%s::text[]))", [*scope, sorted(keys)]
+        f"DELETE FROM graph_anchor_row WHERE {_SCOPE} AND NOT (anchor_key = ANY(%s::text[]))",
+        [organization_id, subject_id, sorted(anchor_keys)],
     )
+
+
+def index_counts(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
+    scope = [organization_id, subject_id]
     counts = _fetch(
         f"SELECT (SELECT count(*) FROM graph_anchor_frame WHERE {_SCOPE}), "
         f"(SELECT count(*) FROM graph_anchor_row WHERE {_SCOPE})",

@@ -8,10 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.graph import selectors
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.api.serializers import MemoryRecordSerializer
-from apps.memory.api.views import SubjectMemoryApi
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 
 READ = {"memories:read"}
 
@@ -29,7 +29,7 @@ class GraphCheckApi(OrganizationApiView):
     @extend_schema(request=None, responses={202: JobAcceptedSerializer}, operation_id="graph_check")
     def post(self, request: Request) -> Response:
         job = job_create(organization_id=self.organization_id, kind="graph.check")
-        job_enqueue_on_commit(job=job, task_name="maintenance.graph.check")
+        job_enqueue_on_commit(job=job, task_name=task_names.GRAPH_CHECK)
         self.audit_targets = [str(job.id)]
         return Response({"job_id": str(job.id)}, status=202)
 
@@ -84,7 +84,7 @@ class FrameWithRowsSerializer(serializers.Serializer[Any]):
     cited_rows = MemoryRecordSerializer(many=True)
 
 
-class AnchorListApi(SubjectMemoryApi):
+class AnchorListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 
@@ -98,7 +98,7 @@ class AnchorListApi(SubjectMemoryApi):
         return Response({"results": AnchorSerializer(anchors, many=True).data, "next_cursor": cursor})
 
 
-class FrameListApi(SubjectMemoryApi):
+class FrameListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 
@@ -116,7 +116,7 @@ class FrameListApi(SubjectMemoryApi):
         return Response({"results": FrameSerializer(frames, many=True).data, "next_cursor": cursor})
 
 
-class FrameDetailApi(SubjectMemoryApi):
+class FrameDetailApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 

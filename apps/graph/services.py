@@ -7,16 +7,18 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
-from apps.graph import adapter
+from apps.graph import adapter, adjacency, store
 from apps.graph.indexing import IndexStats, SubjectIndexer
+from apps.graph.models import AnchorRow, AnchorVector
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
-from apps.memory.services import INDEX_TASK
+from apps.memory.services import REEMBED_BATCH, memory_reembed_step
 from apps.platform.faults import fault_pause
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import Embedder, MeteringContext
 from apps.providers.registry import embedder, graph_llm_for
 from apps.providers.services import DatabaseUsageMeter
 from apps.tenancy.models import Subject
@@ -98,7 +100,9 @@ def index_chunk(*, chunk_id: uuid.UUID) -> dict[str, Any]:
     for model in INDEXED_STORES:
         rows = (
             model.objects.filter(needs, chunk_id=chunk_id)
-            .select_for_update(skip_locked=True)
+            # NO KEY: writers superseding these rows check their foreign key (FOR KEY SHARE)
+            # without waiting for the indexer (the lock order is in apps.memory.locks).
+            .select_for_update(skip_locked=True, no_key=True)
             .order_by("created_at", "id")
         )
         for row in rows:
@@ -125,6 +129,18 @@ def index_sweep_chunks() -> list[uuid.UUID]:
     return list(chunks)[:SWEEP_CHUNKS]
 
 
+def index_sweep(*, organization_id: uuid.UUID) -> int:
+    """Beat, in the organization's scope: rebuild the adjacency index of subjects whose graph
+    has none (apps.graph.adjacency.rebuild), and queue one indexing job per chunk with rows
+    left pending or failed (bounded attempts per row); returns how many jobs were queued."""
+    adjacency_rebuild_missing()
+    chunks = index_sweep_chunks()
+    for chunk_id in chunks:
+        job = job_create(organization_id=organization_id, kind="memory.index")
+        job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
+    return len(chunks)
+
+
 def index_retry_failed(*, organization_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> list[uuid.UUID]:
     """Give the failed rows (of one subject, or of the whole organization in scope) a fresh
     round of attempts and queue one indexing job per chunk; returns the ids of those jobs."""
@@ -139,7 +155,7 @@ def index_retry_failed(*, organization_id: uuid.UUID, subject_id: uuid.UUID | No
     job_ids = []
     for chunk_id, row_subject_id in chunks.items():
         job = job_create(organization_id=organization_id, kind="memory.index", subject_id=row_subject_id)
-        job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+        job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
         job_ids.append(job.id)
     return job_ids
 
@@ -151,11 +167,6 @@ def adjacency_rebuild_missing() -> list[uuid.UUID]:
     """Subjects of the organization in scope whose graph has anchors but whose adjacency index
     is empty (indexed before the index existed, or restored without it): each rebuilt from its
     graph in a transaction of its own, at most ADJACENCY_REBUILDS_PER_SWEEP per call."""
-    from django.db.models import Exists, OuterRef
-
-    from apps.graph import adjacency
-    from apps.graph.models import AnchorRow, AnchorVector
-
     subjects = (
         Subject.objects.filter(Exists(AnchorVector.objects.filter(subject_id=OuterRef("pk"))))
         .exclude(Exists(AnchorRow.objects.filter(subject_id=OuterRef("pk"))))
@@ -164,6 +175,20 @@ def adjacency_rebuild_missing() -> list[uuid.UUID]:
     rebuilt = []
     for subject in subjects:
         with transaction.atomic():
-            adjacency.rebuild(organization_id=subject.organization_id, subject_id=subject.id)
+            store.adjacency_rebuild(organization_id=subject.organization_id, subject_id=subject.id)
         rebuilt.append(subject.id)
     return rebuilt
+
+
+def graph_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) -> int:
+    """One batch of ``memory_reembed_step``; the graph's copies of the episodic and semantic
+    vectors (on their mentions) follow in the same transaction. Returns how many rows were
+    re-embedded (0: done)."""
+    rows = memory_reembed_step(embedder=embedder, batch_size=batch_size)
+    if rows and isinstance(rows[0], (EpisodicEvent, SemanticItem)):
+        adjacency.refresh_row_vectors(
+            organization_id=rows[0].organization_id,
+            memory_type="episodic" if isinstance(rows[0], EpisodicEvent) else "semantic",
+            rows=[(str(r.id), str(r.subject_id), r.embedding, r.embedding_model) for r in rows],
+        )
+    return len(rows)

@@ -248,3 +248,40 @@ def anchor_vectors_write(
         batch_size=2000,
         ignore_conflicts=True,
     )
+
+
+def adjacency_rebuild(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
+    """Derive the subject's adjacency index again from its graph, in the caller's transaction.
+
+    ``graph_anchor_frame`` is recomputed from the frames' arms. ``graph_anchor_row`` is
+    recomputed from what the graph holds of mentions — each anchor's kept newest rows and the
+    rows cited by the frames that touch it — united with the index's own older mentions of
+    anchors that still exist (an anchor keeps only its newest rows, so those are the one copy).
+    Returns the resulting row counts."""
+    adjacency.frames_clear(organization_id=organization_id, subject_id=subject_id)
+    keys: set[str] = set()
+    after = ""
+    while page := anchor_page(organization_id=organization_id, subject_id=subject_id, after=after):
+        page = page[:PAGE_CAP]
+        keys.update(str(a["key"]) for a in page)
+        adjacency.add_mentions(
+            organization_id=organization_id, subject_id=subject_id, mentions=adjacency.anchor_mentions(page)
+        )
+        after = str(page[-1]["key"])
+    after = ""
+    while page := frame_page(organization_id=organization_id, subject_id=subject_id, after=after):
+        page = page[:PAGE_CAP]
+        adjacency.add_frames(organization_id=organization_id, subject_id=subject_id, frames=page)
+        adjacency.add_mentions(
+            organization_id=organization_id,
+            subject_id=subject_id,
+            mentions=[
+                (str(key), str(frame.get("kind") or "episodic"), str(row_id))
+                for frame in page
+                for _, key in frame["arms"]
+                for row_id in frame["citations"]
+            ],
+        )
+        after = str(page[-1]["frame_id"])
+    adjacency.mentions_keep_only(organization_id=organization_id, subject_id=subject_id, anchor_keys=keys)
+    return adjacency.index_counts(organization_id=organization_id, subject_id=subject_id)

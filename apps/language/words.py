@@ -240,3 +240,22 @@ def singularize(token: str) -> str:
         if singular is not None:
             return singular
     return token[:-1]  # apps, gallons, trains, houses, photos
+
+
+# Tokens as budgets count them: words and punctuation marks.
+_BUDGET_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def count_tokens(text: str) -> int:
+    """Words and punctuation marks: ``"Hello, world!"`` is 4 tokens."""
+    return len(_BUDGET_TOKEN.findall(text))
+
+
+def truncate_to_tokens(text: str, budget: int) -> str:
+    """The longest prefix of ``text`` that counts at most ``budget`` tokens."""
+    end = 0
+    for count, token in enumerate(_BUDGET_TOKEN.finditer(text), start=1):
+        if count > budget:
+            break
+        end = token.end()
+    return text[:end]

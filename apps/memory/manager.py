@@ -6,7 +6,7 @@ first and swaps each for a vault placeholder, so no writer, prompt or other stor
 
 What the router accepts is kept whole: a message no writer cited is stored as it was said
 (``verbatim_drafts``), and pasted documents never reach the writers (the write path keeps
-them as resources and passages), so an accepted input always has a row (ADR 0023).
+them as resources and passages), so an accepted input always has a row (ADR 0025).
 """
 
 from __future__ import annotations

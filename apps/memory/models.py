@@ -121,7 +121,7 @@ class EpisodicEvent(IndexedRecord):
     mention_time = models.DateTimeField()  # when it was said or written
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DONE)
     # A passage of a resource (a pasted or uploaded document): which one, and where in its
-    # text the passage is, ``extracted_text[resource_start:resource_end]`` (ADR 0023).
+    # text the passage is, ``extracted_text[resource_start:resource_end]`` (ADR 0025).
     resource_id = models.UUIDField(null=True, blank=True)
     resource_start = models.PositiveIntegerField(null=True, blank=True)
     resource_end = models.PositiveIntegerField(null=True, blank=True)
@@ -142,7 +142,13 @@ class EpisodicEvent(IndexedRecord):
 
 
 class SemanticItem(IndexedRecord):
+    """A fact about an entity. ``(name, attribute)`` is the fact's key: a new value supersedes
+    only the current row of the same key (the entity's name compared case-insensitively), so
+    facts about one person of other attributes stay current. Rows from before the attribute
+    existed keep an empty one and are superseded only by an update of their own."""
+
     name = models.CharField(max_length=300)
+    attribute = models.CharField(max_length=100, blank=True, default="")
     summary = models.TextField()
     details = models.TextField()
     source = models.CharField(max_length=300)
@@ -153,7 +159,7 @@ class SemanticItem(IndexedRecord):
         constraints = [_supersedes_once("msem")]
         indexes = [
             *_evidence_indexes("msem", searchable=True),
-            models.Index(fields=["organization", "subject", "name"], name="msem_name"),
+            models.Index(fields=["organization", "subject", "name", "attribute"], name="msem_name_attribute"),
         ]
 
 
@@ -236,3 +242,22 @@ class IngestionBatch(TenantModel):
 
     def __str__(self) -> str:
         return f"batch {self.id} ({self.chunks_done}/{self.chunks_total})"
+
+
+class IngestionBatchChunk(TenantModel):
+    """One written chunk of a batch, committed with the chunk's rows: the unique (batch, index)
+    refuses a second write of a chunk, whatever runs the batch again."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    batch = models.ForeignKey(IngestionBatch, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()
+    chunk_id = models.UUIDField(null=True)  # the rows' provenance chunk id; null: the chunk stored nothing
+    records_written = models.PositiveIntegerField()
+    written_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_ingestion_batch_chunk"
+        constraints = [models.UniqueConstraint(fields=["batch", "index"], name="batch_chunk_once")]
+
+    def __str__(self) -> str:
+        return f"batch {self.batch_id} chunk {self.index}"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 # A message this long is a pasted document, not a conversation turn: the conversation writers
-# do not parse it, the write path keeps it as a resource and its passages (ADR 0023).
+# do not parse it, the write path keeps it as a resource and its passages (ADR 0025).
 DOCUMENT_CHARS = 20_000
 PASSAGE_TARGET_CHARS = 1_000
 PASSAGE_MAX_CHARS = 1_400

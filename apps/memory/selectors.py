@@ -10,13 +10,18 @@ from django.db.models import QuerySet
 from apps.memory.currency import with_currency
 from apps.memory.models import STORES, CoreBlock, EpisodicEvent, EvidenceRecord, ResourceItem, VaultEntry
 from apps.memory.search import SearchHit, fuse, keyword_lane, vector_lane
-from apps.memory.services import current_rows
 from apps.platform.errors import NotFound, ValidationFailed
 from apps.tenancy.models import Subject
 from apps.vault.services import EncryptedValue, vault_decrypt
 
 READABLE_TYPES = ("core", "episodic", "semantic", "procedural", "resource")
 SEARCHABLE_TYPES = ("procedural", "resource")
+
+
+def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
+    """Rows of ``model`` for ``subject`` that no later row supersedes."""
+    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
+    return model.objects.filter(subject=subject).exclude(id__in=superseded)
 
 
 def _without_vectors(rows: QuerySet[Any]) -> QuerySet[Any]:

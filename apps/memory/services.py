@@ -17,11 +17,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
+from apps.consent.services import consent_check_memory_write
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
+from apps.language.facts import normalize_attribute
+from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import (
     IncomingMessage,
@@ -38,18 +41,29 @@ from apps.memory.models import (
     EpisodicEvent,
     EvidenceRecord,
     IngestionBatch,
+    IngestionBatchChunk,
     ProceduralItem,
     ResourceItem,
     SemanticItem,
     VaultEntry,
 )
 from apps.memory.passages import document_title, is_document, split_passages
+from apps.memory.selectors import current_rows
 from apps.memory.timing import Stopwatch
-from apps.platform.errors import Conflict, Unprocessable, ValidationFailed
+from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
+from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
 from apps.providers.registry import embedder as default_embedder
 from apps.providers.registry import llm_for
-from apps.providers.schemas import MEMORY_TYPES, EpisodicDraft, InputMessage, RouteDecision, WriterInput
+from apps.providers.schemas import (
+    MEMORY_TYPES,
+    CoreDraft,
+    EpisodicDraft,
+    InputMessage,
+    RouteDecision,
+    SemanticDraft,
+    WriterInput,
+)
 from apps.providers.selectors import provider_override
 from apps.providers.services import DatabaseUsageMeter
 from apps.resources.storage import object_key, storage
@@ -61,7 +75,6 @@ from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
 
-INDEX_TASK = "indexing.memory.index"
 DEFAULT_CORE_CHAR_LIMIT = 5000
 RESOURCE_EMBED_CHARS = 2000
 PASSAGE_EVENT_TYPE = "document passage"
@@ -94,12 +107,6 @@ class Provenance:
     chunk_id: uuid.UUID
 
 
-def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[Any]:
-    """Rows of ``model`` for ``subject`` that no later row supersedes."""
-    superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
-    return model.objects.filter(subject=subject).exclude(id__in=superseded)
-
-
 def _metering(organization_id: uuid.UUID) -> MeteringContext:
     return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter())
 
@@ -128,26 +135,44 @@ def _embed_rows(rows: Sequence[EmbeddedRecord], texts: Sequence[str], embedder: 
         row.embedding_model = embedder.model_name
 
 
-def _core_rows(plan: MemoryPlan, *, subject: Subject, provenance: Provenance) -> list[CoreBlock]:
+def _core_rows(
+    drafts: Sequence[CoreDraft],
+    *,
+    subject: Subject,
+    provenance: Provenance,
+    superseded: Sequence[FactChange] = (),
+) -> list[CoreBlock]:
+    """New versions of the core blocks: the drafts' lines appended, and every line that states
+    a fact this write superseded replaced by the new value's line (core memory follows the
+    facts). A block neither gets new lines nor loses a stale one stays as it is."""
     rows: list[CoreBlock] = []
     current = {block.label: block for block in current_rows(CoreBlock, subject=subject)}
-    for draft in plan.core:
-        previous = current.get(draft.label)
+    appended = {draft.label: draft for draft in drafts}
+    for label in dict.fromkeys([*appended, *current]):
+        previous, draft = current.get(label), appended.get(label)
+        lines, restated = restate_superseded(
+            previous.value.splitlines() if previous else [],
+            draft.text.splitlines() if draft else [],
+            superseded,
+        )
+        if draft is None and not restated:
+            continue
         limit = previous.char_limit if previous else DEFAULT_CORE_CHAR_LIMIT
-        lines = [*(previous.value.splitlines() if previous else []), *draft.text.splitlines()]
         # A full block keeps its newest lines: the oldest fall out, as in a rolling context.
         while len("\n".join(lines)) > limit and len(lines) > 1:
             lines.pop(0)
+        message_ids = list(draft.source_message_ids) if draft else []
+        message_ids += [i for change in restated for i in change.new_message_ids if i not in message_ids]
         block = CoreBlock(
             organization_id=subject.organization_id,
             subject=subject,
-            **_provenance_fields(provenance, draft.source_message_ids),
-            label=draft.label,
+            **_provenance_fields(provenance, message_ids),
+            label=label,
             value="\n".join(lines)[-limit:],
             char_limit=limit,
             supersedes=previous,
         )
-        current[draft.label] = block
+        current[label] = block
         rows.append(block)
     return rows
 
@@ -161,9 +186,50 @@ def _provenance_fields(provenance: Provenance, message_ids: Sequence[str]) -> di
     }
 
 
+def _fact_key(name: str, attribute: str) -> tuple[str, str]:
+    return name.casefold(), attribute
+
+
+def _semantic_rows(
+    drafts: Sequence[SemanticDraft], *, subject: Subject, provenance: Provenance
+) -> tuple[list[SemanticItem], list[FactChange]]:
+    """One row per draft; each supersedes the current row of its key (entity, attribute) only,
+    so another fact about the same entity stays current. Returns the rows, and which stored
+    facts they superseded (the core blocks follow those)."""
+    current = {_fact_key(row.name, row.attribute): row for row in current_rows(SemanticItem, subject=subject)}
+    stored = {row.id for row in current.values()}
+    replaced: dict[tuple[str, str], SemanticItem] = {}  # key → the stored row this write supersedes
+    rows: list[SemanticItem] = []
+    for draft in drafts:
+        key = _fact_key(draft.name, draft.attribute)
+        previous = current.get(key)
+        if previous is not None and previous.id in stored:
+            replaced.setdefault(key, previous)
+        row = SemanticItem(
+            organization_id=subject.organization_id,
+            subject=subject,
+            **_provenance_fields(provenance, draft.source_message_ids),
+            name=draft.name,
+            attribute=draft.attribute,
+            summary=draft.summary,
+            details=draft.details,
+            source=draft.source,
+            supersedes=previous,
+        )
+        current[key] = row
+        rows.append(row)
+    return rows, [_fact_change(old, current[key]) for key, old in replaced.items()]
+
+
+def _fact_change(old: SemanticItem, new: SemanticItem) -> FactChange:
+    return FactChange(
+        entity=old.name, old_text=old.summary, new_text=new.summary, new_message_ids=tuple(new.source_message_ids)
+    )
+
+
 def _evidence_rows(
     plan: MemoryPlan, *, subject: Subject, provenance: Provenance, messages: Sequence[InputMessage]
-) -> tuple[list[EpisodicEvent], list[SemanticItem], list[ProceduralItem]]:
+) -> tuple[list[EpisodicEvent], list[SemanticItem], list[ProceduralItem], list[FactChange]]:
     episodic = []
     for draft in plan.episodic:
         event_time, precision = _event_time(draft)
@@ -182,21 +248,7 @@ def _evidence_rows(
                 status=draft.status,
             )
         )
-    current_semantic = {row.name.casefold(): row for row in current_rows(SemanticItem, subject=subject)}
-    semantic = []
-    for fact in plan.semantic:
-        row = SemanticItem(
-            organization_id=subject.organization_id,
-            subject=subject,
-            **_provenance_fields(provenance, fact.source_message_ids),
-            name=fact.name,
-            summary=fact.summary,
-            details=fact.details,
-            source=fact.source,
-            supersedes=current_semantic.get(fact.name.casefold()),
-        )
-        current_semantic[fact.name.casefold()] = row
-        semantic.append(row)
+    semantic, superseded = _semantic_rows(plan.semantic, subject=subject, provenance=provenance)
     procedural = [
         ProceduralItem(
             organization_id=subject.organization_id,
@@ -209,7 +261,7 @@ def _evidence_rows(
         )
         for draft in plan.procedural
     ]
-    return episodic, semantic, procedural
+    return episodic, semantic, procedural, superseded
 
 
 def _vault_rows(findings: Sequence[VaultFinding], *, subject: Subject, provenance: Provenance) -> list[VaultEntry]:
@@ -252,7 +304,7 @@ def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteRes
     if not any(r.memory_type in ("episodic", "semantic") for r in result.records):
         return
     job = job_create(organization_id=subject.organization_id, kind="memory.index", subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=INDEX_TASK, kwargs={"chunk_id": str(chunk_id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
     result.job_id = job.id
 
 
@@ -275,7 +327,9 @@ def memory_write_messages(
     Every message of an accepted chunk ends up in a row: the writers' drafts, a verbatim
     episode for a message no writer cited, or, for a pasted document, a resource and its
     passages. A chunk the router finds nothing in (and with no document or vault value) is
-    refused with ``NothingToStore`` before anything is written."""
+    refused with ``NothingToStore`` before anything is written; one without the subject's
+    consent to store it, with ``ConsentRequired``."""
+    consent_check_memory_write(subject=subject, texts=[message.content for message in messages])
     stopwatch = stopwatch or Stopwatch()
     organization_id = subject.organization_id
     llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
@@ -293,9 +347,9 @@ def memory_write_messages(
         plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
     else:
         plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
-    if plan.route.memory_types:
+    if plan.route.memory_types or documents or findings:  # accepted: no message of it is dropped
         plan.episodic += verbatim_drafts(plan, conversation)
-    elif not documents and not findings:
+    else:
         raise NothingToStore(
             f"Nothing in these messages is worth remembering ({plan.route.reason}), so nothing was stored. "
             "Greetings, thanks and other small talk alone are not kept; send them together with the "
@@ -305,8 +359,10 @@ def memory_write_messages(
 
     with stopwatch.phase("database"):
         subject_write_lock(subject_id=subject.id)  # held to commit: see apps.memory.locks
-        core = _core_rows(plan, subject=subject, provenance=provenance)
-    episodic, semantic, procedural = _evidence_rows(plan, subject=subject, provenance=provenance, messages=redacted)
+        episodic, semantic, procedural, superseded = _evidence_rows(
+            plan, subject=subject, provenance=provenance, messages=redacted
+        )
+        core = _core_rows(plan.core, subject=subject, provenance=provenance, superseded=superseded)
     resources: list[ResourceItem] = []
     for document in documents:
         resource, passages = _pasted_document_rows(document, subject=subject, provenance=provenance)
@@ -340,6 +396,7 @@ def memory_write_messages(
             source_kind=source_kind,
             rows=[*core, *episodic, *semantic, *procedural, *resources],
         )
+    fault_pause("memory.write.before_commit")
     logger.info(
         "memory written",
         extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
@@ -436,9 +493,16 @@ MAX_DOCUMENT_BYTES = 10 * 1024 * 1024
 
 def _extract_text(data: bytes, content_type: str) -> str:
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValidationFailed(f"The {content_type} document is not valid UTF-8 text.") from exc
+    if "\x00" in text:
+        # No Postgres text value can hold NUL: refused here, not a database error at insert.
+        raise ValidationFailed(
+            f"The {content_type} document holds a NUL byte at offset {data.index(0)}; "
+            "remove it (a binary file is not a text document)."
+        )
+    return text
 
 
 def memory_write_document(
@@ -463,6 +527,7 @@ def memory_write_document(
     stopwatch = stopwatch or Stopwatch()
     embedder = embedder or default_embedder()
     text = _extract_text(data, content_type)
+    consent_check_memory_write(subject=subject, texts=[text])
     redaction = redact_sensitive(text)
     if not redaction.text.strip():
         raise NothingToStore("The document holds only whitespace, so nothing was stored.")
@@ -551,7 +616,7 @@ def _emit_memory_created(
 UPDATABLE_FIELDS: dict[str, set[str]] = {
     "core": {"value"},
     "episodic": {"actor", "event_type", "summary", "details", "status"},
-    "semantic": {"name", "summary", "details", "source"},
+    "semantic": {"name", "attribute", "summary", "details", "source"},
     "procedural": {"title", "summary", "steps", "domain"},
 }
 
@@ -577,8 +642,6 @@ def memory_supersede(
     subject_write_lock(subject_id=subject.id)
     old = model.objects.select_for_update().filter(subject=subject, id=record_id).first()
     if old is None:
-        from apps.platform.errors import NotFound
-
         raise NotFound(f"No {memory_type} memory {record_id} for this subject.")
     if model.objects.filter(supersedes=old).exists():
         raise Conflict("This memory was already superseded; update the current version.")
@@ -588,6 +651,8 @@ def memory_supersede(
     new._state.adding = True
     for name, value in changes.items():
         setattr(new, name, value)
+    if isinstance(new, SemanticItem) and "attribute" in changes:
+        new.attribute = _attribute_change(changes["attribute"])
     new.supersedes = old
     new.chunk_id = uuid.uuid4()
     new.source_kind = EvidenceRecord.SourceKind.API
@@ -597,13 +662,23 @@ def memory_supersede(
     if isinstance(new, EmbeddedRecord):
         embedder = embedder or default_embedder()
         _embed_rows([new], [_embedding_text(new)], embedder, Stopwatch())
-    _save_all([[new]])
+    core: list[CoreBlock] = []
+    if isinstance(old, SemanticItem) and isinstance(new, SemanticItem):
+        provenance = Provenance(source_kind=new.source_kind, session_id=new.session_id, chunk_id=new.chunk_id)
+        core = _core_rows([], subject=subject, provenance=provenance, superseded=[_fact_change(old, new)])
+    _save_all([[new], core])
     if isinstance(new, (EpisodicEvent, SemanticItem)):
         result = WriteResult(
             chunk_id=new.chunk_id, routed_types=[memory_type], records=[WrittenRecord(memory_type, new.id)]
         )
         _enqueue_indexing(subject=subject, chunk_id=new.chunk_id, result=result)
     return new
+
+
+def _attribute_change(value: Any) -> str:
+    if not isinstance(value, str) or not normalize_attribute(value):
+        raise ValidationFailed("A semantic memory's attribute is a non-empty name, e.g. 'home city' or 'diet'.")
+    return normalize_attribute(value)
 
 
 def _embedding_text(row: EmbeddedRecord) -> str:
@@ -621,8 +696,6 @@ def _embedding_text(row: EmbeddedRecord) -> str:
 
 
 # --- batch ingestion ----------------------------------------------------------------------------
-
-BATCH_TASK = "indexing.memory.batch_ingest"
 
 
 def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
@@ -642,6 +715,11 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
 
 
 def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], session_id: str) -> IngestionBatch:
+    """Accept a batch of chunks for the worker. Refused (``ConsentRequired``, nothing stored)
+    without the subject's consent; each chunk's write checks it again when it runs."""
+    consent_check_memory_write(
+        subject=subject, texts=[message["content"] for chunk in chunks for message in chunk["messages"]]
+    )
     job = job_create(organization_id=subject.organization_id, kind="memory.batch_ingest", subject_id=subject.id)
     job.result = {"chunks_total": len(chunks), "chunks_done": 0, "records_written": 0}
     job.save(update_fields=["result"])
@@ -653,7 +731,7 @@ def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], sessi
         chunks=chunks,
         chunks_total=len(chunks),
     )
-    job_enqueue_on_commit(job=job, task_name=BATCH_TASK, kwargs={"batch_id": str(batch.id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.BATCH_INGEST, kwargs={"batch_id": str(batch.id)})
     return batch
 
 
@@ -678,12 +756,16 @@ class BatchProgress:
 
 
 def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
-    """Write the next chunk of the batch; the chunk and the progress commit together, so a
-    worker that dies mid-batch resumes exactly where the last commit left it."""
+    """Write the next unwritten chunk of the batch. The chunk's rows, its record (unique per
+    batch and index) and the progress commit together, under the batch row's lock: a worker
+    that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
+    again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
     chunk_id, rejected = None, None
     if batch.chunks_done < batch.chunks_total:
-        chunk = batch.chunks[batch.chunks_done]
+        index = batch.chunks_done
+        chunk = batch.chunks[index]
+        written = 0
         try:
             with transaction.atomic():
                 result = memory_write_messages(
@@ -695,8 +777,17 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
         except NothingToStore as exc:  # reported on the job, which then cannot succeed
             rejected = exc.message
         else:
-            batch.records_written += len(result.records)
+            written = len(result.records)
+            batch.records_written += written
             chunk_id = result.chunk_id
+        IngestionBatchChunk.objects.create(
+            organization_id=batch.organization_id,
+            batch=batch,
+            index=index,
+            chunk_id=chunk_id,
+            records_written=written,
+        )
+        fault_pause(f"memory.batch.chunk.{index}")
         batch.chunks_done += 1
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use
@@ -716,9 +807,10 @@ REEMBED_BATCH = 256
 EMBEDDED_STORES: tuple[type[EmbeddedRecord], ...] = (EpisodicEvent, SemanticItem, ProceduralItem, ResourceItem)
 
 
-def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) -> int:
-    """Re-embed up to ``batch_size`` rows of the organization in scope whose vectors come from
-    another model than ``embedder``'s; returns how many were re-embedded (0: done)."""
+def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) -> list[EmbeddedRecord]:
+    """Re-embed up to ``batch_size`` rows (of one store) of the organization in scope whose
+    vectors come from another model than ``embedder``'s; returns them (empty: done). The
+    graph keeps copies of some of these vectors: ``graph_reembed_step`` updates them too."""
     for model in EMBEDDED_STORES:
         rows = list(model.objects.exclude(embedding_model=embedder.model_name).order_by("id")[:batch_size])
         if rows:
@@ -726,13 +818,5 @@ def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) 
             for row, vector in zip(rows, vectors, strict=True):
                 row.embedding, row.embedding_model = vector, embedder.model_name
             model.objects.bulk_update(rows, ["embedding", "embedding_model"])
-            if model in (EpisodicEvent, SemanticItem):  # the graph's copies of these vectors follow
-                from apps.graph import adjacency
-
-                adjacency.refresh_row_vectors(
-                    organization_id=rows[0].organization_id,
-                    memory_type="episodic" if model is EpisodicEvent else "semantic",
-                    rows=[(str(r.id), str(r.subject_id), r.embedding, r.embedding_model) for r in rows],
-                )
-            return len(rows)
-    return 0
+            return rows
+    return []

@@ -7,12 +7,14 @@ from typing import Any
 
 import psycopg
 import sentry_sdk
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
+from apps.platform.budget import RequestTimedOut
 from apps.platform.errors import ApplicationError
 from apps.platform.logging import request_id_var
 
@@ -67,9 +69,46 @@ def _log_database_unavailable(exc: Exception) -> None:
     sentry_sdk.capture_exception(exc)
 
 
+def timed_out(exc: BaseException) -> tuple[str, str] | None:
+    """The 503's code and message when ``exc`` is a timeout (the request's budget spent before
+    its commit, or a statement cancelled by ``statement_timeout``); None for anything else.
+    Either way the request's transaction is rolled back: nothing of it is stored."""
+    if isinstance(exc, RequestTimedOut):
+        return (
+            "request_timeout",
+            f"The request took longer than its {exc.budget_seconds} s budget and was rolled back; nothing "
+            "was stored. Retry it; split a large request (fewer chunks, messages or rows) if it keeps timing out.",
+        )
+    if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
+        return (
+            "request_timeout",
+            f"A database statement ran longer than {settings.DATABASE_STATEMENT_TIMEOUT_SECONDS} s and was "
+            "cancelled; nothing of this request was stored. Retry shortly; narrow the request if it keeps timing out.",
+        )
+    return None
+
+
+def _logged_timeout(exc: BaseException) -> dict[str, Any] | None:
+    timeout = timed_out(exc)
+    if timeout is None:
+        return None
+    logger.warning("request timed out", extra={"error_type": type(exc.__cause__ or exc).__name__})
+    return error_body(*timeout)
+
+
+def timeout_response(exc: BaseException) -> JsonResponse | None:
+    """The JSON 503 with ``Retry-After`` for a timeout (see ``timed_out``), for the places that
+    see an exception outside DRF's handler; None for anything else."""
+    body = _logged_timeout(exc)
+    return None if body is None else JsonResponse(body, status=503, headers=_RETRY_AFTER)
+
+
 def database_unavailable(exc: Exception) -> JsonResponse:
     """The 503 for a database that went away where DRF's handler cannot see it: while the
     request's transaction ends (its commit, or the reconnect after a failed rollback)."""
+    timeout = timeout_response(exc)
+    if timeout is not None:
+        return timeout
     _log_database_unavailable(exc)
     return JsonResponse(error_body(*_DATABASE_UNAVAILABLE), status=503, headers=_RETRY_AFTER)
 
@@ -106,6 +145,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
             status=409,
             headers={"Retry-After": "1"},
         )
+    timeout = _logged_timeout(exc)
+    if timeout is not None:
+        return Response(timeout, status=503, headers=_RETRY_AFTER)
     if isinstance(exc, (OperationalError, InterfaceError)):
         _log_database_unavailable(exc)
         return Response(error_body(*_DATABASE_UNAVAILABLE), status=503, headers=_RETRY_AFTER)

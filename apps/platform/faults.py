@@ -1,4 +1,5 @@
-"""Named pause points for the crash tests: a worker holds a job there until it is killed.
+"""Named pause points for the crash and timeout tests: a worker holds a job there until it is
+killed, a request is held there past its time budget.
 
 ``fault_pause("indexing.before_commit")`` sleeps for the seconds that ``settings.FAULT_PAUSES``
 gives that point. Only the test settings define ``FAULT_PAUSES`` (read from

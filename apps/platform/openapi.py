@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.platform.middleware import MAX_PATH_BYTES
+
 ERROR_COMPONENT = "Error"
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -28,8 +30,8 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 # Status → description. 401/403/429 come from authentication, scopes and throttles on every
-# operation; 400/404/409/413/415/422 from input and lookups; 502 when
-# the model provider fails; 503 when the database is down.
+# operation; 400/404/409/413/414/415/422 from input and lookups; 502 when
+# the model provider fails; 503 when the database is down or the request ran out of time.
 ERROR_RESPONSES: dict[str, str] = {
     "400": "The request is invalid; the message and details say what to change.",
     "401": "No API key, or one that is malformed, revoked or expired.",
@@ -38,11 +40,13 @@ ERROR_RESPONSES: dict[str, str] = {
     "405": "The method is not allowed on this path.",
     "409": "The request conflicts with the current state.",
     "413": "The request body is larger than the server accepts.",
+    "414": f"The path and query are longer than the server accepts ({MAX_PATH_BYTES} bytes).",
     "415": "The request body's media type is not accepted.",
     "422": "The request is well-formed but cannot be acted on (e.g. it would store nothing); the message says why.",
     "429": "Rate limit or quota exceeded; retry after the Retry-After header.",
     "502": "The model provider failed or answered malformed output; nothing was stored.",
-    "503": "A backing service is unavailable; retry after the Retry-After header.",
+    "503": "A backing service is unavailable, or the request ran past its time budget (nothing was stored); "
+    "retry after the Retry-After header.",
 }
 _METHODS = {"get", "post", "put", "patch", "delete"}
 

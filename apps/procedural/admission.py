@@ -3,48 +3,35 @@ experience (in its session's SCEC) or a curator's skill edit (a candidate skill 
 the SCEC ``services.skill_edit_propose`` chose).
 
 ``admission_start`` creates the admission, one replay row and one job per arm and run, and
-publishes them after commit as one Celery group over the admission queue. Each replay job
+publishes each after commit on the admission queue. Each replay job
 records its run and counts itself done on the admission row (under its row lock); the job
 that completes the count creates the deciding job — the chord's join, kept in the database
 because the deployment keeps no Celery result backend (job rows are the results). The
-decision computes S over the paired runs, admits iff S ≥ η with w0 = max(0, S), and then lets
-the curator use an admitted experience, or makes an admitted edit the skill's version.
+decision (``services.admission_decide``, which builds on this module) computes S over the
+paired runs, admits iff S ≥ η with w0 = max(0, S), and then lets the curator use an admitted
+experience, or makes an admitted edit the skill's version.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import time
 import uuid
 from typing import Any
 
-from celery import group
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
-from apps.jobs.models import Job
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.procedural.models import Admission, Experience, Replay, Scec, SkillVersion
+from apps.procedural.provider import metering_for, procedural_llm
 from apps.procedural.rewards import reward
-from apps.procedural.sedm import ArmRun, admission_score
-from apps.procedural.services import (
-    metering_for,
-    procedural_llm,
-    scec_package,
-    skill_version_decided,
-    skills_curate,
-)
+from apps.procedural.selectors import scec_package
 from apps.providers.errors import ProviderError
 from apps.providers.interfaces import ReplayUnavailable
 from apps.providers.procedural_schemas import ReplayRequest
-from apps.tenancy.models import Subject
 
-logger = logging.getLogger(__name__)
-
-REPLAY_TASK = "admission.sedm.replay"
-DECIDE_TASK = "admission.sedm.decide"
 REPLAY_JOB_KIND = "procedural.replay"
 DECIDE_JOB_KIND = "procedural.admission"
 
@@ -89,7 +76,6 @@ def admission_start(
         item_hash=_sha(candidate.text),
         provider_version=llm_version,
     )
-    signatures = []
     for run in range(runs):
         seed = _seed(package, scec, run)
         for arm in (Replay.Arm.WITHOUT, Replay.Arm.WITH_ITEM):
@@ -97,18 +83,8 @@ def admission_start(
             replay = Replay.objects.create(
                 organization_id=scec.organization_id, admission=admission, job=job, arm=arm, run=run, seed=seed
             )
-            signatures.append(
-                _signature(REPLAY_TASK, job, {"replay_id": str(replay.id)}),
-            )
-    fan_out = group(signatures)
-    transaction.on_commit(lambda: fan_out.apply_async())
+            job_enqueue_on_commit(job=job, task_name=task_names.SEDM_REPLAY, kwargs={"replay_id": str(replay.id)})
     return admission
-
-
-def _signature(name: str, job: Job, kwargs: dict[str, str]) -> Any:
-    from mirix_saas.celery import app
-
-    return app.signature(name, kwargs={"organization_id": str(job.organization_id), "job_id": str(job.id), **kwargs})
 
 
 def replay_run(*, replay_id: uuid.UUID) -> dict[str, Any]:
@@ -169,73 +145,4 @@ def _count_done(admission_id: uuid.UUID) -> None:
         job = job_create(
             organization_id=admission.organization_id, kind=DECIDE_JOB_KIND, subject_id=admission.subject_id
         )
-        job_enqueue_on_commit(job=job, task_name=DECIDE_TASK, kwargs={"admission_id": str(admission.id)})
-
-
-def admission_decide(*, admission_id: uuid.UUID, job: Job | None = None) -> dict[str, Any]:
-    admission = (
-        Admission.objects.select_for_update(of=("self",))
-        .select_related("experience", "skill_version")
-        .get(id=admission_id)
-    )
-    if admission.status != Admission.Status.RUNNING:
-        return {"admission_id": str(admission.id), "status": admission.status}
-    replays = list(admission.replays.order_by("run", "arm"))
-    failed = [r for r in replays if r.error or r.reward is None]
-    admission.decided_at = timezone.now()
-    if failed:
-        # Not replayable here: the item enters unverified with the neutral prior, and says so.
-        admission.status = Admission.Status.UNVERIFIABLE
-    else:
-        arms: dict[str, dict[int, ArmRun]] = {Replay.Arm.WITHOUT: {}, Replay.Arm.WITH_ITEM: {}}
-        for r in replays:
-            arms[r.arm][r.run] = ArmRun(
-                reward=float(r.reward or 0), latency_seconds=float(r.latency_seconds or 0), tokens=r.tokens or 0
-            )
-        runs = sorted(arms[Replay.Arm.WITHOUT])
-        score = admission_score(
-            without=[arms[Replay.Arm.WITHOUT][run] for run in runs],
-            with_item=[arms[Replay.Arm.WITH_ITEM][run] for run in runs],
-            lambda_latency=admission.lambda_latency,
-            lambda_tokens=admission.lambda_tokens,
-            eta=admission.eta,
-        )
-        admission.delta_reward, admission.delta_latency = score.delta_reward, score.delta_latency
-        admission.delta_tokens, admission.score = score.delta_tokens, score.score
-        admission.initial_weight = score.initial_weight
-        admission.status = Admission.Status.ADMITTED if score.admitted else Admission.Status.REJECTED
-    admission.save()
-    replayed = admission.status != Admission.Status.UNVERIFIABLE
-    weight = float(admission.initial_weight or 0) if replayed else settings.PROCEDURAL_NEUTRAL_WEIGHT
-    curated: dict[str, int] = {}
-    if admission.skill_version is not None:
-        skill_version_decided(
-            version=admission.skill_version,
-            admitted=admission.status != Admission.Status.REJECTED,
-            weight=weight,
-            verified=replayed,
-        )
-    else:
-        curated = _experience_decided(admission, weight=weight, job=job)
-    logger.info("admission decided", extra={"admission_id": str(admission.id), "status": admission.status})
-    return {"admission_id": str(admission.id), "status": admission.status, "score": admission.score, **curated}
-
-
-def _experience_decided(admission: Admission, *, weight: float, job: Job | None) -> dict[str, int]:
-    """Record the decision on the experience; the curator may then use it unless rejected."""
-    experience = admission.experience
-    assert experience is not None
-    experience.verification = Experience.Verification.UNVERIFIED
-    if admission.status == Admission.Status.ADMITTED:
-        experience.verification = Experience.Verification.ADMITTED
-    elif admission.status == Admission.Status.REJECTED:
-        experience.verification = Experience.Verification.REJECTED
-    experience.weight = weight
-    if experience.verification == Experience.Verification.REJECTED:
-        experience.curation = Experience.Curation.NOT_WORTH
-    experience.save(update_fields=["verification", "weight", "curation"])
-    if experience.verification == Experience.Verification.REJECTED:
-        return {}
-    subject = Subject.objects.get(id=admission.subject_id)
-    llm = procedural_llm(admission.organization_id)
-    return skills_curate(subject=subject, llm=llm, metering=metering_for(admission.organization_id), job=job)
+        job_enqueue_on_commit(job=job, task_name=task_names.SEDM_DECIDE, kwargs={"admission_id": str(admission.id)})

@@ -3,14 +3,17 @@ skills with their versions, citations and events."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
-from apps.procedural.models import Retrieval, Skill, SkillEvent, SkillVersion
+from apps.procedural.models import Retrieval, Scec, Skill, SkillEvent, SkillVersion
 from apps.providers.interfaces import Embedder
+from apps.resources.storage import storage
 from apps.tenancy.models import Subject
 
 CANDIDATES = 50  # nearest skills by meaning that are then scored by sim × w
@@ -92,3 +95,11 @@ def skill_versions(*, skill: Skill) -> list[SkillVersion]:
 
 def skill_events(*, skill: Skill) -> list[SkillEvent]:
     return list(SkillEvent.objects.filter(skill=skill).order_by("sequence"))
+
+
+def scec_package(scec: Scec) -> dict[str, Any]:
+    """The SCEC's immutable package (inline, or in object storage when large)."""
+    if scec.package is not None:
+        return dict(scec.package)
+    loaded: dict[str, Any] = json.loads(storage().get(scec.object_key))
+    return loaded

@@ -1,6 +1,7 @@
 """Task sessions and procedural AutoDream (docs/architecture.md, "Consolidation plane"): write a session (with its SCEC), distill pending
 sessions into experiences, curate experiences into versioned, cited skills, abstract general
-forms. Admission (``admission.py``) and evolution (``evolution.py``) build on these.
+forms, and decide admissions. These start admissions (``admission.py``: replays of a
+candidate, below this module) and evolution (``evolution.py``) builds on them.
 """
 
 from __future__ import annotations
@@ -14,17 +15,31 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Max
+from django.utils import timezone
 
 from apps.consent.purposes import CROSS_DOMAIN_GENERALIZATION, LEARN_SKILLS, STORE_CONVERSATIONS
 from apps.consent.selectors import consent_state
 from apps.consent.services import consent_require
 from apps.dream.services import dream_completed_emit
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.platform.errors import ValidationFailed
-from apps.procedural.models import Experience, Scec, Skill, SkillCitation, SkillEvent, SkillVersion, TaskSession
+from apps.procedural.admission import admission_start
+from apps.procedural.models import (
+    Admission,
+    Experience,
+    Replay,
+    Scec,
+    Skill,
+    SkillCitation,
+    SkillEvent,
+    SkillVersion,
+    TaskSession,
+)
+from apps.procedural.provider import metering_for, procedural_llm
 from apps.procedural.rewards import InvalidRewardSpec, validate_spec
-from apps.procedural.sedm import general_weight
+from apps.procedural.sedm import ArmRun, admission_score, general_weight
 from apps.procedural.texts import content_hash, leaked_specifics, quote_in
 from apps.providers.interfaces import MeteringContext, ProceduralLLM
 from apps.providers.procedural_schemas import (
@@ -35,9 +50,7 @@ from apps.providers.procedural_schemas import (
     DistillInput,
     SessionStep,
 )
-from apps.providers.registry import embedder, procedural_llm_for
-from apps.providers.selectors import provider_override
-from apps.providers.services import DatabaseUsageMeter
+from apps.providers.registry import embedder
 from apps.resources.storage import object_key, storage
 from apps.tenancy.models import Subject
 from apps.webhooks.events import SKILL_ARCHIVED, SKILL_CREATED, SKILL_UPDATED
@@ -46,21 +59,8 @@ from apps.webhooks.services import webhook_event_emit
 logger = logging.getLogger(__name__)
 
 DREAM_JOB_KIND = "procedural.dream"
-DREAM_TASK = "dream.procedural.run"
 DISTILL_BATCH = 20
 CURATE_BATCH = 40
-
-
-# -- providers ----------------------------------------------------------------------------
-
-
-def procedural_llm(organization_id: uuid.UUID) -> ProceduralLLM:
-    return procedural_llm_for(organization_id, override=provider_override(organization_id=organization_id))
-
-
-def metering_for(organization_id: uuid.UUID) -> MeteringContext:
-    return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter())
-
 
 # -- sessions -----------------------------------------------------------------------------
 
@@ -121,13 +121,6 @@ def _scec_create(session: TaskSession, scec: dict[str, Any]) -> Scec:
     )
 
 
-def scec_package(scec: Scec) -> dict[str, Any]:
-    if scec.package is not None:
-        return dict(scec.package)
-    loaded: dict[str, Any] = json.loads(storage().get(scec.object_key))
-    return loaded
-
-
 def session_create(
     *,
     subject: Subject,
@@ -165,7 +158,7 @@ def dream_schedule(*, subject: Subject) -> Job | None:
     if active:
         return None
     job = job_create(organization_id=subject.organization_id, kind=DREAM_JOB_KIND, subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=DREAM_TASK, kwargs={"subject_id": str(subject.id)})
+    job_enqueue_on_commit(job=job, task_name=task_names.PROCEDURAL_DREAM, kwargs={"subject_id": str(subject.id)})
     return job
 
 
@@ -239,8 +232,6 @@ def session_distill(*, session: TaskSession, llm: ProceduralLLM, metering: Meter
 def procedural_dream(*, subject: Subject, job: Job | None = None) -> dict[str, Any]:
     """One AutoDream round: distill every pending session (a bounded batch), start admission
     for experiences with an SCEC, then curate what is ready."""
-    from apps.procedural.admission import admission_start
-
     if not consent_state(subject=subject)[LEARN_SKILLS].granted:
         # Withdrawn after the sessions were written: their erasure is under way; learn nothing.
         return {"sessions": 0, "skipped": "learn_skills withdrawn"}
@@ -465,8 +456,6 @@ def skill_edit_propose(
     """A curator's edit is a candidate for admission: with an SCEC of the subject it is
     A/B-replayed and becomes the skill's version only if admitted (``skill_version_decided``);
     without one it is applied at once, unverified, at the neutral prior, and says so."""
-    from apps.procedural.admission import admission_start
-
     scec = _edit_scec(skill, citations)
     if scec is None:
         version = skill_edit(
@@ -690,3 +679,75 @@ def general_form_refresh(*, skill: Skill, llm: ProceduralLLM, metering: Metering
     else:
         skill_edit(skill=general, name=name, text=reply.general_text, citations=(), change="abstract", job=job)
     return 1
+
+
+# -- admission decisions -----------------------------------------------------------------
+
+
+def admission_decide(*, admission_id: uuid.UUID, job: Job | None = None) -> dict[str, Any]:
+    admission = (
+        Admission.objects.select_for_update(of=("self",))
+        .select_related("experience", "skill_version")
+        .get(id=admission_id)
+    )
+    if admission.status != Admission.Status.RUNNING:
+        return {"admission_id": str(admission.id), "status": admission.status}
+    replays = list(admission.replays.order_by("run", "arm"))
+    failed = [r for r in replays if r.error or r.reward is None]
+    admission.decided_at = timezone.now()
+    if failed:
+        # Not replayable here: the item enters unverified with the neutral prior, and says so.
+        admission.status = Admission.Status.UNVERIFIABLE
+    else:
+        arms: dict[str, dict[int, ArmRun]] = {Replay.Arm.WITHOUT: {}, Replay.Arm.WITH_ITEM: {}}
+        for r in replays:
+            arms[r.arm][r.run] = ArmRun(
+                reward=float(r.reward or 0), latency_seconds=float(r.latency_seconds or 0), tokens=r.tokens or 0
+            )
+        runs = sorted(arms[Replay.Arm.WITHOUT])
+        score = admission_score(
+            without=[arms[Replay.Arm.WITHOUT][run] for run in runs],
+            with_item=[arms[Replay.Arm.WITH_ITEM][run] for run in runs],
+            lambda_latency=admission.lambda_latency,
+            lambda_tokens=admission.lambda_tokens,
+            eta=admission.eta,
+        )
+        admission.delta_reward, admission.delta_latency = score.delta_reward, score.delta_latency
+        admission.delta_tokens, admission.score = score.delta_tokens, score.score
+        admission.initial_weight = score.initial_weight
+        admission.status = Admission.Status.ADMITTED if score.admitted else Admission.Status.REJECTED
+    admission.save()
+    replayed = admission.status != Admission.Status.UNVERIFIABLE
+    weight = float(admission.initial_weight or 0) if replayed else settings.PROCEDURAL_NEUTRAL_WEIGHT
+    curated: dict[str, int] = {}
+    if admission.skill_version is not None:
+        skill_version_decided(
+            version=admission.skill_version,
+            admitted=admission.status != Admission.Status.REJECTED,
+            weight=weight,
+            verified=replayed,
+        )
+    else:
+        curated = _experience_decided(admission, weight=weight, job=job)
+    logger.info("admission decided", extra={"admission_id": str(admission.id), "status": admission.status})
+    return {"admission_id": str(admission.id), "status": admission.status, "score": admission.score, **curated}
+
+
+def _experience_decided(admission: Admission, *, weight: float, job: Job | None) -> dict[str, int]:
+    """Record the decision on the experience; the curator may then use it unless rejected."""
+    experience = admission.experience
+    assert experience is not None
+    experience.verification = Experience.Verification.UNVERIFIED
+    if admission.status == Admission.Status.ADMITTED:
+        experience.verification = Experience.Verification.ADMITTED
+    elif admission.status == Admission.Status.REJECTED:
+        experience.verification = Experience.Verification.REJECTED
+    experience.weight = weight
+    if experience.verification == Experience.Verification.REJECTED:
+        experience.curation = Experience.Curation.NOT_WORTH
+    experience.save(update_fields=["verification", "weight", "curation"])
+    if experience.verification == Experience.Verification.REJECTED:
+        return {}
+    subject = Subject.objects.get(id=admission.subject_id)
+    llm = procedural_llm(admission.organization_id)
+    return skills_curate(subject=subject, llm=llm, metering=metering_for(admission.organization_id), job=job)

@@ -143,6 +143,10 @@ class GraphLLM(Protocol):
         """
         ...
 
+
+class DreamJudge(Protocol):
+    """The semantic AutoDream decision (docs/architecture.md, "Consolidation plane")."""
+
     def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
         """Semantic AutoDream: are the pair's two anchors one entity, and which of the two
         existing names represents it. A representative that is not one of the two names is

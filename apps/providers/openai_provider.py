@@ -361,6 +361,17 @@ class OpenAIGraphLLM:
         used = {anchor_key(name) for frame in added for name in frame.argument_names}
         return consistent_extraction([entity for entity in reply.entities if anchor_key(entity.name) in used], added)
 
+
+class OpenAIDreamJudge:
+    """The semantic AutoDream decision through an OpenAI-compatible endpoint."""
+
+    def __init__(self, *, config: OpenAIConfig) -> None:
+        self._client = _ResilientClient(config)
+
+    @property
+    def model(self) -> str:
+        return self._client.config.model
+
     def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
         """One call per pair, the representative constrained to the pair's two names by the schema
         (the caller still rejects any other name)."""

@@ -5,7 +5,7 @@ OpenAI configuration keeps one SDK client (and its connection pool).
 
 The language-model implementations are named by dotted path and imported on first use (ADR
 0021): the local ones live beside their domain (the graph extractor in
-``apps.graph.extraction``, the answerer in ``apps.retrieval``, the procedural writer in
+``apps.graph.extraction``, the dream decision in ``apps.dream``, the answerer in ``apps.retrieval``, the procedural writer in
 ``apps.procedural``, the memory writer in ``apps.memory.writing``) and import this package's
 ports, and the OpenAI adapters read the graph's frame types; naming them here by path keeps
 this package below all of them, with no import cycle hidden in a function body.
@@ -26,7 +26,7 @@ from django.core.exceptions import ImproperlyConfigured
 from apps.platform.netpolicy import AddressPolicy
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
-from apps.providers.interfaces import AnswerLLM, Embedder, GraphLLM, MemoryLLM, ProceduralLLM
+from apps.providers.interfaces import AnswerLLM, DreamJudge, Embedder, GraphLLM, MemoryLLM, ProceduralLLM
 from apps.providers.local_embedder import DIMENSION as LOCAL_DIMENSION
 from apps.providers.local_embedder import LocalEmbedder
 
@@ -38,6 +38,8 @@ IMPLEMENTATIONS: dict[str, str] = {
     "memory.openai": "apps.providers.openai_provider:OpenAIMemoryLLM",
     "graph.local": "apps.graph.extraction.local:LocalGraphLLM",
     "graph.openai": "apps.providers.openai_provider:OpenAIGraphLLM",
+    "dream.local": "apps.dream.local:LocalDreamJudge",
+    "dream.openai": "apps.providers.openai_provider:OpenAIDreamJudge",
     "answer.local": "apps.retrieval.answer_local:LocalAnswerLLM",
     "answer.openai": "apps.providers.answer_openai:OpenAIAnswerLLM",
     "procedural.local": "apps.procedural.local:LocalProceduralLLM",
@@ -131,6 +133,27 @@ def graph_llm_for(organization_id: uuid.UUID | None = None, *, override: Provide
             return _local_graph_llm()
         return _openai_graph_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
     return _openai_graph_llm(_override_config(organization_id, override), organization_id)
+
+
+@functools.cache
+def _local_dream_judge() -> DreamJudge:
+    judge: DreamJudge = _build("dream.local")
+    return judge
+
+
+@functools.lru_cache(maxsize=256)
+def _openai_dream_judge(config: OpenAIConfig, organization_id: uuid.UUID | None) -> DreamJudge:
+    judge: DreamJudge = _build("dream.openai", config=config)
+    return judge
+
+
+def dream_judge_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> DreamJudge:
+    """The semantic AutoDream decision for an organization, chosen like :func:`graph_llm_for`."""
+    if override is None:
+        if settings.LLM_PROVIDER == "local":
+            return _local_dream_judge()
+        return _openai_dream_judge(_deployment_openai(model=settings.OPENAI_MODEL), None)
+    return _openai_dream_judge(_override_config(organization_id, override), organization_id)
 
 
 @functools.cache

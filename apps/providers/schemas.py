@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from apps.language.dates import parse_event_time
+from apps.language.facts import normalize_attribute
 
 # The Knowledge Vault is chosen before any model sees the input, by a deterministic detector.
 MemoryType = Literal["core", "episodic", "semantic", "procedural", "resource"]
@@ -37,6 +38,7 @@ def _canonical_memory_types(value: list[MemoryType]) -> list[MemoryType]:
 
 
 Text = Annotated[str, AfterValidator(_stripped_non_empty)]
+Attribute = Annotated[str, AfterValidator(_stripped_non_empty), AfterValidator(normalize_attribute)]
 
 
 class _Output(BaseModel):
@@ -84,6 +86,12 @@ class EpisodicDraft(CitedDraft):
 
 class SemanticDraft(CitedDraft):
     name: Text = Field(description="The entity or concept the knowledge is about, as named in the input.")
+    attribute: Attribute = Field(
+        description=(
+            "Which fact about the entity this is, so that a new value replaces only the old value of the same "
+            "fact: a short lowercase name such as 'home city', 'job', 'diet', 'pet: dog', 'schedule: call'."
+        )
+    )
     summary: Text = Field(description="One sentence of what is known about it.")
     details: Text = Field(description="Every concrete fact, verbatim: names, counts, titles, places, dates.")
     source: Text = Field(description="Who or what stated it: the speaker's name, a document title or a URL.")

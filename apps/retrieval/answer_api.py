@@ -14,7 +14,6 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory.api.views import SubjectMemoryApi
 from apps.platform.parsers import StrictJSONParser
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import answer_llm_for, embedder
@@ -22,6 +21,7 @@ from apps.providers.selectors import provider_override
 from apps.providers.services import DatabaseUsageMeter
 from apps.retrieval.answering import answer_question
 from apps.retrieval.types import Plan
+from apps.tenancy.api.base import SubjectApiView
 
 MAX_QUESTION_CHARS = 2000
 MAX_TOKEN_BUDGET = 100_000
@@ -86,7 +86,7 @@ class AnswerSerializer(serializers.Serializer[Any]):
     fallback = serializers.BooleanField(help_text="A graph read failed and direct evidence retrieval answered.")
 
 
-class AnswerApi(SubjectMemoryApi):
+class AnswerApi(SubjectApiView):
     """An answer to a question from the subject's memories, citing the rows it rests on: at most
     five searches, a rule-based answer check, and at most one more search and rewrite."""
 

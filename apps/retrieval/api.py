@@ -1,21 +1,29 @@
 from __future__ import annotations
 
-import uuid
-from typing import Any
+import dataclasses
+from typing import Any, get_args
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory.api.serializers import ExcerptSerializer, MemoryRecordSerializer
-from apps.memory.api.views import SubjectMemoryApi
-from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.memory import selectors as memory_selectors
+from apps.memory.api.serializers import (
+    ExcerptSerializer,
+    MemoryRecordSerializer,
+    ResourceSearchHitSerializer,
+    SearchHitSerializer,
+    SearchInputSerializer,
+)
+from apps.memory.resource_search import ResourceHit, resource_hits
+from apps.platform.errors import ValidationFailed
 from apps.platform.serializers import StrictFieldsSerializer
-from apps.procedural.api.hooks import procedural_skills
+from apps.procedural.api.hooks import SkillRetrievalSerializer, procedural_skills
 from apps.providers.registry import embedder
-from apps.retrieval.services import SearchResult, search
-from apps.retrieval.types import FactCandidate, RowCandidate
+from apps.retrieval.selectors import search_evidence
+from apps.retrieval.types import AnswerType, FrameStatus, FusedSource, Operator, Plan, ScoredFact
+from apps.tenancy.api.base import SubjectApiView
 
 SEARCHABLE = ("episodic", "semantic", "core", "procedural", "resource")
 
@@ -43,132 +51,211 @@ class SubjectSearchInputSerializer(StrictFieldsSerializer):
     until = serializers.DateTimeField(required=False, help_text="Only rows whose event (else mention) time is before.")
 
 
-def _plan(result: SearchResult) -> dict[str, Any]:
-    plan = result.plan
-    return {
-        "operator": plan.operator,
-        "relations": [family.name for family in plan.relations],
-        "answer_types": list(plan.answer_types),
-        "entities": list(plan.entities),
-        "budgets": {"base_rows": plan.budgets.base_rows, "cited_rows": plan.budgets.cited_rows},
-    }
+class PlanBudgetsSerializer(serializers.Serializer[Any]):
+    base_rows = serializers.IntegerField(help_text="Rows of the anchors' own evidence the answer may use.")
+    cited_rows = serializers.IntegerField(help_text="Rows cited by graph facts; also caps the facts returned.")
 
 
-def _currency(item: RowCandidate | FactCandidate) -> dict[str, Any]:
-    return {
-        "current": item.current,
-        "superseded_by": item.superseded_by,
-        "valid_from": item.valid_from.isoformat() if item.valid_from else None,
-        "valid_to": item.valid_to.isoformat() if item.valid_to else None,
-    }
+class PlanSerializer(serializers.Serializer[Plan]):
+    """How the question was read."""
+
+    operator = serializers.ChoiceField(choices=get_args(Operator))
+    relations = serializers.SerializerMethodField(help_text="The relation families the question asks about.")
+    answer_types = serializers.ListField(child=serializers.ChoiceField(choices=get_args(AnswerType)))
+    entities = serializers.ListField(child=serializers.CharField())
+    budgets = PlanBudgetsSerializer()
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_relations(self, plan: Plan) -> list[str]:
+        return [family.name for family in plan.relations]
 
 
-def _facts(result: SearchResult) -> list[dict[str, Any]]:
-    return [
-        {
-            "frame_id": scored.fact.frame_id,
-            "predicate": scored.fact.predicate,
-            "roles": [{"role": role, "anchor": key, "name": name} for role, key, name in scored.fact.roles],
-            "literals": scored.fact.literals,
-            "event_time": scored.fact.event_time.isoformat() if scored.fact.event_time else None,
-            "event_time_precision": scored.fact.event_time_precision,
-            "status": scored.fact.status,
-            "citations": scored.fact.citations,
-            "score": scored.score.total,
-            **_currency(scored.fact),
-        }
-        for scored in result.facts
-    ]
+class FactRoleSerializer(serializers.Serializer[Any]):
+    role = serializers.CharField()
+    anchor = serializers.CharField(help_text="The anchor key of the role's participant ('' for none).")
+    name = serializers.CharField()
 
 
-def _rows(result: SearchResult) -> list[dict[str, Any]]:
-    ids = [uuid.UUID(fused.row.row_id) for fused in result.rows]
-    provenance: dict[str, tuple[str, list[str]]] = {}
-    for model in (EpisodicEvent, SemanticItem):
-        for row_id, chunk_id, message_ids in model.objects.filter(id__in=ids).values_list(
-            "id", "chunk_id", "source_message_ids"
-        ):
-            provenance[str(row_id)] = (str(chunk_id), list(message_ids))
-    passages = {
-        str(row_id): {"id": str(resource_id), "start": start, "end": end}
-        for row_id, resource_id, start, end in EpisodicEvent.objects.filter(
-            id__in=ids, resource_id__isnull=False
-        ).values_list("id", "resource_id", "resource_start", "resource_end")
-    }
-    rows = []
-    for fused in result.rows:
-        row = fused.row
-        chunk, message_ids = provenance.get(row.row_id, (row.chunk_id or "", []))
-        rows.append(
-            {
-                "id": row.row_id,
-                "type": row.memory_type,
-                "text": row.text,
-                "event_time": row.event_time.isoformat() if row.event_time else None,
-                "mention_time": row.mention_time.isoformat() if row.mention_time else None,
-                "provenance": {
-                    "session_id": row.session_id,
-                    "chunk_id": chunk,
-                    "source_message_ids": message_ids,
-                    "resource": passages.get(row.row_id),
-                },
-                "selected_as": fused.source,
-                **_currency(row),
-            }
-        )
-    return rows
+class FactSerializer(serializers.Serializer[ScoredFact]):
+    """A graph fact, with the ids of the rows it cites."""
+
+    frame_id = serializers.CharField(source="fact.frame_id")
+    predicate = serializers.CharField(source="fact.predicate")
+    roles = serializers.SerializerMethodField()
+    literals = serializers.DictField(source="fact.literals", child=serializers.CharField())
+    event_time = serializers.DateTimeField(source="fact.event_time", allow_null=True)
+    event_time_precision = serializers.CharField(source="fact.event_time_precision")
+    status = serializers.ChoiceField(source="fact.status", choices=get_args(FrameStatus))
+    citations = serializers.ListField(source="fact.citations", child=serializers.CharField())
+    score = serializers.FloatField(source="score.total")
+    current = serializers.BooleanField(source="fact.current", help_text="One of the cited rows is current.")
+    superseded_by = serializers.CharField(
+        source="fact.superseded_by", allow_null=True, help_text="Not current: the row that replaced its newest citation."
+    )
+    valid_from = serializers.DateTimeField(
+        source="fact.valid_from", allow_null=True, help_text="Event time, else mention time."
+    )
+    valid_to = serializers.DateTimeField(
+        source="fact.valid_to", allow_null=True, help_text="Not current: when its newest citation was replaced."
+    )
+
+    @extend_schema_field(FactRoleSerializer(many=True))
+    def get_roles(self, scored: ScoredFact) -> list[dict[str, str]]:
+        return [{"role": role, "anchor": key, "name": name} for role, key, name in scored.fact.roles]
 
 
-def _typed(result: SearchResult) -> dict[str, Any]:
-    typed: dict[str, Any] = {}
-    for name, items in result.typed.items():
-        if name == "resource":
-            records = MemoryRecordSerializer(
-                [hit.resource for hit in items], many=True, context={"excerpted": True}
-            ).data
-            typed[name] = [
-                {**record, "excerpts": ExcerptSerializer(hit.excerpts, many=True).data}
-                for record, hit in zip(records, items, strict=True)
-            ]
-        else:
-            typed[name] = MemoryRecordSerializer(items, many=True).data
-    return typed
+class PassageSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(help_text="The resource the row is a passage of.")
+    start = serializers.IntegerField(allow_null=True, help_text="Character offset in the resource's text.")
+    end = serializers.IntegerField(allow_null=True)
 
 
-class SearchApi(SubjectMemoryApi):
+class RowProvenanceSerializer(serializers.Serializer[Any]):
+    session_id = serializers.CharField(allow_null=True)
+    chunk_id = serializers.CharField()
+    source_message_ids = serializers.ListField(child=serializers.CharField())
+    resource = PassageSerializer(allow_null=True, help_text="Where the row sits in a resource, if it is a passage.")
+
+
+class EvidenceRowSerializer(serializers.Serializer[Any]):
+    id = serializers.CharField(source="fused.row.row_id")
+    type = serializers.ChoiceField(source="fused.row.memory_type", choices=("episodic", "semantic"))
+    text = serializers.CharField(source="fused.row.text")
+    event_time = serializers.DateTimeField(source="fused.row.event_time", allow_null=True)
+    mention_time = serializers.DateTimeField(source="fused.row.mention_time", allow_null=True)
+    attribute = serializers.CharField(
+        allow_null=True, help_text="A semantic row's fact attribute (its key is the entity and this); null otherwise."
+    )
+    provenance = RowProvenanceSerializer()
+    selected_as = serializers.ChoiceField(
+        source="fused.source", choices=get_args(FusedSource), help_text="The fusion phase that took the row."
+    )
+    current = serializers.BooleanField(source="fused.row.current", help_text="No later row supersedes this one.")
+    superseded_by = serializers.CharField(
+        source="fused.row.superseded_by", allow_null=True, help_text="The row that replaced this one."
+    )
+    valid_from = serializers.DateTimeField(
+        source="fused.row.valid_from", allow_null=True, help_text="Event time, else mention time."
+    )
+    valid_to = serializers.DateTimeField(
+        source="fused.row.valid_to", allow_null=True, help_text="The valid_from of the row that replaced this one."
+    )
+
+
+class BudgetReportSerializer(serializers.Serializer[Any]):
+    anchors_inspected = serializers.IntegerField()
+    frames_inspected = serializers.IntegerField()
+    rows_inspected = serializers.IntegerField()
+    rows_returned = serializers.IntegerField()
+    facts_returned = serializers.IntegerField()
+    tokens_returned = serializers.IntegerField()
+
+
+class ResourceHitSerializer(MemoryRecordSerializer):
+    """A matched resource: its record without the whole text, and the passages that answer."""
+
+    excerpts = ExcerptSerializer(many=True)
+
+    def to_representation(self, hit: ResourceHit) -> dict[str, Any]:
+        record = MemoryRecordSerializer(hit.resource, context={"excerpted": True}).data
+        return {**record, "excerpts": ExcerptSerializer(hit.excerpts, many=True).data}
+
+
+class TypedResultsSerializer(serializers.Serializer[Any]):
+    """The other requested stores: each present only when requested."""
+
+    core = MemoryRecordSerializer(many=True, required=False)
+    procedural = MemoryRecordSerializer(many=True, required=False)
+    resource = ResourceHitSerializer(many=True, required=False)
+    skills = SkillRetrievalSerializer(required=False, help_text="Verified skills, when procedural is requested.")
+
+
+class SearchOutputSerializer(serializers.Serializer[Any]):
+    mode = serializers.ChoiceField(choices=("graph", "flat"))
+    fallback = serializers.BooleanField(help_text="True when a graph read failed and the rows came from flat search.")
+    plan = PlanSerializer()
+    facts = FactSerializer(many=True)
+    rows = EvidenceRowSerializer(many=True)
+    typed = TypedResultsSerializer()
+    budget = BudgetReportSerializer()
+
+
+class SearchApi(SubjectApiView):
     """Bounded, cited evidence for a question: graph facts with their citations, and the rows."""
 
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
 
-    @extend_schema(request=SubjectSearchInputSerializer, responses={200: dict}, operation_id="subjects_search")
+    @extend_schema(
+        request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="subjects_search"
+    )
     def post(self, request: Request, external_id: str) -> Response:
         payload = SubjectSearchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         params = payload.validated_data
-        result = search(
-            subject=self.subject(external_id),
+        subject = self.subject(external_id)
+        evidence = search_evidence(
+            subject=subject,
             question=params["query"],
-            embedder=embedder(),
             mode=params["mode"],
             memory_types=params["memory_types"],
             token_budget=params.get("token_budget"),
             since=params.get("since"),
             until=params.get("until"),
         )
-        rows = _rows(result)
-        self.audit_targets = [row["id"] for row in rows]
-        typed = _typed(result)
+        self.audit_targets = [row.fused.row.row_id for row in evidence.rows]
         if "procedural" in params["memory_types"]:
-            typed["skills"] = procedural_skills(subject=self.subject(external_id), query=params["query"])
-        return Response(
-            {
-                "mode": result.mode,
-                "fallback": result.fallback,
-                "plan": _plan(result),
-                "facts": _facts(result),
-                "rows": rows,
-                "typed": typed,
-                "budget": vars(result.budget),
-            }
+            skills = procedural_skills(subject=subject, query=params["query"])
+            evidence = dataclasses.replace(evidence, typed={**evidence.typed, "skills": skills})
+        return Response(SearchOutputSerializer(evidence).data)
+
+
+class MemoryTypeSearchApi(SubjectApiView):
+    """Search one memory store; resource hits carry excerpts chosen by retrieval (this view is
+    retrieval's because the excerpts are)."""
+
+    required_scopes = {"POST": {"memories:read"}}
+    audit_actions = {"POST": "memory.search"}
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(memory_selectors.SEARCHABLE_TYPES))
+        ],
+        request=SearchInputSerializer,
+        responses=SearchHitSerializer(many=True),
+        description="Resource hits also carry `excerpts`: passages of the resource within `token_budget`.",
+        operation_id="memories_type_search",
+    )
+    def post(self, request: Request, external_id: str, memory_type: str) -> Response:
+        subject = self.subject(external_id)
+        payload = SearchInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        params = payload.validated_data
+        token_budget = params.get("token_budget")
+        if token_budget is not None and memory_type != "resource":
+            raise ValidationFailed("token_budget applies to resource search, whose hits carry passages of text.")
+        model = embedder()
+        vector = model.embed([params["query"]])[0]
+        hits = memory_selectors.memory_search(
+            subject=subject,
+            memory_type=memory_type,
+            query=params["query"],
+            limit=params["limit"],
+            vector=vector,
+            model=model.model_name,
         )
+        self.audit_targets = [str(hit.row.id) for hit in hits]
+        if memory_type != "resource":
+            return Response(SearchHitSerializer(hits, many=True).data)
+        excerpted = resource_hits(
+            subject=subject,
+            resources=[hit.row for hit in hits],
+            question=params["query"],
+            vector=vector,
+            model=model.model_name,
+            token_budget=token_budget,
+        )
+        found = {hit.resource.id: hit for hit in excerpted}
+        body = [{**vars(hit), "excerpts": found[hit.row.id].excerpts} for hit in hits if hit.row.id in found]
+        serializer = ResourceSearchHitSerializer(body, many=True, context={"excerpted": True})
+        return Response(serializer.data)

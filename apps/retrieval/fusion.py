@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import TypeVar
 
-from apps.language.words import content_stems, words
+from apps.language.words import content_stems, count_tokens, words
 from apps.retrieval.lexical import lexical_ranks
 from apps.retrieval.types import (
     FactCandidate,
@@ -63,26 +63,12 @@ OTHER_SPEAKER_WEIGHT = 0.5
 # Content-stem Jaccard at or above which same-date episodic rows collapse (our choice): one
 # differing content word in a short turn ("a puppy" / "a kitten named Max") scores ≈ 0.71.
 PARAPHRASE_JACCARD = 0.8
+
+
 _TYPE_ORDER: tuple[MemoryType, ...] = ("episodic", "semantic")
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 
 T = TypeVar("T")
-
-
-def count_tokens(text: str) -> int:
-    """Words and punctuation marks: ``"Hello, world!"`` is 4 tokens."""
-    return len(_TOKEN.findall(text))
-
-
-def truncate_to_tokens(text: str, budget: int) -> str:
-    """The longest prefix of ``text`` that counts at most ``budget`` tokens."""
-    end = 0
-    for count, token in enumerate(_TOKEN.finditer(text), start=1):
-        if count > budget:
-            break
-        end = token.end()
-    return text[:end]
 
 
 def trim_to_token_budget(items: Sequence[T], budget: int, *, text: Callable[[T], str]) -> list[T]:

@@ -23,7 +23,7 @@ from apps.language.dates import parse_event_time
 from apps.memory.currency import rows_currency, successor_join_sql, valid_from_sql
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.memory.search import vector_lane
-from apps.memory.services import current_rows
+from apps.memory.selectors import current_rows
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate

@@ -14,17 +14,17 @@ from typing import Any, Literal
 from django.db import transaction
 
 from apps.graph.keys import anchor_key
+from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
-from apps.memory.models import CoreBlock, EpisodicEvent, ProceduralItem, ResourceItem
-from apps.memory.passages import split_passages
+from apps.memory.models import CoreBlock, ProceduralItem, ResourceItem
+from apps.memory.resource_search import resource_hits
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
-from apps.memory.services import current_rows
+from apps.memory.selectors import current_rows
 from apps.providers.interfaces import Embedder
 from apps.retrieval import reads
 from apps.retrieval.currency import current_first, mark_facts, successor_ids
-from apps.retrieval.excerpts import Excerpt, choose_excerpts
-from apps.retrieval.fusion import count_tokens, fuse, rank_candidates, rerank_score, trim_to_token_budget
+from apps.retrieval.fusion import fuse, rank_candidates, rerank_score, trim_to_token_budget
 from apps.retrieval.planner import plan_query
 from apps.retrieval.scoring import entity_keys, named_anchor_keys, rank_facts, relation_arm_keys, select_anchors
 from apps.retrieval.types import FactCandidate, FusedRow, Plan, RowCandidate, ScoredFact
@@ -37,7 +37,6 @@ FLAT_DEPTH = 100  # rows of each order (BM25, similarity) that flat mode fuses
 TOKEN_BUDGET_ROW_LIMIT = 64
 SUCCESSOR_STEPS = 3  # links of a supersession chain followed to the current value (each one bounded read)
 TYPED_LIMIT = 3  # rows of each typed store (procedural, resource) a search returns
-PASSAGES_PER_RESOURCE = 8  # the passages of a matched resource ranked for its excerpts
 
 
 @dataclass
@@ -179,54 +178,6 @@ def _predicates(plan: Plan) -> list[str]:
         forms.add(form.replace(" ", "_"))
         forms.add(form.split(" ")[0])
     return sorted(forms)
-
-
-@dataclass(frozen=True)
-class ResourceHit:
-    """A matched resource and the passages of it that search returns (not its whole text)."""
-
-    resource: ResourceItem
-    excerpts: list[Excerpt]
-
-    @property
-    def tokens(self) -> int:
-        return sum(excerpt.tokens for excerpt in self.excerpts)
-
-
-def _ranked_passages(
-    subject: Subject, resource: ResourceItem, question: str, vector: list[float], model: str
-) -> list[Excerpt]:
-    rows = current_rows(EpisodicEvent, subject=subject).filter(resource_id=resource.id).defer("embedding")
-    hits = fuse_typed(
-        vector_lane(rows, vector=vector, model=model), keyword_lane(rows, query=question), limit=PASSAGES_PER_RESOURCE
-    )
-    if hits:
-        return [
-            Excerpt(str(hit.row.id), hit.row.resource_start or 0, hit.row.resource_end or 0, hit.row.summary)
-            for hit in hits
-        ]
-    # Stored before documents had passages: its opening passage, cut at read time.
-    return [Excerpt(None, p.start, p.end, p.text) for p in split_passages(resource.extracted_text)[:1]]
-
-
-def resource_hits(
-    *,
-    subject: Subject,
-    resources: Sequence[ResourceItem],
-    question: str,
-    vector: list[float],
-    model: str,
-    token_budget: int | None,
-) -> list[ResourceHit]:
-    """The resources with their excerpts for the question, within ``token_budget`` tokens of
-    excerpts in all; with a budget, a resource left without any is not returned."""
-    ranked = [_ranked_passages(subject, resource, question, vector, model) for resource in resources]
-    chosen = choose_excerpts(ranked, token_budget)
-    return [
-        ResourceHit(resource=resource, excerpts=excerpts)
-        for resource, excerpts in zip(resources, chosen, strict=True)
-        if excerpts or token_budget is None
-    ]
 
 
 def _typed_paths(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import uuid
 
 from django.conf import settings
@@ -7,6 +8,14 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from apps.tenancy.managers import OrganizationManager, TenantScopedManager
+
+# The name of an organization's AGE graph: generated here, never taken from input, and
+# checked against this pattern wherever it is placed into SQL (``apps.graph.adapter``).
+GRAPH_NAME_PATTERN = re.compile(r"^g_[0-9a-f]{32}$")
+
+
+def new_graph_name() -> str:
+    return f"g_{uuid.uuid4().hex}"
 
 
 class Organization(models.Model):

@@ -10,33 +10,35 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.graph import adapter as graph
 from apps.platform.errors import Conflict, NotFound, ValidationFailed
 from apps.tenancy import keys
-from apps.tenancy.models import ApiKey, Membership, Organization, Subject
+from apps.tenancy.lifecycle import organization_created, organization_offboarded
+from apps.tenancy.models import ApiKey, Membership, Organization, Subject, new_graph_name
 from apps.tenancy.scope import organization_scope
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,98}[a-z0-9]$")
 
 
 def organization_create(*, name: str, slug: str, monthly_request_quota: int | None = None) -> Organization:
-    """A platform operation (owner connection): the row and its graph commit together."""
+    """A platform operation (owner connection): the row and what the lifecycle hooks create
+    for it (the organization's graph) commit together."""
     if not _SLUG.match(slug):
         raise ValidationFailed("slug must be 3-100 lowercase letters, digits or hyphens.")
     organization = Organization(
-        name=name, slug=slug, graph_name=graph.new_graph_name(), monthly_request_quota=monthly_request_quota
+        name=name, slug=slug, graph_name=new_graph_name(), monthly_request_quota=monthly_request_quota
     )
     try:
         with transaction.atomic(using="owner"):
             organization.save(using="owner")
-            graph.graph_create(organization.graph_name)
+            organization_created(organization)
     except IntegrityError as exc:
         raise Conflict(f"An organization with slug {slug!r} already exists.") from exc
     return organization
 
 
 def organization_offboard(*, organization_id: uuid.UUID) -> None:
-    """Drop the organization's graph and every row it owns (cascade), as one transaction."""
+    """Drop what the lifecycle hooks keep for the organization (its graph) and every row it
+    owns (cascade), as one transaction."""
     with transaction.atomic(using="owner"):
         organization = (
             Organization.objects.dangerously_across_organizations()
@@ -46,7 +48,7 @@ def organization_offboard(*, organization_id: uuid.UUID) -> None:
         )
         if organization is None:
             raise NotFound("Organization not found.")
-        graph.graph_drop(organization.graph_name)
+        organization_offboarded(organization)
         organization.delete(using="owner")
 
 
@@ -99,6 +101,13 @@ def api_key_create(
     unknown = keys.invalid_scopes(scopes)
     if unknown or not scopes:
         raise ValidationFailed(f"scopes must be a non-empty subset of {list(keys.SCOPES)}; unknown: {unknown}")
+    now = timezone.now()
+    if expires_at is not None and expires_at <= now:
+        raise ValidationFailed(
+            f"expires_at {expires_at.isoformat()} is not in the future (it is now {now.isoformat()}); "
+            "give a later time, or omit expires_at for a key that does not expire.",
+            details={"expires_at": ["Must be in the future."]},
+        )
     new_key = keys.generate_key(settings.API_KEY_PREFIX, settings.API_KEY_PEPPER)
     with organization_scope(organization_id):
         api_key = ApiKey.objects.create(
@@ -126,12 +135,23 @@ def api_key_revoke(*, organization_id: uuid.UUID, api_key_id: uuid.UUID) -> ApiK
 
 
 def api_key_rotate(*, organization_id: uuid.UUID, api_key_id: uuid.UUID, overlap: timedelta | None = None) -> IssuedKey:
-    """Issue a successor with the same scopes; the old key keeps working for ``overlap`` only."""
+    """Issue a successor with the same scopes; the old key keeps working for ``overlap`` only.
+
+    A key has at most one successor: rotating a key that was already rotated is a 409 naming
+    the successor to rotate instead. The row lock makes a concurrent second rotation wait for
+    the first to commit, and then see its successor."""
     overlap = overlap if overlap is not None else timedelta(seconds=settings.API_KEY_ROTATION_OVERLAP_SECONDS)
     with organization_scope(organization_id):
         old = ApiKey.objects.select_for_update().filter(id=api_key_id, revoked_at__isnull=True).first()
         if old is None:
             raise NotFound("No active API key with that id.")
+        successor = ApiKey.objects.filter(rotated_from_id=old.id).order_by("created_at").first()
+        if successor is not None:
+            raise Conflict(
+                f"API key {old.id} was already rotated to {successor.id}; rotate that key instead "
+                "(a key has one successor).",
+                details={"successor_id": str(successor.id)},
+            )
         cutoff = timezone.now() + overlap
         if old.expires_at is None or old.expires_at > cutoff:
             old.expires_at = cutoff

@@ -20,16 +20,16 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
 from django.db.models import Q
 
 from apps.audit.services import audit_record
+from apps.jobs import task_names
+from apps.jobs.services import publish_on_commit
 from apps.platform import netpolicy
 from apps.platform.clock import SYSTEM_CLOCK, Clock
 from apps.vault.services import EncryptedValue, vault_decrypt
@@ -38,8 +38,6 @@ from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoin
 
 logger = logging.getLogger(__name__)
 
-DRAIN_TASK = "webhooks.outbox.drain_organization"
-SEND_TASK = "webhooks.delivery.send"
 DRAIN_BATCH = 500
 # A published task that has not run by then expires; a drain after the lease publishes it again.
 QUEUE_LEASE = timedelta(seconds=60)
@@ -52,10 +50,17 @@ USER_AGENT = "MIRIX-Webhooks/1.0"
 clock: Clock = SYSTEM_CLOCK
 
 
-def _publish(task_name: str, kwargs: dict[str, str]) -> None:
-    from mirix_saas.celery import app
-
-    app.send_task(task_name, kwargs=kwargs, queue=settings.WEBHOOKS_QUEUE, expires=QUEUE_LEASE.total_seconds())
+def _publish(task_name: str, kwargs: dict[str, str], *, coalesce_key: str | None = None) -> None:
+    """After commit (at once outside a transaction), on the webhooks queue; a message that has
+    not run within the lease expires (a drain after the lease publishes it again)."""
+    publish_on_commit(
+        task_name,
+        kwargs=kwargs,
+        queue=settings.WEBHOOKS_QUEUE,
+        expires=QUEUE_LEASE.total_seconds(),
+        coalesce_key=coalesce_key,
+        coalesce_seconds=DRAIN_MARK_SECONDS,
+    )
 
 
 def _drain_mark(organization_id: uuid.UUID) -> str:
@@ -63,21 +68,21 @@ def _drain_mark(organization_id: uuid.UUID) -> str:
 
 
 def drain_publish(*, organization_id: uuid.UUID) -> None:
-    _publish(DRAIN_TASK, {"organization_id": str(organization_id)})
-
-
-def _kick(organization_id: uuid.UUID) -> None:
-    """Publish the organization's drain unless one is already queued. The drain clears the mark
-    before it reads the outbox, so a commit that finds the mark set is seen by that drain's
-    read: a burst of commits shares one drain and none is left waiting for beat."""
-    if cache.add(_drain_mark(organization_id), 1, timeout=DRAIN_MARK_SECONDS):
-        drain_publish(organization_id=organization_id)
+    """Beat: publish the organization's drain whatever the mark says."""
+    _publish(task_names.WEBHOOKS_DRAIN_ORGANIZATION, {"organization_id": str(organization_id)})
 
 
 def drain_on_commit(*, organization_id: uuid.UUID) -> None:
-    """Kick the organization's drain once the current transaction commits. A lost kick only
-    costs latency: the beat drain (which ignores the mark) finds the work anyway."""
-    transaction.on_commit(lambda: _kick(organization_id), robust=True)
+    """Kick the organization's drain once the current transaction commits, unless one is
+    already queued. The drain clears the mark before it reads the outbox, so a commit that
+    finds the mark set is seen by that drain's read: a burst of commits shares one drain and
+    none is left waiting for beat. A lost kick only costs latency: the beat drain (which
+    ignores the mark) finds the work anyway."""
+    _publish(
+        task_names.WEBHOOKS_DRAIN_ORGANIZATION,
+        {"organization_id": str(organization_id)},
+        coalesce_key=_drain_mark(organization_id),
+    )
 
 
 def organizations_with_due_work() -> list[uuid.UUID]:
@@ -138,15 +143,13 @@ def outbox_drain(*, organization_id: uuid.UUID) -> DrainResult:
     )
     if due:
         WebhookDelivery.objects.filter(id__in=due).update(queued_until=now + QUEUE_LEASE)
-        transaction.on_commit(lambda: _publish_sends(organization_id, due), robust=True)
+        for delivery_id in due:
+            _publish(
+                task_names.WEBHOOKS_SEND, {"organization_id": str(organization_id), "delivery_id": str(delivery_id)}
+            )
     if DRAIN_BATCH in (len(pending_events), len(due)):
         drain_on_commit(organization_id=organization_id)  # more is waiting
     return DrainResult(events_dispatched=len(pending_events), deliveries_queued=len(due))
-
-
-def _publish_sends(organization_id: uuid.UUID, delivery_ids: Sequence[uuid.UUID]) -> None:
-    for delivery_id in delivery_ids:
-        _publish(SEND_TASK, {"organization_id": str(organization_id), "delivery_id": str(delivery_id)})
 
 
 def message_body(*, event: WebhookEvent, endpoint: WebhookEndpoint) -> bytes:

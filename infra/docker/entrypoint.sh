@@ -10,9 +10,10 @@ role="${1:-api}"
 [ "$#" -gt 0 ] && shift
 case "$role" in
   api)
-    exec gunicorn mirix_saas.wsgi:application --bind 0.0.0.0:8000 \
+    # Timeouts, request-line limit, JSON error answers, control socket: infra/gunicorn_config.py.
+    exec gunicorn -c python:infra.gunicorn_config --bind 0.0.0.0:8000 \
       --workers "${MIRIX_API_WORKERS:-4}" --threads "${MIRIX_API_THREADS:-1}" \
-      --timeout "${MIRIX_API_TIMEOUT_SECONDS:-60}" --graceful-timeout 20 --max-requests 2000 \
+      --graceful-timeout 20 --max-requests 2000 \
       --max-requests-jitter 200 --forwarded-allow-ips "${MIRIX_FORWARDED_ALLOW_IPS:-*}" \
       --access-logfile - "$@"
     ;;

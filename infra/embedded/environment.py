@@ -29,19 +29,23 @@ def redis_dir() -> Path:
     return var_dir() / "redis"
 
 
-def embedded_postgres(database: str) -> postgres.EmbeddedPostgres:
-    """Start (if needed) and bootstrap the embedded cluster and ``database``."""
+def embedded_postgres(database: str) -> tuple[postgres.EmbeddedPostgres, bool]:
+    """Start (if needed) and bootstrap the embedded cluster and ``database``; True when this
+    call started the cluster or created the database (its schema may then be missing or old)."""
+    started = not postgres.is_running(postgres_dir())
     server = postgres.ensure_postgres(postgres_dir())
     postgres.bootstrap_cluster(server.superuser_url())
-    postgres.bootstrap_database(server.superuser_url(), database)
-    return server
+    created = postgres.bootstrap_database(server.superuser_url(), database)
+    return server, started or created
 
 
-def configure_embedded_environment(*, database: str | None = None) -> None:
-    """Set the URLs of the embedded services in ``os.environ`` unless already configured."""
+def configure_embedded_environment(*, database: str | None = None) -> bool:
+    """Set the URLs of the embedded services in ``os.environ`` unless already configured; True
+    when the embedded database was just started or created, so that migrations may be due."""
+    fresh = False
     if not os.environ.get("DATABASE_URL"):
         name = database or os.environ.get("MIRIX_DATABASE_NAME", DEFAULT_DATABASE)
-        server = embedded_postgres(name)
+        server, fresh = embedded_postgres(name)
         os.environ["DATABASE_URL"] = server.url(role=postgres.APP_ROLE, database=name)
         os.environ["DATABASE_OWNER_URL"] = server.url(role=postgres.OWNER_ROLE, database=name)
         os.environ["DATABASE_ADMIN_URL"] = server.superuser_url(name)
@@ -49,3 +53,4 @@ def configure_embedded_environment(*, database: str | None = None) -> None:
         redis.ensure_redis(redis_dir())
         os.environ["CELERY_BROKER_URL"] = redis.broker_url(redis_dir())
         os.environ.setdefault("CACHE_URL", redis.cache_url(redis_dir()))
+    return fresh

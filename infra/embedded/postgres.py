@@ -71,7 +71,14 @@ def stop_postgres(data_dir: Path) -> None:
     if not data_dir.exists() or not is_running(data_dir):
         return
     pgserver = _import_pgserver()
-    user = "pgserver" if os.geteuid() == 0 else None
+    user = None
+    if os.geteuid() == 0:
+        from pgserver.utils import ensure_prefix_permissions
+
+        # pg_ctl runs as the server's own user; a parent directory may have been closed to it
+        # since the start (pytest resets its shared temporary root to 0700 at each run).
+        ensure_prefix_permissions(data_dir.resolve())
+        user = "pgserver"
     pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir.resolve(), user=user)
 
 
@@ -96,8 +103,9 @@ def bootstrap_cluster(superuser_url: str, *, passwords: dict[str, str] | None = 
             conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(role), sql.Literal(password)))
 
 
-def bootstrap_database(admin_url: str, database: str) -> None:
-    """Create ``database`` owned by the owner role, with extensions and grants (idempotent).
+def bootstrap_database(admin_url: str, database: str) -> bool:
+    """Create ``database`` owned by the owner role, with extensions and grants (idempotent);
+    True when it did not exist before.
 
     ``admin_url`` is a superuser connection to any database of the cluster.
     """
@@ -110,6 +118,7 @@ def bootstrap_database(admin_url: str, database: str) -> None:
     with psycopg.connect(make_conninfo(admin_url, dbname=database), autocommit=True) as conn:
         for statement in database_grants_sql(database):
             conn.execute(statement)
+    return not exists
 
 
 def database_grants_sql(database: str) -> list[sql.SQL | sql.Composed]:

@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _manage(env, "migrate", "--noinput", "-v", "0")
         _manage(env, "collectstatic", "--noinput", "-v", "0")
-        _manage(env, "seed_demo")
+        base_url = f"http://{options.host}:{options.port}"
+        _manage(env, "seed_demo", "--base-url", base_url)
         celery = [sys.executable, "-m", "celery", "-A", "mirix_saas"]
         supervisor.start(
             "worker",
@@ -110,19 +111,19 @@ def main(argv: list[str] | None = None) -> int:
                 sys.executable,
                 "-m",
                 "gunicorn",
-                "mirix_saas.wsgi:application",
+                "-c",
+                "python:infra.gunicorn_config",
                 "-b",
                 f"{options.host}:{options.port}",
                 "-w",
                 str(options.api_workers),
-                "--graceful-timeout",
-                "10",
                 "--access-logfile",
                 "-",
             ],
         )
         print(
-            f"\nAPI on http://{options.host}:{options.port}/v1/  (docs /v1/docs, readiness /readyz). Ctrl-C stops.\n",
+            f"\nAPI on {base_url}/v1/  (docs /v1/docs, readiness /readyz), console {base_url}/console/. "
+            "Ctrl-C stops.\n",
             flush=True,
         )
         while not supervisor.stopping:

@@ -11,5 +11,6 @@ from mirix_saas.settings.components.procedural import *  # noqa: F403
 from mirix_saas.settings.components.providers import *  # noqa: F403
 from mirix_saas.settings.components.sentry import *  # noqa: F403
 from mirix_saas.settings.components.storage import *  # noqa: F403
+from mirix_saas.settings.components.timeouts import *  # noqa: F403
 from mirix_saas.settings.components.vault import *  # noqa: F403
 from mirix_saas.settings.components.webhooks import *  # noqa: F403

@@ -31,3 +31,7 @@ FAULT_PAUSES = {
     for point, _, seconds in (item.partition("=") for item in os.environ.get("MIRIX_TEST_FAULT_PAUSES", "").split(","))
     if point and seconds
 }
+# Stepwise jobs: a killed worker's job is found within seconds, not a minute.
+JOBS_HEARTBEAT_SECONDS = 1
+JOBS_STALE_SECONDS = 3
+JOBS_SWEEP_SECONDS = 2

@@ -4,6 +4,7 @@ and withdrawal erasing what the purpose covered (through the erasure job)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,9 @@ from django.test import override_settings
 from apps.consent.purposes import LEARN_SKILLS, PURPOSES
 from apps.consent.services import ConsentRequired, consent_require
 from apps.erasure.models import ErasureRequest
+from apps.memory import services as memory_services
 from apps.memory.models import VaultEntry
-from apps.tenancy.models import ApiKey
+from apps.tenancy.models import ApiKey, Subject
 from apps.tenancy.scope import organization_scope
 from tests.erasure.planting import graph_counts, plant, subject_counts
 from tests.erasure.support import database_text, erasure_request, run_erasure, storage_text
@@ -130,6 +132,43 @@ def test_writes_without_consent_are_refused_and_store_nothing(
     error = response.json()["error"]
     assert error["code"] == "consent_required"
     assert error["details"]["missing_purpose"] == "store_conversations"
+    _nothing_stored(tenant, "ana", storage_root)
+
+
+def _service_write(subject: Subject, write: str, content: str) -> None:
+    """A memory write service called directly, as a worker or another app would."""
+    message = {"role": "user", "content": content, "timestamp": datetime(2024, 3, 2, tzinfo=UTC).isoformat()}
+    if write == "messages":
+        memory_services.memory_write_messages(
+            subject=subject, messages=memory_services.incoming_messages([message]), source_kind="chat"
+        )
+    elif write == "document":
+        memory_services.memory_write_document(
+            subject=subject, filename="notes.txt", content_type="text/plain", data=content.encode()
+        )
+    else:
+        memory_services.memory_batch_create(
+            subject=subject, chunks=[{"messages": [message], "source_kind": "chat", "session_id": ""}], session_id=""
+        )
+
+
+@pytest.mark.parametrize("write", ["messages", "document", "batch"])
+@pytest.mark.parametrize(
+    "withdrawn,content",
+    [
+        ("store_conversations", "We moved to Lisbon in 2021."),
+        ("store_sensitive_values", SECRET_CHAT["messages"][0]["content"]),
+    ],
+)
+def test_the_write_services_refuse_without_consent_and_store_nothing(
+    write: str, withdrawn: str, content: str, storage_root: Path
+) -> None:
+    tenant = make_tenant()
+    tenant.subject("ana")
+    assert _put(tenant, "ana", **{withdrawn: False}).status_code == 200
+    with pytest.raises(ConsentRequired) as refused, organization_scope(tenant.id):
+        _service_write(Subject.objects.get(external_id="ana"), write, content)
+    assert refused.value.details["missing_purpose"] == withdrawn
     _nothing_stored(tenant, "ana", storage_root)
 
 
@@ -257,7 +296,7 @@ def test_a_withdrawal_waits_for_the_write_in_flight_and_later_writes_see_it() ->
     def write_in_flight() -> None:
         try:
             with organization_scope(tenant.id):
-                consent_check_memory_write(subject=subject, payload=CHAT)
+                consent_check_memory_write(subject=subject, texts=[CHAT["messages"][0]["content"]])
                 checked.set()
                 release.wait(timeout=30)  # e.g. the model calls of a write
         finally:

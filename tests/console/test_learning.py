@@ -11,6 +11,7 @@ from apps.audit.models import AuditEntry
 from apps.dream.models import DreamMerge
 from apps.dream.services import dream_run
 from apps.graph import store
+from apps.jobs import task_names
 from apps.procedural.models import SkillCitation
 from apps.tenancy.models import Membership, Subject
 from apps.tenancy.scope import organization_scope
@@ -27,7 +28,7 @@ def test_skill_versions_show_their_citations(tenant: Tenant) -> None:
     fifth = post_session(tenant, agent, harmful("travel", 6, scec=False))
     with organization_scope(tenant.id):
         subject = Subject.objects.get(external_id=agent)
-    run_job("dream.procedural.run", tenant, fifth["dream_job_id"], subject_id=str(subject.id))
+    run_job(task_names.PROCEDURAL_DREAM, tenant, fifth["dream_job_id"], subject_id=str(subject.id))
     with organization_scope(tenant.id):
         citations = list(SkillCitation.objects.select_related("skill_version__skill"))
     assert citations

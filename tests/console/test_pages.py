@@ -280,6 +280,19 @@ def test_a_refused_action_writes_nothing(world: World) -> None:
     assert len(_audit(world.tenant)) == before
 
 
+def test_rotating_a_key_twice_in_the_console_is_refused(tenant: Tenant) -> None:
+    client = make_staff(tenant, role=Membership.Role.OWNER).client()
+    with organization_scope(tenant.id):
+        key = ApiKey.objects.get()
+    url = reverse("console:api-key-rotate", kwargs={"org_id": tenant.id, "api_key_id": key.id})
+    assert client.post(url, {"overlap_seconds": "60"}).status_code == 200
+    again = client.post(url, {"overlap_seconds": "60"})
+    assert again.status_code == 409 and b"already rotated" in again.content
+    with organization_scope(tenant.id):
+        assert ApiKey.objects.filter(rotated_from=key).count() == 1
+    assert [e.action for e in _audit(tenant)].count("console.api_key.rotate") == 1
+
+
 def test_offboarding_is_for_superusers_and_leaves_a_receipt(tenant: Tenant, other_tenant: Tenant) -> None:
     owner = make_staff(tenant, role=Membership.Role.OWNER).client()
     url = reverse("console:organization-offboard", kwargs={"org_id": tenant.id})

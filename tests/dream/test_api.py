@@ -43,7 +43,7 @@ def test_a_dream_round_runs_as_a_job_with_a_summary_and_its_merges_are_listed() 
     tenant = make_tenant()
     webhook_services.webhook_endpoint_create(
         organization_id=tenant.id,
-        url="https://hooks.example.com/dream",
+        url="http://127.0.0.1:9/dream",
         event_types=["dream.completed"],
         include_content_for=[],
     )

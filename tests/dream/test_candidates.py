@@ -16,7 +16,8 @@ from apps.dream.candidates import (
     plan_round,
     rejection_key,
 )
-from apps.providers.dream_schemas import DreamAnchor, DreamQuestion, local_verdict, verdict_schema
+from apps.dream.local import local_verdict
+from apps.providers.dream_schemas import DreamAnchor, DreamQuestion, verdict_schema
 
 pytestmark = pytest.mark.unit
 

@@ -19,7 +19,7 @@ from apps.graph.keys import anchor_key
 from apps.platform.errors import Conflict, NotFound
 from apps.providers.dream_schemas import DreamQuestion, DreamVerdict
 from apps.providers.interfaces import MeteringContext
-from apps.providers.registry import graph_llm_for
+from apps.providers.registry import dream_judge_for
 from apps.tenancy.models import Subject
 from tests.dream.support import Spec, add_anchors, add_frame, evidence_checksums, graph_state, in_scope, semantic_row
 from tests.factories import make_tenant
@@ -34,7 +34,7 @@ class CountingLLM:
 
     def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
         self.asked.append(question.names)
-        return graph_llm_for().dream_decide(question, metering=metering)
+        return dream_judge_for().dream_decide(question, metering=metering)
 
 
 NAMED = [

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from apps.graph.keys import anchor_key
-from apps.graph.merge import MergeConflict, anchor_merge, anchor_merge_undo
+from apps.graph.merge_store import MergeConflict, anchor_merge, anchor_merge_undo
 from apps.tenancy.models import Subject
 from tests.dream.support import Spec, add_anchors, add_frame, graph_state, in_scope
 from tests.factories import make_tenant

@@ -13,7 +13,7 @@ from apps.graph.keys import anchor_key
 from apps.graph.models import AnchorVector
 from apps.providers.config import OpenAIConfig
 from apps.providers.models import ProviderUsage
-from apps.providers.openai_provider import OpenAIGraphLLM
+from apps.providers.openai_provider import OpenAIDreamJudge
 from tests.dream.support import Spec, add_anchors, graph_state, in_scope
 from tests.factories import make_tenant
 from tests.providers.openai_stub import OpenAIStub, RecordedRequest, StubReply, json_reply
@@ -53,7 +53,7 @@ def test_openai_decisions_merge_only_to_one_of_the_two_names(
             embedding=jug.embedding
         )
     openai_stub.respond_with(_decide)
-    llm = OpenAIGraphLLM(config=stub_config)
+    llm = OpenAIDreamJudge(config=stub_config)
     with in_scope(subject):
         summary = dream_run(subject=subject, chunk_ids=[built.chunk_id], final=False, llm=llm)
         anchors = graph_state(subject)["anchors"]

@@ -12,6 +12,7 @@ from django.db import connections
 
 from apps.graph import adapter as graph
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
+from apps.jobs import task_names
 from apps.tenancy.scope import organization_scope
 from mirix_saas.celery import app
 from tests.factories import Tenant
@@ -108,7 +109,7 @@ def plant(tenant: Tenant, external_id: str, *, canary: str | None = None) -> Pla
         planted.batch_job_ids.append(body["job_id"])
         if run:
             app.loader.import_default_modules()  # the task modules a worker would import
-            app.tasks["indexing.memory.batch_ingest"].apply(
+            app.tasks[task_names.BATCH_INGEST].apply(
                 kwargs={"organization_id": str(tenant.id), "job_id": body["job_id"], "batch_id": body["batch_id"]}
             ).get()
     # Consent history (who changed what, when).
@@ -136,9 +137,11 @@ def plant(tenant: Tenant, external_id: str, *, canary: str | None = None) -> Pla
         sessions.append(written.json()["id"])
     with organization_scope(tenant.id):
         from apps.procedural import services as procedural
+        from apps.procedural.models import TaskSession
+        from apps.procedural.provider import metering_for, procedural_llm
 
-        llm, metering = procedural.procedural_llm(tenant.id), procedural.metering_for(tenant.id)
-        session = procedural.TaskSession.objects.get(id=sessions[1])
+        llm, metering = procedural_llm(tenant.id), metering_for(tenant.id)
+        session = TaskSession.objects.get(id=sessions[1])
         assert procedural.session_distill(session=session, llm=llm, metering=metering)
         assert procedural.skills_curate(subject=subject, llm=llm, metering=metering)["created"] == 1
     # Graph vertices and an edge carrying the canary, through the adapter.

@@ -32,7 +32,7 @@ def _subscribe(tenant) -> None:  # type: ignore[no-untyped-def]
     """A webhook endpoint that receives memory text: events then hold the subject's content."""
     webhook_services.webhook_endpoint_create(
         organization_id=tenant.id,
-        url="https://hooks.example.com/mirix",
+        url="http://127.0.0.1:9/mirix",
         event_types=["*"],
         include_content_for=["memory.created"],
     )

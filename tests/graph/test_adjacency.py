@@ -9,7 +9,8 @@ from django.db import transaction
 
 from apps.graph import adjacency, store
 from apps.graph.models import AnchorFrame, AnchorRow
-from apps.graph.services import adjacency_rebuild_missing, index_chunk
+from apps.graph.services import adjacency_rebuild_missing, graph_reembed_step, index_chunk
+from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
@@ -94,7 +95,7 @@ def test_indexing_fills_the_index_and_a_rebuild_reproduces_it() -> None:
         AnchorFrame.objects.filter(subject=subject).delete()
         AnchorRow.objects.filter(subject=subject).delete()
         assert _frames(subject) == set() and _rows(subject) == set()
-        counts = adjacency.rebuild(organization_id=tenant.id, subject_id=subject.id)
+        counts = store.adjacency_rebuild(organization_id=tenant.id, subject_id=subject.id)
         assert _frames(subject) == frames and _rows(subject) == rows
         assert counts == {"anchor_frames": len(frames), "anchor_rows": len(rows)}
 
@@ -236,9 +237,6 @@ def _copies(subject: Subject) -> dict[str, tuple[str, list[float]]]:
 
 
 def test_mentions_carry_their_rows_vectors_and_follow_a_re_embedding() -> None:
-    from apps.memory.models import EpisodicEvent, SemanticItem
-    from apps.memory.services import memory_reembed_step
-
     tenant = make_tenant()
     subject = _indexed(tenant)
     with organization_scope(tenant.id):
@@ -260,7 +258,7 @@ def test_mentions_carry_their_rows_vectors_and_follow_a_re_embedding() -> None:
             return [[0.5] * len(next(iter(vectors.values()))[1]) for _ in texts]
 
     with organization_scope(tenant.id), transaction.atomic():
-        while memory_reembed_step(embedder=Renamed()):  # type: ignore[arg-type]
+        while graph_reembed_step(embedder=Renamed()):  # type: ignore[arg-type]
             pass
         after = _copies(subject)
     assert set(after) == set(copies)

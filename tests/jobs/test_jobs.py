@@ -4,6 +4,7 @@ import uuid
 
 import pytest
 
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_create
 from apps.tenancy.scope import organization_scope
@@ -29,7 +30,7 @@ def test_job_runs_on_a_real_worker_exactly_once_in_effect() -> None:
         assert done["result"] == {"graph": "ok", "vertices": 0}
         assert done["attempts"] == 1 and done["started_at"] and done["finished_at"] and done["error"] is None
         # A redelivered message for a finished job changes nothing.
-        app.send_task("maintenance.graph.check", kwargs={"organization_id": str(tenant.id), "job_id": job_id})
+        app.send_task(task_names.GRAPH_CHECK, kwargs={"organization_id": str(tenant.id), "job_id": job_id})
         second = tenant.client().post("/v1/graph/check").json()["job_id"]
         wait_for(lambda: _job(tenant, second)["status"] == "succeeded")
         assert _job(tenant, job_id)["attempts"] == 1
@@ -45,14 +46,14 @@ def test_enqueue_happens_only_after_commit() -> None:
 
         with pytest.raises(RuntimeError), organization_scope(tenant.id):
             job = job_create(organization_id=tenant.id, kind="graph.check")
-            job_enqueue_on_commit(job=job, task_name="maintenance.graph.check")
+            job_enqueue_on_commit(job=job, task_name=task_names.GRAPH_CHECK)
             raise RuntimeError("rolled back")
         assert sent == []
         with organization_scope(tenant.id):
             job = job_create(organization_id=tenant.id, kind="graph.check")
-            job_enqueue_on_commit(job=job, task_name="maintenance.graph.check")
+            job_enqueue_on_commit(job=job, task_name=task_names.GRAPH_CHECK)
             assert sent == []
-        assert sent == ["maintenance.graph.check"]
+        assert sent == [task_names.GRAPH_CHECK]
     finally:
         app.send_task = original  # type: ignore[method-assign]
 

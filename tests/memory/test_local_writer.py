@@ -152,9 +152,10 @@ def test_core_drafts_per_block_without_repeating_stored_memory(metering: Meterin
     assert human.label == "human"
     assert human.text.splitlines() == [
         "Tomas: I'm a nurse at St. Mary's Hospital and I love hiking.",
+        "Nadia: I adopted a puppy named Biscuit last Sunday.",  # a pet: a lasting fact, told as an event
         'Nadia: My favorite book is "The Overstory" by Richard Powers.',
     ]
-    assert human.source_message_ids == ["s1-3", "s2-5"]
+    assert human.source_message_ids == ["s1-3", "s2-1", "s2-5"]
     assert persona.label == "persona"
     assert persona.text == "Coach: I'm a running coach assistant and I prefer short, direct answers."
 

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apps.graph.services import index_chunk
+from apps.language.words import count_tokens
 from apps.memory.api.serializers import MAX_MESSAGE_CHARS
 from apps.memory.models import STORES, EpisodicEvent, ResourceItem
 from apps.memory.services import memory_batch_step
 from apps.resources.storage import storage
-from apps.retrieval.fusion import count_tokens
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
 from tests.processes import celery_worker, purge_queues, wait_for
@@ -216,6 +216,23 @@ def test_small_talk_next_to_substance_is_kept_and_small_talk_alone_is_a_422() ->
     error = alone.json()["error"]
     assert error["code"] == "nothing_to_store" and "nothing was stored" in error["message"]
     assert _row_count(tenant) == before
+
+
+def test_small_talk_next_to_a_pasted_document_is_kept() -> None:
+    """A document alone makes a write worth storing; the messages around it are kept too."""
+    tenant = make_tenant()
+    tenant.subject("lena")
+    written = _write(
+        tenant,
+        {
+            "messages": [
+                {"id": "thanks", "role": "user", "content": "Thanks!"},
+                {"id": "doc", "role": "user", "content": long_text(21_000)},
+            ]
+        },
+    )
+    assert written.status_code == 201, written.content
+    assert _stored_message_ids(tenant) >= {"thanks", "doc"}
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from apps.jobs.models import Job
-from apps.memory.models import CoreBlock, EpisodicEvent, VaultEntry
+from apps.memory.models import CoreBlock, EpisodicEvent, SemanticItem, VaultEntry
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
 from tests.providers.openai_stub import OpenAIStub, chat_reply, json_reply
@@ -88,3 +88,41 @@ def test_a_malformed_reply_then_a_good_one_succeeds(openai_stub: OpenAIStub, ten
     assert response.status_code == 201, response.content
     with organization_scope(tenant.id):
         assert EpisodicEvent.objects.count() == 1
+
+
+def _fact(attribute: str, summary: str) -> dict[str, object]:
+    return {
+        "source_message_ids": ["m1"],
+        "name": "Ravi",
+        "attribute": attribute,
+        "summary": summary,
+        "details": summary,
+        "source": "Ravi",
+    }
+
+
+def test_the_openai_writer_chooses_the_attribute_and_a_fact_supersedes_only_its_own(
+    openai_stub: OpenAIStub, tenant: Tenant
+) -> None:
+    def write(content: str, *facts: dict[str, object]) -> None:
+        openai_stub.queue(
+            json_reply({"memory_types": ["semantic"], "reason": "facts"}), json_reply({"drafts": list(facts)})
+        )
+        message = {"id": "m1", "role": "user", "name": "Ravi", "timestamp": "2024-02-12T08:00:00Z", "content": content}
+        response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": [message]}, format="json")
+        assert response.status_code == 201, response.content
+
+    write(
+        "I live in Denver and I'm a welder.",
+        _fact("Home_City", "Ravi lives in Denver."),
+        _fact("Employer", "Ravi is a welder."),
+    )
+    write("We moved to Austin.", _fact("home city", "Ravi moved from Denver to Austin."))
+    schema = openai_stub.requests[-1].body["response_format"]["json_schema"]["schema"]
+    assert "attribute" in json.dumps(schema)
+    rows = tenant.client().get("/v1/subjects/ravi/memories?type=semantic").json()["results"]
+    current = {row["content"]["attribute"]: row["content"]["summary"] for row in rows}
+    assert current == {"home city": "Ravi moved from Denver to Austin.", "job": "Ravi is a welder."}
+    with organization_scope(tenant.id):
+        old = SemanticItem.objects.get(summary="Ravi lives in Denver.")
+        assert SemanticItem.objects.get(supersedes=old).attribute == "home city"

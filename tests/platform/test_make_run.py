@@ -81,6 +81,10 @@ def test_make_run_starts_everything_and_stops_cleanly(tmp_path: Path) -> None:
         assert checks == {"postgres": "ok", "pgvector": "ok", "age": "ok", "broker": "ok"}
         key = re.search(r"API key:\s+(mx_live_\w+)", "".join(stack.output))
         assert key, "".join(stack.output)
+        # The banner names the port the stack listens on; the control socket is this stack's own.
+        console = re.findall(r"console:?\s+(http://\S+/console/)", "".join(stack.output))
+        assert console == [stack.url("/console/")] * 2, console
+        assert (var_dir / "gunicorn.ctl").is_socket()
         headers = {"Authorization": f"Bearer {key.group(1)}"}
         created = requests.post(
             stack.url("/v1/subjects"), json={"external_id": "kept", "kind": "user"}, headers=headers, timeout=10

@@ -8,9 +8,9 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from apps.procedural.admission import admission_decide, replay_run
+from apps.procedural.admission import replay_run
 from apps.procedural.models import Admission, Replay, Skill, TaskSession
-from apps.procedural.services import dream_sweep
+from apps.procedural.services import admission_decide, dream_sweep
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from tests.factories import make_tenant

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from apps.jobs import task_names
 from apps.procedural.models import Scec, TaskSession
 from apps.resources.storage import storage
 from apps.tenancy.scope import organization_scope
@@ -30,7 +31,7 @@ def test_sessions_dream_into_cited_skills_that_search_and_feedback_evolve() -> N
     assert all(w["dream_job_id"] is None for w in written)
     fifth = post_session(tenant, agent, harmful("travel", 6, scec=False))
     assert fifth["pending_sessions"] == 5 and fifth["dream_job_id"]
-    run_job("dream.procedural.run", tenant, fifth["dream_job_id"], subject_id=subject_id(tenant, agent))
+    run_job(task_names.PROCEDURAL_DREAM, tenant, fifth["dream_job_id"], subject_id=subject_id(tenant, agent))
     result = job(tenant, fifth["dream_job_id"])
     assert result["status"] == "succeeded", result
     assert result["result"]["sessions"] == 5 and result["result"]["created"] == 2
@@ -62,11 +63,11 @@ def test_sessions_dream_into_cited_skills_that_search_and_feedback_evolve() -> N
     )
     assert feedback.status_code == 202, feedback.content
     with organization_scope(tenant.id):
-        from apps.procedural.evolution import evolve_schedule
+        from apps.procedural.evolution_store import evolve_schedule
 
         evolution_job = evolve_schedule(organization_id=tenant.id)
     assert evolution_job is not None
-    run_job("maintenance.procedural.evolve", tenant, str(evolution_job.id))
+    run_job(task_names.PROCEDURAL_EVOLVE, tenant, str(evolution_job.id))
     after = client.get(f"/v1/subjects/{agent}/skills/{cooking['id']}").json()
     # w ← 0.5 + α·(1 − 0.5) − β·1 = 0.5 + 0.2·0.5 − 0.02
     assert after["weight"] == pytest.approx(0.58)
@@ -125,6 +126,6 @@ def test_large_scecs_go_to_object_storage_and_small_ones_stay_inline() -> None:
     with organization_scope(tenant.id):
         scec = Scec.objects.get(id=large["scec"]["id"])
         assert scec.package is None and storage().exists(scec.object_key)
-        from apps.procedural.services import scec_package
+        from apps.procedural.selectors import scec_package
 
         assert scec_package(scec)["inputs"]["context"] == "x" * 2000

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 
-from apps.procedural.evolution import evolve, skills_merge_duplicates
+from apps.procedural.evolution_store import evolve, skills_merge_duplicates
 from apps.procedural.models import Experience, Skill, SkillCitation, SkillEvent, TaskSession
+from apps.procedural.provider import metering_for, procedural_llm
 from apps.procedural.sedm import merged_weight
-from apps.procedural.services import general_form_refresh, metering_for, procedural_llm, skill_create
+from apps.procedural.services import general_form_refresh, skill_create
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from apps.webhooks.models import WebhookEvent
@@ -66,7 +67,7 @@ def test_scripted_feedback_converges_as_the_update_rule_says() -> None:
     tenant = make_tenant()
     webhook_endpoint_create(
         organization_id=tenant.id,
-        url="https://hooks.example.com/skills",
+        url="http://127.0.0.1:9/skills",
         event_types=["skill.created", "skill.weight_changed", "skill.archived"],
     )
     subject = _subject(tenant, "agent-evolve")

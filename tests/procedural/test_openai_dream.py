@@ -3,6 +3,7 @@ the distiller's quotes and the curator's citations are checked before anything i
 
 from __future__ import annotations
 
+from apps.jobs import task_names
 from apps.procedural.models import Experience, SkillCitation, TaskSession
 from apps.providers.models import ProviderUsage
 from apps.tenancy.scope import organization_scope
@@ -37,7 +38,7 @@ def test_fabricated_quotes_make_the_outcome_unclear_and_uncited_citations_are_dr
             )
         )
     openai_stub.respond_with(lambda request: _curate(request.body))
-    run_job("dream.procedural.run", tenant, written[-1]["dream_job_id"], subject_id=subject_id(tenant, agent))
+    run_job(task_names.PROCEDURAL_DREAM, tenant, written[-1]["dream_job_id"], subject_id=subject_id(tenant, agent))
     finished = job(tenant, written[-1]["dream_job_id"])
     assert finished["status"] == "succeeded", finished
     assert finished["result"]["unclear"] == 1 and finished["result"]["experiences"] == 4

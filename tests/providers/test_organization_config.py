@@ -49,7 +49,7 @@ def test_an_organization_brings_its_own_endpoint_and_key(openai_stub: OpenAIStub
 
 @pytest.mark.parametrize(
     "base_url",
-    ["http://10.0.0.7/v1", "https://169.254.169.254/latest", "https://user:pw@example.com/v1", "ftp://example.com"],
+    ["http://10.0.0.7/v1", "https://169.254.169.254/latest", "https://user:pw@127.0.0.1:9/v1", "ftp://127.0.0.1:9/v1"],
 )
 def test_unsafe_base_urls_are_refused(base_url: str) -> None:
     tenant = make_tenant()

@@ -9,6 +9,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from pytest_django.fixtures import Settings
 
+from apps.dream.local import LocalDreamJudge
 from apps.graph.extraction.local import LocalGraphLLM
 from apps.memory.writing.local import LocalMemoryLLM
 from apps.procedural.local import LocalProceduralLLM
@@ -69,6 +70,7 @@ def test_an_organization_override_uses_its_own_endpoint_model_and_key(
 
 def test_every_local_implementation_is_built_from_its_domain_app() -> None:
     assert isinstance(registry.graph_llm_for(), LocalGraphLLM)
+    assert isinstance(registry.dream_judge_for(), LocalDreamJudge)
     assert isinstance(registry.answer_llm_for(), LocalAnswerLLM)
     assert isinstance(registry.procedural_llm_for(), LocalProceduralLLM)
     assert registry.graph_llm_for() is registry.graph_llm_for()

@@ -56,8 +56,9 @@ class Server:
 def api_server(
     *, workers: int = 2, threads: int = 8, env: dict[str, str] | None = None, name: str = "api"
 ) -> Iterator[Server]:
-    """gunicorn serving the test settings on a free port (the test's database, unless ``env``
-    points it elsewhere); stopped (and reaped) on exit."""
+    """gunicorn with the service's configuration (``infra.gunicorn_config``) serving the test
+    settings on a free port (the test's database, unless ``env`` points it elsewhere); stopped
+    (and reaped) on exit."""
     port = free_port()
     log = open(ROOT / "var" / f"test-server-{name}.log", "wb")
     process = subprocess.Popen(
@@ -65,7 +66,8 @@ def api_server(
             sys.executable,
             "-m",
             "gunicorn",
-            "mirix_saas.wsgi:application",
+            "-c",
+            "python:infra.gunicorn_config",
             "-b",
             f"127.0.0.1:{port}",
             "-w",
@@ -74,8 +76,8 @@ def api_server(
             "gthread",
             "--threads",
             str(threads),
-            "--timeout",
-            "120",
+            "--control-socket",
+            str(ROOT / "var" / f"test-server-{name}.ctl"),
         ],
         cwd=ROOT,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "mirix_saas.settings.test", **(env or {})},

@@ -17,13 +17,14 @@ import pytest
 from django.db import connection
 
 from apps.graph.services import index_chunk
+from apps.jobs.models import Job
 from apps.memory.locks import subject_write_lock
 from apps.memory.models import CoreBlock, EpisodicEvent, SemanticItem
 from apps.tenancy.models import ApiKey, Subject
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.services import api_key_touch
 from tests.factories import make_tenant
-from tests.processes import purge_queues, wait_for
+from tests.processes import ROOT, celery_worker, purge_queues, wait_for
 from tests.reliability.clients import post_all
 from tests.reliability.support import api_server, graph_snapshot, message, stored_as_answered
 
@@ -267,3 +268,63 @@ def _waiting_for_advisory_lock() -> int:
             "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+POSTGRES_LOG = ROOT / "var" / "postgres" / "log"
+
+
+def _postgres_log_since(offset: int) -> str:
+    """The embedded server's log lines written after ``offset`` bytes (this test's lines: the
+    suite runs its tests one at a time against this cluster)."""
+    with POSTGRES_LOG.open("rb") as log:
+        log.seek(offset)
+        return log.read().decode(errors="replace")
+
+
+def _index_jobs_done(organization_id: Any) -> bool:
+    with organization_scope(organization_id):
+        statuses = set(Job.objects.filter(kind="memory.index").values_list("status", flat=True))
+    return statuses == {Job.Status.SUCCEEDED}
+
+
+@pytest.mark.slow
+def test_sixteen_writers_with_the_indexer_running_never_deadlock() -> None:
+    """Writers supersede the subject's semantic row while a real indexing worker holds the
+    rows of the chunks just written. Before one lock order, a writer holding the
+    organization's audit lock waited at commit (deferred foreign key check) for a row the
+    indexer held, while the indexer waited for the audit lock: ``deadlock detected`` and a
+    503. Now both take their locks in the order of ``apps.memory.locks``."""
+    purge_queues()
+    tenant = make_tenant()
+    tenant.subject("maya")
+    keys = [tenant.issue_key(["memories:write"]) for _ in range(WRITERS)]
+
+    def write(n: int) -> list[tuple[int, dict[str, Any]]]:
+        answers = []
+        for w in range(WRITES_PER_PROCESS):
+            token = 100 * n + w
+            response = tenant.client(keys[n]).post(
+                "/v1/subjects/maya/memories", {"messages": [message(_text(token), n=token)]}, format="json"
+            )
+            answers.append((response.status_code, response.json()))
+        return answers
+
+    with celery_worker(queues=["indexing"], name="deadlock-indexer"):
+        # A first write warms the worker (its language models load on the first job), so
+        # that the indexer keeps pace with the writers, a chunk behind.
+        first = tenant.client().post(
+            "/v1/subjects/maya/memories", {"messages": [message(_text(99), n=99)]}, format="json"
+        )
+        assert first.status_code == 201
+        wait_for(lambda: _index_jobs_done(tenant.id), timeout=300, interval=0.5)
+        log_offset = POSTGRES_LOG.stat().st_size
+        answers = [answer for answers in _in_threads(write, list(range(WRITERS))) for answer in answers]
+        wait_for(lambda: _index_jobs_done(tenant.id), timeout=300, interval=1)
+    postgres_log = _postgres_log_since(log_offset)
+    assert "deadlock detected" not in postgres_log, postgres_log
+    assert Counter(status for status, _ in answers) == {201: WRITERS * WRITES_PER_PROCESS}, answers
+    stored_as_answered([first.json(), *(body for _, body in answers)], tenant.id)
+    tokens = [f"token{100 * n + w:02d}" for n in range(WRITERS) for w in range(WRITES_PER_PROCESS)]
+    _chains_are_linear(tenant.id, ["token99", *tokens])
+    _assert_graph_once(tenant.id)
+    purge_queues()

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import connections
 from psycopg import sql
 
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.tenancy.scope import organization_scope
@@ -69,7 +70,7 @@ def test_writes_during_a_graph_outage_are_kept_and_the_sweep_indexes_them_on_a_r
             assert during and {status for _, _, status in during} == {"failed"}
             assert _job(tenant, job_id).result["failed"] == len(during)
         assert graph_snapshot(tenant.id).anchors == []
-        app.send_task("indexing.sweep")  # what beat sends every five minutes
+        app.send_task(task_names.INDEX_SWEEP)  # what beat sends every five minutes
         wait_for(lambda: {status for _, _, status in _rows(tenant)} == {"indexed"}, timeout=90)
     after = _rows(tenant)
     assert [(i, s) for i, s, _ in after] == [(i, s) for i, s, _ in during]  # the evidence, unchanged

@@ -66,7 +66,7 @@ def tenant() -> Tenant:
     tenant = make_tenant()
     tenant.subject("ravi")
     webhook_endpoint_create(  # subscribed: a stored write would leave a memory.created event
-        organization_id=tenant.id, url="https://hooks.example.com/mirix", event_types=["*"], include_content_for=[]
+        organization_id=tenant.id, url="http://127.0.0.1:9/mirix", event_types=["*"], include_content_for=[]
     )
     return tenant
 

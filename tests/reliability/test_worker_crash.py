@@ -1,14 +1,16 @@
 """Two real workers on the real broker; one is SIGKILLed in the middle of a job (held at a
 fault pause point with its transaction open). The message it never acknowledged comes back
-after the broker's visibility timeout (shortened for these workers), the other worker runs
-the job, and the effect is exactly once: no double counts, no duplicate graph identity, one
-erasure receipt and no trace left."""
+after the broker's visibility timeout (shortened for these workers), or, for a stepwise job,
+the jobs sweep finds its heartbeat stopped and publishes it again; the other worker runs the
+job, and the effect is exactly once: no double counts, no duplicate graph identity, one
+erasure receipt, every batch chunk written once, and no trace left."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,9 @@ from django.conf import settings
 from apps.audit.models import AuditEntry
 from apps.erasure.models import ErasureRequest
 from apps.erasure.registry import erasers_for
+from apps.erasure.services import SUBJECT_ROW_STEP
 from apps.jobs.models import Job
-from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.memory.models import STORES, EpisodicEvent, IngestionBatchChunk, SemanticItem
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from apps.webhooks.events import SUBJECT_ERASED
@@ -29,14 +32,10 @@ from apps.webhooks.services import webhook_endpoint_create
 from tests.erasure.planting import graph_counts, plant, subject_counts
 from tests.erasure.support import database_text, storage_text
 from tests.factories import make_tenant
-from tests.processes import ROOT, celery_worker, purge_queues, wait_for
+from tests.processes import celery_worker, purge_queues, wait_for, worker_log
 from tests.reliability.support import graph_snapshot, message
 
 VISIBILITY = {"MIRIX_BROKER_VISIBILITY_TIMEOUT": "3"}
-
-
-def _log(name: str) -> str:
-    return (ROOT / "var" / f"test-worker-{name}.log").read_text(errors="replace")
 
 
 def _open_transactions() -> int:
@@ -58,7 +57,7 @@ def _kill(worker: subprocess.Popen[bytes]) -> None:
 
 
 def _paused(name: str) -> bool:
-    return "fault pause" in _log(name)
+    return "fault pause" in worker_log(name)
 
 
 def _job_status(organization_id: Any, job_id: str) -> str:
@@ -93,8 +92,8 @@ def test_a_worker_killed_mid_indexing_is_replaced_and_the_graph_is_written_once(
         with celery_worker(queues=["indexing"], name="crash-index-b", env=VISIBILITY):
             _kill(a)
             wait_for(lambda: _job_status(tenant.id, job_id) == Job.Status.SUCCEEDED, timeout=90)
-    task_id = next(line for line in _log("crash-index-a").splitlines() if "received" in line).split("[")[-1][:36]
-    assert f"{task_id}] succeeded" in _log("crash-index-b")  # the same message, redelivered
+    task_id = next(line for line in worker_log("crash-index-a").splitlines() if "received" in line).split("[")[-1][:36]
+    assert f"{task_id}] succeeded" in worker_log("crash-index-b")  # the same message, redelivered
     with organization_scope(tenant.id):
         job = Job.objects.get(id=job_id)
         rows = [*EpisodicEvent.objects.all(), *SemanticItem.objects.all()]
@@ -118,7 +117,7 @@ def test_a_worker_killed_mid_erasure_is_replaced_and_erasure_completes_once() ->
     purge_queues()
     tenant = make_tenant()
     webhook_endpoint_create(  # subscribed: the erasure emits one subject.erased event
-        organization_id=tenant.id, url="https://hooks.example.com/mirix", event_types=["*"], include_content_for=[]
+        organization_id=tenant.id, url="http://127.0.0.1:9/mirix", event_types=["*"], include_content_for=[]
     )
     ana = plant(tenant, "ana")
     planted = subject_counts(ana.subject_id)
@@ -152,8 +151,69 @@ def test_a_worker_killed_mid_erasure_is_replaced_and_erasure_completes_once() ->
         assert done.counts.get(store, 0) == count, store
     for key, count in planted_graph.items():
         assert done.counts.get(key, 0) == count, key
-    assert sorted(done.steps_done) == sorted(names)
+    assert sorted(done.steps_done) == sorted([*names, SUBJECT_ROW_STEP])
+    assert done.storage, "the touched tables are rewritten (or reported) after the deletes"
     assert not Subject.objects.dangerously_across_organizations().filter(id=ana.subject_id).exists()
     assert ana.canary not in database_text().lower()
     assert ana.canary not in storage_text(Path(settings.OBJECT_STORAGE_ROOT) / "org" / str(tenant.id))
+    purge_queues()
+
+
+BATCH_CHUNKS = 40
+KILLED_AT = 10  # the eleventh chunk of forty
+
+
+def _batch_chunk(n: int) -> dict[str, Any]:
+    return {"messages": [message(f"On day {n} I walked to the lake with chunkmark{n:02d}.", n=n)]}
+
+
+def _swept() -> int:
+    from workers.maintenance import jobs_sweep_task
+
+    return int(jobs_sweep_task.apply().get())
+
+
+@pytest.mark.slow
+def test_a_batch_whose_worker_is_killed_is_resumed_by_the_sweep_and_writes_each_chunk_once() -> None:
+    """The broker would hold the killed worker's message for its 7 h visibility timeout (left
+    at its default here): the sweep, seeing the job's heartbeat stop, publishes it again, and
+    the new worker goes on from the first unwritten chunk."""
+    purge_queues()
+    tenant = make_tenant()
+    tenant.subject("maya")
+    doomed = {"MIRIX_TEST_FAULT_PAUSES": f"memory.batch.chunk.{KILLED_AT}=300"}
+    chunks = [_batch_chunk(n) for n in range(BATCH_CHUNKS)]
+    with celery_worker(queues=["indexing"], name="crash-batch-a", env=doomed) as a:
+        accepted = tenant.client().post("/v1/subjects/maya/memories/batch", {"chunks": chunks}, format="json")
+        assert accepted.status_code == 202, accepted.content
+        job_id, batch_id = accepted.json()["job_id"], accepted.json()["batch_id"]
+        wait_for(lambda: _paused("crash-batch-a"), timeout=180)
+        _kill(a)
+    with organization_scope(tenant.id):
+        assert IngestionBatchChunk.objects.filter(batch_id=batch_id).count() == KILLED_AT
+        assert Job.objects.get(id=job_id).status == Job.Status.RUNNING
+    # No worker is running: what takes the job up again is the sweep, once its heartbeat is stale.
+    wait_for(lambda: _swept() == 1, timeout=30, interval=0.5)
+    assert _job_status(tenant.id, job_id) == Job.Status.QUEUED
+    with celery_worker(queues=["indexing"], name="crash-batch-b"):
+        wait_for(lambda: _job_status(tenant.id, job_id) == Job.Status.SUCCEEDED, timeout=300, interval=0.5)
+    assert "fault pause" not in worker_log("crash-batch-b")
+    with organization_scope(tenant.id):
+        job = Job.objects.get(id=job_id)
+        written = list(IngestionBatchChunk.objects.filter(batch_id=batch_id).order_by("index"))
+        rows = [row for model in STORES.values() for row in model.objects.all()]
+    assert job.resumes == 1 and job.attempts == 2
+    assert job.result["chunks_done"] == BATCH_CHUNKS
+    assert [chunk.index for chunk in written] == list(range(BATCH_CHUNKS))
+    # Each chunk's rows carry one chunk id, the one its record names: no chunk written twice.
+    by_chunk = Counter(str(row.chunk_id) for row in rows)
+    assert sorted(by_chunk) == sorted(str(chunk.chunk_id) for chunk in written)
+    for chunk in written:
+        assert by_chunk[str(chunk.chunk_id)] == chunk.records_written > 0
+    for n in range(BATCH_CHUNKS):
+        marked = {
+            str(row.chunk_id) for row in rows if isinstance(row, EpisodicEvent) and f"chunkmark{n:02d}" in row.details
+        }
+        assert len(marked) == 1, (n, marked)
+    assert job.result["records_written"] == sum(chunk.records_written for chunk in written)
     purge_queues()

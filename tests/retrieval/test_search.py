@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db.models import Count
 from django.test import override_settings
+from rest_framework.test import APIClient
 
 from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem
@@ -184,3 +185,25 @@ def test_neighbours_and_anchor_mentions_read_only_this_subjects_rows() -> None:
         # This organization's ids, asked for under the other one, read nothing.
         assert reads.neighbours(subject=other_subject, row_ids=[ordered[1]], per_row=1) == {}
         assert reads.anchor_mentions(subject=other_subject, row_ids=row_ids, keys=["maya"]) == {}
+
+
+def test_the_schema_types_the_search_response() -> None:
+    document = APIClient().get("/v1/schema", HTTP_ACCEPT="application/json").json()
+    response = document["paths"]["/v1/subjects/{external_id}/search"]["post"]["responses"]["200"]
+    assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/SearchOutput"}
+    schemas = document["components"]["schemas"]
+    output = schemas["SearchOutput"]["properties"]
+    assert output["facts"]["items"] == {"$ref": "#/components/schemas/Fact"}
+    assert output["rows"]["items"] == {"$ref": "#/components/schemas/EvidenceRow"}
+    assert output["plan"] == {"$ref": "#/components/schemas/Plan"}
+    assert output["budget"] == {"$ref": "#/components/schemas/BudgetReport"}
+    assert schemas["Fact"]["properties"]["citations"] == {"type": "array", "items": {"type": "string"}}
+    assert schemas["EvidenceRow"]["properties"]["provenance"] == {"$ref": "#/components/schemas/RowProvenance"}
+    assert set(schemas["BudgetReport"]["required"]) == {
+        "anchors_inspected",
+        "frames_inspected",
+        "rows_inspected",
+        "rows_returned",
+        "facts_returned",
+        "tokens_returned",
+    }

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import threading
+import time
+import uuid
 from datetime import timedelta
 
+from django.db import connection, connections
 from django.utils import timezone
 
 from apps.tenancy.models import ApiKey
@@ -101,3 +105,97 @@ def test_organization_quota_answers_429_until_next_month() -> None:
     assert int(response.headers["Retry-After"]) > 0
     # A different organization has its own quota.
     assert make_tenant().client().get("/v1/subjects").status_code == 200
+
+
+def _successors(tenant, api_key_id) -> list[ApiKey]:  # type: ignore[no-untyped-def]
+    with organization_scope(tenant.id):
+        return list(ApiKey.objects.filter(rotated_from_id=api_key_id))
+
+
+def _key_count(tenant) -> int:  # type: ignore[no-untyped-def]
+    with organization_scope(tenant.id):
+        return ApiKey.objects.count()
+
+
+def test_rotating_an_already_rotated_key_is_a_409_naming_its_successor() -> None:
+    tenant = make_tenant()
+    old = _key_row(tenant, tenant.issue_key(["memories:read"]))
+    first = tenant.client().post(f"/v1/api-keys/{old.id}/rotate", {"overlap_seconds": 600}, format="json")
+    assert first.status_code == 201
+    successor = first.json()["api_key"]["id"]
+    count = _key_count(tenant)
+    again = tenant.client().post(f"/v1/api-keys/{old.id}/rotate", {"overlap_seconds": 0}, format="json")
+    assert again.status_code == 409, again.content
+    error = again.json()["error"]
+    assert error["code"] == "conflict" and error["details"] == {"successor_id": successor}
+    assert successor in error["message"] and "rotate that key instead" in error["message"]
+    assert _key_count(tenant) == count and [k.id for k in _successors(tenant, old.id)] == [uuid.UUID(successor)]
+    # The refused call left the old key's overlap alone, and the chain goes on from the successor.
+    with organization_scope(tenant.id):
+        expires = ApiKey.objects.get(id=old.id).expires_at
+    assert expires is not None and expires - timezone.now() > timedelta(minutes=9)
+    onward = tenant.client().post(f"/v1/api-keys/{successor}/rotate", format="json")
+    assert onward.status_code == 201 and onward.json()["api_key"]["rotated_from"] == successor
+
+
+def test_concurrent_rotations_of_one_key_make_one_successor() -> None:
+    tenant = make_tenant()
+    old = _key_row(tenant, tenant.issue_key(["memories:read"]))
+    statuses: list[int] = []
+    errors: list[BaseException] = []
+
+    def rotate() -> None:
+        try:
+            statuses.append(tenant.client().post(f"/v1/api-keys/{old.id}/rotate", format="json").status_code)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=rotate) for _ in range(2)]
+    # Hold the key's row so that both requests are in flight together before either can go on.
+    with organization_scope(tenant.id):
+        ApiKey.objects.select_for_update().get(id=old.id)
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 20
+        while _waiting_on_locks() < len(threads):
+            assert time.monotonic() < deadline, "the rotations never waited for the key's row"
+            time.sleep(0.05)
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(statuses) == [201, 409]
+    assert len(_successors(tenant, old.id)) == 1
+
+
+def _waiting_on_locks() -> int:
+    with connections["owner"].cursor() as cursor:
+        cursor.execute("SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted")
+        return int(cursor.fetchone()[0])
+
+
+def test_a_key_that_expires_in_the_past_is_a_400_and_creates_nothing() -> None:
+    tenant = make_tenant()
+    past = (timezone.now() - timedelta(minutes=5)).isoformat()
+    response = tenant.client().post(
+        "/v1/api-keys", {"name": "late", "scopes": ["memories:read"], "expires_at": past}, format="json"
+    )
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "validation_error" and "expires_at" in error["details"]
+    assert "not in the future" in error["message"] and "omit expires_at" in error["message"]
+    assert _key_count(tenant) == 1
+    future = (timezone.now() + timedelta(days=1)).isoformat()
+    created = tenant.client().post(
+        "/v1/api-keys", {"name": "later", "scopes": ["memories:read"], "expires_at": future}, format="json"
+    )
+    assert created.status_code == 201 and created.json()["api_key"]["expires_at"] is not None
+
+
+def test_another_organizations_key_cannot_rotate_a_key() -> None:
+    tenant = make_tenant()
+    old = _key_row(tenant, tenant.issue_key(["memories:read"]))
+    response = make_tenant().client().post(f"/v1/api-keys/{old.id}/rotate", format="json")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+    assert _successors(tenant, old.id) == []

@@ -27,7 +27,7 @@ def _rows() -> dict[str, int]:
 
 def _create(tenant: Tenant, **body: Any) -> Any:
     return tenant.client().post(
-        "/v1/webhook-endpoints", {"url": "https://hooks.example.com/in", "event_types": ["*"], **body}, format="json"
+        "/v1/webhook-endpoints", {"url": "http://127.0.0.1:9/in", "event_types": ["*"], **body}, format="json"
     )
 
 
@@ -88,8 +88,8 @@ def test_event_types_are_listed() -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"url": "http://hooks.example.com/in"}, "url"),
-        ({"url": "https://user:secret@hooks.example.com/in"}, "url"),
+        ({"url": "ftp://127.0.0.1:9/in"}, "url"),
+        ({"url": "https://user:secret@127.0.0.1:9/in"}, "url"),
         ({"url": "https://10.0.0.8/in"}, "url"),
         ({"url": "https://169.254.169.254/latest/meta-data/"}, "url"),
         ({"url": "https://[::ffff:127.0.0.1]/in"}, "url"),
@@ -101,14 +101,34 @@ def test_event_types_are_listed() -> None:
         ({"description": "x" * 501}, "description"),
     ],
 )
-def test_bad_input_is_refused_and_nothing_is_written(body: dict[str, Any], field: str, settings: Any) -> None:
-    settings.WEBHOOKS_ALLOW_LOOPBACK = False
+def test_bad_input_is_refused_and_nothing_is_written(body: dict[str, Any], field: str) -> None:
     tenant = make_tenant()
     before = _rows()
     response = _create(tenant, **body)
     assert response.status_code == 400, response.content
     error = response.json()["error"]
-    assert error["code"] == "validation_error" and field in error["details"]
+    assert error["code"] == "validation_error" and list(error["details"]) == [field]
+    assert _rows() == before
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://127.0.0.1:9/in", "must use https"),
+        ("https://127.0.0.1:9/in", "loopback"),
+        ("https://[::1]:9/in", "loopback"),
+    ],
+)
+def test_without_the_loopback_allowance_plain_http_and_loopback_are_refused(
+    url: str, reason: str, settings: Any
+) -> None:
+    settings.WEBHOOKS_ALLOW_LOOPBACK = False  # as in production
+    tenant = make_tenant()
+    before = _rows()
+    response = _create(tenant, url=url)
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "validation_error" and reason in error["details"]["url"][0]
     assert _rows() == before
 
 
@@ -204,6 +224,6 @@ def test_writing_needs_the_admin_scope() -> None:
     tenant = make_tenant()
     key = tenant.issue_key(["memories:read", "memories:write"])
     response = tenant.client(key).post(
-        "/v1/webhook-endpoints", {"url": "https://hooks.example.com/in", "event_types": ["*"]}, format="json"
+        "/v1/webhook-endpoints", {"url": "http://127.0.0.1:9/in", "event_types": ["*"]}, format="json"
     )
     assert response.status_code == 403 and response.json()["error"]["code"] == "permission_denied"

@@ -14,8 +14,8 @@ import pytest
 from django.db import connections
 
 from apps.audit.models import AuditEntry
+from apps.jobs import task_names
 from apps.tenancy.scope import organization_scope
-from apps.webhooks import delivery
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from apps.webhooks.services import webhook_delivery_replay, webhook_endpoint_update
 from tests.factories import Tenant, make_tenant
@@ -160,8 +160,8 @@ def test_a_second_beat_tick_does_not_publish_again(pipeline: Pipeline, receiver:
     pipeline.published.clear()  # the kick is lost: only beat finds the event
     for _ in range(2):
         drain_outbox.apply().maybe_throw()
-        pipeline.pump(only=delivery.DRAIN_TASK)
-    assert [name for name, _ in pipeline.published] == [delivery.SEND_TASK]
+        pipeline.pump(only=task_names.WEBHOOKS_DRAIN_ORGANIZATION)
+    assert [name for name, _ in pipeline.published] == [task_names.WEBHOOKS_SEND]
     pipeline.pump()
     assert len(receiver.requests) == 1
 
@@ -183,7 +183,7 @@ def test_content_reaches_only_endpoints_that_opted_in(pipeline: Pipeline, receiv
 
 def test_content_is_not_stored_when_nobody_opted_in() -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/a")
+    make_endpoint(tenant, "http://127.0.0.1:9/a")
     event = emit(tenant, "memory.created", {"records": []}, {"records": [{"text": "private diary"}]})
     assert event is not None and event.content is None
 
@@ -230,7 +230,7 @@ def test_disabled_endpoints_get_nothing_and_replay_needs_them_enabled(pipeline: 
     tenant = make_tenant()
     endpoint = make_endpoint(tenant, receiver.url()).endpoint
     emit(tenant)
-    pipeline.pump(only=delivery.DRAIN_TASK)  # fanned out and queued, not sent yet
+    pipeline.pump(only=task_names.WEBHOOKS_DRAIN_ORGANIZATION)  # fanned out and queued, not sent yet
     webhook_endpoint_update(organization_id=tenant.id, endpoint_id=endpoint.id, enabled=False)
     assert emit(tenant) is None
     pipeline.tick()

@@ -7,12 +7,12 @@ import time
 
 import pytest
 
+from apps.jobs import task_names
 from apps.tenancy.scope import organization_scope
-from apps.webhooks import delivery
 from apps.webhooks.models import WebhookAttempt, WebhookDelivery
 from mirix_saas.celery import app
 from tests.factories import make_tenant
-from tests.processes import celery_worker, wait_for
+from tests.processes import celery_worker, wait_for, worker_log
 from tests.webhooks.support import Receiver, Reply, emit, make_endpoint
 
 
@@ -23,12 +23,12 @@ def test_a_memory_write_through_the_api_reaches_the_receiver(receiver: Receiver,
     make_endpoint(tenant, receiver.url("/plain"), event_types=["memory.created"])
     make_endpoint(tenant, receiver.url("/content"), event_types=["memory.created"], include_content_for=["*"])
     with celery_worker(queues=[webhook_queue], concurrency=2, name="webhooks-e2e"):
-        committed = time.time()
         written = tenant.client().post(
             "/v1/subjects/ana/memories",
             {"messages": [{"role": "user", "content": "I adopted a cat named Miso last week."}]},
             format="json",
         )
+        committed = time.time()  # the write has committed by the time it answers
         assert written.status_code == 201, written.content
         wait_for(lambda: receiver.on("/plain") and receiver.on("/content"), timeout=60)
 
@@ -54,10 +54,10 @@ def test_a_redelivered_message_does_not_send_twice(receiver: Receiver, webhook_q
         message = {"organization_id": str(tenant.id), "delivery_id": str(delivery_id)}
         # Copies of the send message while the first attempt is in flight, and after it.
         for _ in range(2):
-            app.send_task(delivery.SEND_TASK, kwargs=message, queue=webhook_queue)
+            app.send_task(task_names.WEBHOOKS_SEND, kwargs=message, queue=webhook_queue)
         wait_for(lambda: _status(tenant) == "succeeded", timeout=30)
-        app.send_task(delivery.SEND_TASK, kwargs=message, queue=webhook_queue)
-        time.sleep(2)
+        late = app.send_task(task_names.WEBHOOKS_SEND, kwargs=message, queue=webhook_queue)
+        wait_for(lambda: f"[{late.id}] succeeded" in worker_log("webhooks-redelivery"), timeout=30)
     assert len(receiver.requests) == 1
     with organization_scope(tenant.id):
         assert WebhookAttempt.objects.count() == 1

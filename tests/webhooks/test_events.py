@@ -13,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.jobs import task_names
 from apps.jobs.services import job_create
 from apps.platform.errors import MissingTenantScope
 from apps.tenancy.models import Subject
@@ -33,7 +34,7 @@ def _events(tenant: Tenant) -> list[WebhookEvent]:
 
 def test_without_subscribers_one_query_and_nothing_written(pipeline: Pipeline) -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in", event_types=["memory.created"])
+    make_endpoint(tenant, "http://127.0.0.1:9/in", event_types=["memory.created"])
     with organization_scope(tenant.id), CaptureQueriesContext(connection) as queries:
         assert webhook_event_emit(organization_id=tenant.id, event_type="job.failed", payload={}) is None
     assert len(queries) == 1
@@ -42,7 +43,7 @@ def test_without_subscribers_one_query_and_nothing_written(pipeline: Pipeline) -
 
 def test_the_outbox_row_commits_with_the_change_and_the_kick_follows_the_commit(pipeline: Pipeline) -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in")
+    make_endpoint(tenant, "http://127.0.0.1:9/in")
     with pytest.raises(RuntimeError), organization_scope(tenant.id):
         webhook_event_emit(organization_id=tenant.id, event_type="job.failed", payload={"job_id": "x"})
         raise RuntimeError("the change rolls back")
@@ -51,7 +52,7 @@ def test_the_outbox_row_commits_with_the_change_and_the_kick_follows_the_commit(
     with organization_scope(tenant.id):
         webhook_event_emit(organization_id=tenant.id, event_type="job.failed", payload={"job_id": "y"})
         assert pipeline.published == []  # never published inside the transaction
-    assert pipeline.published == [(delivery.DRAIN_TASK, {"organization_id": str(tenant.id)})]
+    assert pipeline.published == [(task_names.WEBHOOKS_DRAIN_ORGANIZATION, {"organization_id": str(tenant.id)})]
     assert [e.payload for e in _events(tenant)] == [{"job_id": "y"}]
 
 
@@ -69,7 +70,7 @@ def test_programming_errors_fail_loudly() -> None:
 
 def test_every_documented_event_type_can_be_emitted() -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in")
+    make_endpoint(tenant, "http://127.0.0.1:9/in")
     for event_type in events.EVENT_TYPES:
         assert emit(tenant, event_type, {"id": str(uuid.uuid4())}) is not None
     assert len(_events(tenant)) == 11
@@ -147,12 +148,12 @@ def test_a_failed_job_emits_job_failed(pipeline: Pipeline, receiver: Receiver, m
 def test_erasing_a_subject_erases_the_events_that_carry_its_data(pipeline: Pipeline) -> None:
     tenant = make_tenant()
     subject = tenant.subject("ana")
-    make_endpoint(tenant, "https://hooks.example.com/in", include_content_for=["*"])
+    make_endpoint(tenant, "http://127.0.0.1:9/in", include_content_for=["*"])
     written = tenant.client().post(
         "/v1/subjects/ana/memories", {"messages": [{"role": "user", "content": "I adopted a cat."}]}, format="json"
     )
     assert written.status_code == 201
-    pipeline.pump(only=delivery.DRAIN_TASK)
+    pipeline.pump(only=task_names.WEBHOOKS_DRAIN_ORGANIZATION)
     [event] = _events(tenant)
     assert event.subject_id == subject.id and event.content is not None
     with organization_scope(tenant.id):
@@ -163,7 +164,7 @@ def test_erasing_a_subject_erases_the_events_that_carry_its_data(pipeline: Pipel
 
 def test_old_events_and_expired_secrets_are_pruned(settings: Any) -> None:
     tenant = make_tenant()
-    endpoint = make_endpoint(tenant, "https://hooks.example.com/in").endpoint
+    endpoint = make_endpoint(tenant, "http://127.0.0.1:9/in").endpoint
     rotate = webhook_endpoint_rotate_secret(organization_id=tenant.id, endpoint_id=endpoint.id, overlap=timedelta(0))
     assert rotate.previous_secret_expires_at is not None
     old, recent = emit(tenant), emit(tenant)
@@ -181,17 +182,17 @@ def test_a_burst_of_commits_shares_one_drain_and_later_commits_get_their_own(
     pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tenant = make_tenant()
-    make_endpoint(tenant, "https://hooks.example.com/in")
-    drain = (delivery.DRAIN_TASK, {"organization_id": str(tenant.id)})
+    make_endpoint(tenant, "http://127.0.0.1:9/in")
+    drain = (task_names.WEBHOOKS_DRAIN_ORGANIZATION, {"organization_id": str(tenant.id)})
     for _ in range(5):
         emit(tenant)
     assert pipeline.published == [drain]
 
     monkeypatch.setattr(delivery, "DRAIN_BATCH", 2)  # a full batch drains again at once
-    pipeline.pump(only=delivery.DRAIN_TASK)
+    pipeline.pump(only=task_names.WEBHOOKS_DRAIN_ORGANIZATION)
     with organization_scope(tenant.id):
         assert not WebhookEvent.objects.filter(dispatched_at__isnull=True).exists()
         assert WebhookDelivery.objects.count() == 5
-    assert {name for name, _ in pipeline.published} == {delivery.SEND_TASK}
+    assert {name for name, _ in pipeline.published} == {task_names.WEBHOOKS_SEND}
     emit(tenant)  # committed after the drains started: kicked again
     assert pipeline.published[-1] == drain

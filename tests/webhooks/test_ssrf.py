@@ -67,13 +67,14 @@ def test_loopback_is_allowed_only_when_switched_on_and_never_in_disguise() -> No
 @pytest.mark.parametrize(
     ("url", "error"),
     [
-        ("http://hooks.example.com/x", netpolicy.UnsafeUrl),
-        ("ftp://hooks.example.com/x", netpolicy.UnsafeUrl),
-        ("https://user:pw@hooks.example.com/x", netpolicy.UnsafeUrl),
-        ("https://hooks.example.com:99999/x", netpolicy.UnsafeUrl),
-        ("https://hooks.example.com/a b", netpolicy.UnsafeUrl),
+        # Loopback hosts, refused as well: each is refused by its own rule first (UnsafeUrl).
+        ("http://127.0.0.1:9/x", netpolicy.UnsafeUrl),
+        ("ftp://127.0.0.1:9/x", netpolicy.UnsafeUrl),
+        ("https://user:pw@127.0.0.1:9/x", netpolicy.UnsafeUrl),
+        ("https://127.0.0.1:99999/x", netpolicy.UnsafeUrl),
+        ("https://127.0.0.1:9/a b", netpolicy.UnsafeUrl),
         ("https:///nohost", netpolicy.UnsafeUrl),
-        ("https://hooks.example.com/" + "a" * 2000, netpolicy.UnsafeUrl),
+        ("https://127.0.0.1:9/" + "a" * 2000, netpolicy.UnsafeUrl),
         ("https://10.0.0.5/x", netpolicy.RefusedDestination),
         ("https://169.254.169.254/latest/meta-data", netpolicy.RefusedDestination),
         ("https://[::ffff:127.0.0.1]/x", netpolicy.RefusedDestination),
@@ -86,8 +87,8 @@ def test_urls_are_checked_before_anything_is_resolved(url: str, error: type[Exce
 
 
 def test_a_good_url_parses() -> None:
-    target = netpolicy.target_parse("https://Hooks.Example.com/in?x=1", allow_loopback=False)
-    assert target == netpolicy.Target(scheme="https", host="hooks.example.com", port=443, path="/in?x=1")
+    target = netpolicy.target_parse("https://Hooks.Mirix.Test/in?x=1", allow_loopback=False)
+    assert target == netpolicy.Target(scheme="https", host="hooks.mirix.test", port=443, path="/in?x=1")
     assert netpolicy.target_parse("http://127.0.0.1:8080", allow_loopback=True).path == "/"
 
 
@@ -115,7 +116,7 @@ def test_a_name_resolving_to_a_refused_address_is_refused(
 ) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", FakeDns(addresses))
     with pytest.raises(netpolicy.RefusedDestination):
-        ssrf.post_checked("https://hooks.example.com/x", headers={}, body=b"{}", timeout=2, allow_loopback=False)
+        ssrf.post_checked("https://hooks.test/x", headers={}, body=b"{}", timeout=2, allow_loopback=False)
     assert receiver.requests == []
 
 

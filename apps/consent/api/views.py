@@ -12,9 +12,8 @@ from apps.consent.api.serializers import (
     ConsentUpdateInputSerializer,
     ConsentUpdateOutputSerializer,
 )
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import SubjectApiView
 from apps.tenancy.models import Subject
-from apps.tenancy.selectors import subject_get
 
 
 def _consent(subject: Subject) -> dict[str, Any]:
@@ -25,7 +24,7 @@ def _consent(subject: Subject) -> dict[str, Any]:
     }
 
 
-class SubjectConsentApi(OrganizationApiView):
+class SubjectConsentApi(SubjectApiView):
     """GET: each purpose's current consent and the full history. PUT: grant or withdraw
     purposes; a withdrawal erases what the purpose covered (ADR 0008)."""
 
@@ -34,9 +33,7 @@ class SubjectConsentApi(OrganizationApiView):
 
     @extend_schema(responses=ConsentOutputSerializer, operation_id="consent_get")
     def get(self, request: Request, external_id: str) -> Response:
-        subject = subject_get(external_id=external_id)
-        self.audit_subject_id = subject.id
-        return Response(ConsentOutputSerializer(_consent(subject)).data)
+        return Response(ConsentOutputSerializer(_consent(self.subject(external_id))).data)
 
     @extend_schema(
         request=ConsentUpdateInputSerializer, responses=ConsentUpdateOutputSerializer, operation_id="consent_update"
@@ -44,8 +41,7 @@ class SubjectConsentApi(OrganizationApiView):
     def put(self, request: Request, external_id: str) -> Response:
         payload = ConsentUpdateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        subject = subject_get(external_id=external_id)
-        self.audit_subject_id = subject.id
+        subject = self.subject(external_id)
         change = services.consent_update(subject=subject, changes=payload.validated_data["purposes"])
         erasure = change.erasure_request
         self.audit_targets = [str(r.id) for r in change.records] + ([str(erasure.id)] if erasure else [])

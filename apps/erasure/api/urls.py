@@ -3,6 +3,7 @@ from django.urls import path
 from apps.erasure.api import views
 
 urlpatterns = [
+    path("subjects/<str:external_id>", views.SubjectDetailApi.as_view(), name="subject-detail"),
     path("erasure-requests/<uuid:erasure_request_id>", views.ErasureRequestDetailApi.as_view(), name="erasure-request"),
     path("subjects/<str:external_id>/export", views.SubjectExportApi.as_view(), name="subject-export"),
 ]

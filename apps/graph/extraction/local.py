@@ -24,7 +24,6 @@ from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_signature
 from apps.graph.keys import anchor_key, may_denote_same
 from apps.language.pipeline import SPACY_MODEL
-from apps.providers.dream_schemas import DreamQuestion, DreamVerdict, local_verdict
 from apps.providers.extraction_schemas import (
     ExtractionInput,
     SameEntityDecision,
@@ -75,9 +74,6 @@ class LocalGraphLLM:
             )
             decisions.append(SameEntityDecision(name=question.name, same_as=same_as))
         return decisions
-
-    def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
-        return local_verdict(question)
 
     def repair_frames(
         self,

@@ -167,7 +167,7 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
             "mention_time",
             "status",
         ),
-        "SemanticItem": ("name", "summary", "details", "source"),
+        "SemanticItem": ("name", "attribute", "summary", "details", "source"),
         "ProceduralItem": ("title", "summary", "steps", "domain"),
         "ResourceItem": ("title", "summary", "resource_type", "content_type", "size_bytes", "sha256", "extracted_text"),
     }

@@ -5,11 +5,9 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.consent.services import consent_check_memory_write
 from apps.memory import selectors, services
 from apps.memory.api.serializers import (
     BatchAcceptedSerializer,
@@ -20,23 +18,16 @@ from apps.memory.api.serializers import (
     MemoryPageSerializer,
     MemoryRecordSerializer,
     MemoryUpdateSerializer,
-    ResourceSearchHitSerializer,
-    SearchHitSerializer,
-    SearchInputSerializer,
     VaultEntrySerializer,
     VaultValueSerializer,
     WriteResultSerializer,
 )
 from apps.memory.currency import with_currency
 from apps.memory.selectors import MemoryFilter
-from apps.platform.errors import ValidationFailed
-from apps.platform.parsers import StrictJSONParser
-from apps.providers.registry import embedder
-from apps.retrieval.services import resource_hits
-from apps.tenancy.api.base import OrganizationApiView
+from apps.platform.parsers import StrictJSONParser, StrictMultiPartParser
+from apps.resources.storage import storage
+from apps.tenancy.api.base import SubjectApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
-from apps.tenancy.models import Subject
-from apps.tenancy.selectors import subject_get
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
@@ -44,21 +35,12 @@ VAULT = {"vault:read"}
 TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
 
 
-class SubjectMemoryApi(OrganizationApiView):
-    """Views under ``/v1/subjects/{external_id}/``: the subject is looked up in the scope."""
-
-    def subject(self, external_id: str) -> Subject:
-        subject = subject_get(external_id=external_id)
-        self.audit_subject_id = subject.id
-        return subject
-
-
-class MemoryCollectionApi(SubjectMemoryApi):
+class MemoryCollectionApi(SubjectApiView):
     """POST writes one chunk (messages, text or a document); GET lists one store's rows."""
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
-    parser_classes = [StrictJSONParser, MultiPartParser]
+    parser_classes = [StrictJSONParser, StrictMultiPartParser]
 
     @extend_schema(
         request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
@@ -67,7 +49,6 @@ class MemoryCollectionApi(SubjectMemoryApi):
     )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
-        consent_check_memory_write(subject=subject, payload=request.data)
         if request.content_type.startswith("multipart/"):
             document = DocumentSerializer(data=request.data)
             document.is_valid(raise_exception=True)
@@ -109,14 +90,13 @@ class MemoryCollectionApi(SubjectMemoryApi):
         return Response({"results": MemoryRecordSerializer(rows[:limit], many=True).data, "next_cursor": next_cursor})
 
 
-class MemoryBatchApi(SubjectMemoryApi):
+class MemoryBatchApi(SubjectApiView):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "memory.batch"}
 
     @extend_schema(request=BatchSerializer, responses={202: BatchAcceptedSerializer}, operation_id="memories_batch")
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
-        consent_check_memory_write(subject=subject, payload=request.data)
         payload = BatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         chunks = [
@@ -134,7 +114,7 @@ class MemoryBatchApi(SubjectMemoryApi):
         return Response(BatchAcceptedSerializer(batch).data, status=202)
 
 
-class MemoryDetailApi(SubjectMemoryApi):
+class MemoryDetailApi(SubjectApiView):
     required_scopes = {"GET": READ, "PATCH": WRITE}
     audit_actions = {"GET": "memory.read", "PATCH": "memory.update"}
 
@@ -163,7 +143,7 @@ class MemoryDetailApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(with_currency([new])[0]).data, status=201)
 
 
-class MemoryHistoryApi(SubjectMemoryApi):
+class MemoryHistoryApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
@@ -176,7 +156,7 @@ class MemoryHistoryApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(rows, many=True).data)
 
 
-class CoreBlocksApi(SubjectMemoryApi):
+class CoreBlocksApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
@@ -187,53 +167,7 @@ class CoreBlocksApi(SubjectMemoryApi):
         return Response(MemoryRecordSerializer(rows, many=True).data)
 
 
-class MemoryTypeSearchApi(SubjectMemoryApi):
-    required_scopes = {"POST": READ}
-    audit_actions = {"POST": "memory.search"}
-
-    @extend_schema(
-        parameters=[OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.SEARCHABLE_TYPES))],
-        request=SearchInputSerializer,
-        responses=SearchHitSerializer(many=True),
-        description="Resource hits also carry `excerpts`: passages of the resource within `token_budget`.",
-        operation_id="memories_type_search",
-    )
-    def post(self, request: Request, external_id: str, memory_type: str) -> Response:
-        subject = self.subject(external_id)
-        payload = SearchInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        params = payload.validated_data
-        token_budget = params.get("token_budget")
-        if token_budget is not None and memory_type != "resource":
-            raise ValidationFailed("token_budget applies to resource search, whose hits carry passages of text.")
-        model = embedder()
-        vector = model.embed([params["query"]])[0]
-        hits = selectors.memory_search(
-            subject=subject,
-            memory_type=memory_type,
-            query=params["query"],
-            limit=params["limit"],
-            vector=vector,
-            model=model.model_name,
-        )
-        self.audit_targets = [str(hit.row.id) for hit in hits]
-        if memory_type != "resource":
-            return Response(SearchHitSerializer(hits, many=True).data)
-        excerpted = resource_hits(
-            subject=subject,
-            resources=[hit.row for hit in hits],
-            question=params["query"],
-            vector=vector,
-            model=model.model_name,
-            token_budget=token_budget,
-        )
-        found = {hit.resource.id: hit for hit in excerpted}
-        body = [{**vars(hit), "excerpts": found[hit.row.id].excerpts} for hit in hits if hit.row.id in found]
-        serializer = ResourceSearchHitSerializer(body, many=True, context={"excerpted": True})
-        return Response(serializer.data)
-
-
-class ResourceContentApi(SubjectMemoryApi):
+class ResourceContentApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "resource.read"}
 
@@ -243,8 +177,6 @@ class ResourceContentApi(SubjectMemoryApi):
         operation_id="resources_content",
     )
     def get(self, request: Request, external_id: str, record_id: uuid.UUID) -> HttpResponse:
-        from apps.resources.storage import storage
-
         resource = selectors.resource_get(subject=self.subject(external_id), resource_id=record_id)
         self.audit_targets = [str(resource.id)]
         response = HttpResponse(storage().get(resource.object_key), content_type=resource.content_type)
@@ -252,7 +184,7 @@ class ResourceContentApi(SubjectMemoryApi):
         return response
 
 
-class VaultListApi(SubjectMemoryApi):
+class VaultListApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.list"}
 
@@ -263,7 +195,7 @@ class VaultListApi(SubjectMemoryApi):
         return Response(VaultEntrySerializer(entries, many=True).data)
 
 
-class VaultEntryApi(SubjectMemoryApi):
+class VaultEntryApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.read"}
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
+from apps.language.facts import FactReading, read_fact, speaker_fact
 from apps.language.pipeline import SPACY_MODEL, spacy_pipeline
 from apps.language.tense import clause_tense
 from apps.memory.passages import is_document
@@ -329,12 +330,15 @@ def _episodic_drafts(message: InputMessage) -> Iterator[EpisodicDraft]:
 
 
 def _first_person_facts(message: InputMessage) -> list[_Sentence]:
+    """The speaker's statements about themselves: a first-person pattern, or a sentence that
+    states one of the speaker's attributes ("We moved to Lyon", "the call moved to Mondays")."""
     if message.role not in ("user", "assistant"):
         return []
     return [
         sentence
         for sentence in _sentences(message)
-        if not sentence.is_question and _FIRST_PERSON_FACT.search(_normalized(sentence.text))
+        if not sentence.is_question
+        and (_FIRST_PERSON_FACT.search(_normalized(sentence.text)) or speaker_fact(sentence.span) is not None)
     ]
 
 
@@ -349,27 +353,39 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
         root = entity.root
         is_subject = root.dep_ in ("nsubj", "nsubjpass") and root.head == sentence.span.root
         has_apposition = any(child.dep_ == "appos" for child in root.children)
-        if is_subject or has_apposition:
+        names_subject = root.dep_ == "appos" and root.head.dep_ in ("nsubj", "nsubjpass")  # "my brother Omar"
+        if is_subject or has_apposition or names_subject:
             described.append(entity)
     return described
+
+
+def _change_lines(reading: FactReading) -> list[str]:
+    """A change stated as one keeps the old value it names beside the new statement."""
+    if not reading.changed:
+        return []
+    return [f"Changed from: {reading.previous}" if reading.previous else "Stated as a change."]
 
 
 def _semantic_drafts(message: InputMessage) -> Iterator[SemanticDraft]:
     actor, provenance = _actor(message), _provenance(message)
     for sentence in _first_person_facts(message):
+        reading = read_fact(sentence.span)
         yield SemanticDraft(
             name=actor,
+            attribute=reading.attribute,
             summary=f"{actor}: {sentence.text}",
-            details="\n".join([sentence.text, provenance, *_inventory([sentence.span])]),
+            details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
             source=actor,
             source_message_ids=[message.message_id],
         )
     for sentence in _sentences(message):
         for entity in _described_entities(sentence):
+            reading = read_fact(sentence.span, about=entity.root)
             yield SemanticDraft(
                 name=_entity_text(entity),
+                attribute=reading.attribute,
                 summary=sentence.text,
-                details="\n".join([sentence.text, provenance, *_inventory([sentence.span])]),
+                details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
                 source=actor,
                 source_message_ids=[message.message_id],
             )

@@ -1,18 +1,20 @@
-"""How ``/search`` includes procedural skills when the procedural type is requested."""
+"""How ``/search`` includes procedural skills when the procedural type is requested: the
+search (``procedural_skills``) and how its result is rendered (``SkillRetrievalSerializer``),
+the one seam through which retrieval's API reaches procedural memory."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from apps.procedural.api.serializers import ScoredSkillSerializer
-from apps.procedural.selectors import skill_search
+from apps.procedural.api.serializers import SkillRetrievalSerializer
+from apps.procedural.selectors import SkillRetrieval, skill_search
 from apps.providers.registry import embedder
 from apps.tenancy.models import Subject
+
+__all__ = ["SkillRetrievalSerializer", "procedural_skills"]
 
 SEARCH_SKILLS = 3
 
 
-def procedural_skills(*, subject: Subject, query: str) -> dict[str, Any]:
-    """Skills ranked by sim × weight, with the retrieval id that feedback names."""
-    found = skill_search(subject=subject, query=query, embedder=embedder(), limit=SEARCH_SKILLS)
-    return {"retrieval_id": str(found.retrieval.id), "results": ScoredSkillSerializer(found.items, many=True).data}
+def procedural_skills(*, subject: Subject, query: str) -> SkillRetrieval:
+    """Skills ranked by sim × weight, with the retrieval that feedback names
+    (``SkillRetrievalSerializer`` renders it)."""
+    return skill_search(subject=subject, query=query, embedder=embedder(), limit=SEARCH_SKILLS)

@@ -95,6 +95,11 @@ class ScoredSkillSerializer(serializers.Serializer[Any]):
     source_domain = serializers.CharField(source="skill.domain")
 
 
+class SkillRetrievalSerializer(serializers.Serializer[Any]):
+    retrieval_id = serializers.UUIDField(source="retrieval.id", help_text="Name it in feedback on these skills.")
+    results = ScoredSkillSerializer(source="items", many=True)
+
+
 class SkillVersionSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField()
     name = serializers.CharField()

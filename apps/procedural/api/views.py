@@ -8,27 +8,26 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory.api.views import SubjectMemoryApi
 from apps.platform.errors import NotFound
-from apps.procedural import evolution, selectors, services
+from apps.procedural import evolution_store, selectors, services
 from apps.procedural.api.serializers import (
     FeedbackInputSerializer,
-    ScoredSkillSerializer,
     SessionInputSerializer,
     SkillEventSerializer,
     SkillListQuerySerializer,
+    SkillRetrievalSerializer,
     SkillSearchInputSerializer,
     SkillSerializer,
     SkillVersionSerializer,
 )
 from apps.providers.registry import embedder
-from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
 
 
-class SessionCreateApi(SubjectMemoryApi):
+class SessionCreateApi(SubjectApiView):
     """A task session (and optionally its SCEC) to learn skills from; needs ``learn_skills``."""
 
     required_scopes = {"POST": WRITE}
@@ -70,7 +69,7 @@ class SessionCreateApi(SubjectMemoryApi):
         )
 
 
-class SkillListApi(SubjectMemoryApi):
+class SkillListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "procedural.skill.list"}
 
@@ -88,7 +87,7 @@ class SkillListApi(SubjectMemoryApi):
         return Response({"results": SkillSerializer(skills, many=True).data})
 
 
-class SkillDetailApi(SubjectMemoryApi):
+class SkillDetailApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "procedural.skill.get"}
 
@@ -107,13 +106,15 @@ class SkillDetailApi(SubjectMemoryApi):
         )
 
 
-class SkillSearchApi(SubjectMemoryApi):
+class SkillSearchApi(SubjectApiView):
     """Skills ranked by sim × weight; the retrieval id is what feedback names."""
 
     required_scopes = {"POST": READ}
     audit_actions = {"POST": "procedural.skill.search"}
 
-    @extend_schema(request=SkillSearchInputSerializer, responses={200: dict}, operation_id="skills_search")
+    @extend_schema(
+        request=SkillSearchInputSerializer, responses={200: SkillRetrievalSerializer}, operation_id="skills_search"
+    )
     def post(self, request: Request, external_id: str) -> Response:
         payload = SkillSearchInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -126,9 +127,7 @@ class SkillSearchApi(SubjectMemoryApi):
             limit=data["limit"],
         )
         self.audit_targets = [str(found.retrieval.id), *(str(i.skill.id) for i in found.items)]
-        return Response(
-            {"retrieval_id": str(found.retrieval.id), "results": ScoredSkillSerializer(found.items, many=True).data}
-        )
+        return Response(SkillRetrievalSerializer(found).data)
 
 
 class FeedbackApi(OrganizationApiView):
@@ -151,7 +150,7 @@ class FeedbackApi(OrganizationApiView):
         payload = FeedbackInputSerializer(data=body)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        feedback = evolution.feedback_create(
+        feedback = evolution_store.feedback_create(
             retrieval_id=data["retrieval_id"],
             items_used=data["items_used"],
             reward=data["reward"],
@@ -170,6 +169,6 @@ class SkillEventRevertApi(OrganizationApiView):
 
     @extend_schema(responses={201: SkillEventSerializer}, operation_id="skill_events_revert")
     def post(self, request: Request, event_id: uuid.UUID) -> Response:
-        revert = evolution.skill_event_revert(event_id=event_id)
+        revert = evolution_store.skill_event_revert(event_id=event_id)
         self.audit_targets = [str(event_id), str(revert.id)]
         return Response(SkillEventSerializer(revert).data, status=201)

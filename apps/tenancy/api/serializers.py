@@ -2,12 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 
+from apps.platform.fields import BoundedDictField
 from apps.tenancy import keys
 from apps.tenancy.models import Subject
 
 EXTERNAL_ID_PATTERN = r"^[A-Za-z0-9._:@+\-]{1,200}$"
+MAX_SUBJECT_METADATA_BYTES = 16 * 1024
 
 
 class SubjectInputSerializer(serializers.Serializer[dict[str, object]]):
@@ -17,7 +20,7 @@ class SubjectInputSerializer(serializers.Serializer[dict[str, object]]):
     )
     kind = serializers.ChoiceField(choices=Subject.Kind.choices)
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    metadata = serializers.DictField(required=False, default=dict)
+    metadata = BoundedDictField(max_bytes=MAX_SUBJECT_METADATA_BYTES, required=False, default=dict)
 
 
 class SubjectOutputSerializer(serializers.Serializer[Any]):
@@ -67,8 +70,6 @@ class ApiKeyOutputSerializer(serializers.Serializer[object]):
     created_at = serializers.DateTimeField()
 
     def get_prefix(self, obj: object) -> str:
-        from django.conf import settings
-
         return f"{settings.API_KEY_PREFIX}{obj.lookup_id}"  # type: ignore[attr-defined]
 
 

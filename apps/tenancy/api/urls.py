@@ -4,7 +4,6 @@ from apps.tenancy.api import views
 
 urlpatterns = [
     path("subjects", views.SubjectListCreateApi.as_view(), name="subjects"),
-    path("subjects/<str:external_id>", views.SubjectDetailApi.as_view(), name="subject-detail"),
     path("api-keys", views.ApiKeyListCreateApi.as_view(), name="api-keys"),
     path("api-keys/<uuid:api_key_id>/revoke", views.ApiKeyRevokeApi.as_view(), name="api-key-revoke"),
     path("api-keys/<uuid:api_key_id>/rotate", views.ApiKeyRotateApi.as_view(), name="api-key-rotate"),

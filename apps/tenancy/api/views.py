@@ -8,9 +8,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.erasure import services as erasure_services
-from apps.erasure.api.serializers import ErasureAcceptedSerializer
-from apps.erasure.models import ErasureRequest
 from apps.tenancy import selectors, services
 from apps.tenancy.api.base import OrganizationApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
@@ -59,28 +56,6 @@ class SubjectListCreateApi(OrganizationApiView):
         subject = services.subject_create(organization_id=self.organization_id, **payload.validated_data)
         self.audit_subject_id = subject.id
         return Response(SubjectOutputSerializer(subject).data, status=201)
-
-
-class SubjectDetailApi(OrganizationApiView):
-    required_scopes = {"GET": READ, "DELETE": ADMIN}
-    audit_actions = {"DELETE": "subject.erase"}
-
-    @extend_schema(responses=SubjectOutputSerializer, operation_id="subjects_get")
-    def get(self, request: Request, external_id: str) -> Response:
-        return Response(SubjectOutputSerializer(selectors.subject_get(external_id=external_id)).data)
-
-    @extend_schema(
-        responses={202: ErasureAcceptedSerializer, 200: ErasureAcceptedSerializer},
-        operation_id="subjects_erase",
-        description="Erase every trace of the subject (ADR 0008): 202 with the erasure request and its job "
-        "while it runs (a repeated DELETE returns the same request), 200 once it has completed.",
-    )
-    def delete(self, request: Request, external_id: str) -> Response:
-        erasure = erasure_services.subject_erase_request(organization_id=self.organization_id, external_id=external_id)
-        self.audit_subject_id = erasure.request.subject_id
-        self.audit_targets = [str(erasure.request.id)]
-        done = erasure.request.status == ErasureRequest.Status.COMPLETED
-        return Response(ErasureAcceptedSerializer(erasure.request).data, status=200 if done else 202)
 
 
 class ApiKeyListCreateApi(OrganizationApiView):

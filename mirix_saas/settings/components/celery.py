@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from kombu import Queue
 
+from apps.jobs import task_names
 from mirix_saas.settings.env import env_bool, env_int, env_str
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
@@ -36,33 +37,44 @@ CELERY_TASK_DEFAULT_QUEUE = "maintenance"
 # A task's name starts with its queue: "indexing.memory.index" runs on "indexing".
 CELERY_TASK_ROUTES = {f"{queue}.*": {"queue": queue} for queue in CELERY_QUEUES}
 
+# Stepwise jobs (apps.jobs.services): a worker running one reports a heartbeat every
+# JOBS_HEARTBEAT_SECONDS; the sweep (every JOBS_SWEEP_SECONDS) publishes again a running job
+# whose heartbeat is older than JOBS_STALE_SECONDS (its worker died), up to JOBS_MAX_RESUMES
+# times, and a queued job not picked up within JOBS_QUEUED_REPUBLISH_SECONDS (its publish was
+# lost). A job whose heartbeat is fresh is never touched, however long it runs.
+JOBS_HEARTBEAT_SECONDS = env_int("MIRIX_JOBS_HEARTBEAT_SECONDS", 10)
+JOBS_STALE_SECONDS = env_int("MIRIX_JOBS_STALE_SECONDS", 60)
+JOBS_SWEEP_SECONDS = env_int("MIRIX_JOBS_SWEEP_SECONDS", 30)
+JOBS_MAX_RESUMES = env_int("MIRIX_JOBS_MAX_RESUMES", 5)
+JOBS_QUEUED_REPUBLISH_SECONDS = env_int("MIRIX_JOBS_QUEUED_REPUBLISH_SECONDS", 3600)
+
 CELERY_BEAT_SCHEDULE = {
     "indexing-sweep": {
-        "task": "indexing.sweep",
+        "task": task_names.INDEX_SWEEP,
         "schedule": timedelta(minutes=5),
     },
-    "jobs-mark-stale": {
-        "task": "maintenance.jobs.mark_stale",
-        "schedule": timedelta(minutes=5),
+    "jobs-sweep": {
+        "task": task_names.JOBS_SWEEP,
+        "schedule": timedelta(seconds=JOBS_SWEEP_SECONDS),
     },
     "webhooks-drain": {
-        "task": "webhooks.outbox.drain",
+        "task": task_names.WEBHOOKS_DRAIN,
         "schedule": timedelta(seconds=2),
     },
     "webhooks-prune": {
-        "task": "webhooks.events.prune",
+        "task": task_names.WEBHOOKS_PRUNE,
         "schedule": timedelta(hours=1),
     },
     "procedural-dream-sweep": {
-        "task": "dream.procedural.sweep",
+        "task": task_names.PROCEDURAL_DREAM_SWEEP,
         "schedule": timedelta(minutes=2),
     },
     "procedural-evolve-sweep": {
-        "task": "maintenance.procedural.evolve_sweep",
+        "task": task_names.PROCEDURAL_EVOLVE_SWEEP,
         "schedule": timedelta(minutes=5),
     },
     "erasure-drain": {
-        "task": "maintenance.erasure.drain",
+        "task": task_names.ERASURE_DRAIN,
         "schedule": timedelta(seconds=30),
     },
 }

@@ -39,6 +39,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "apps.platform.middleware.RequestIdMiddleware",
+    "apps.platform.middleware.RequestLineMiddleware",
+    "apps.platform.middleware.RequestBudgetMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

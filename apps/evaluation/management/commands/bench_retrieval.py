@@ -509,7 +509,8 @@ class Command(BaseCommand):
             _verdict(
                 all(not v for v in violations.values()),
                 "evidence inspected within the caps at every size "
-                f"(anchors ≤ {ANCHOR_CAP}, frames ≤ {FRAME_CAP}, rows returned ≤ the operator's B^R + B^B, "
+                f"(anchors ≤ {ANCHOR_CAP}, frames ≤ {FRAME_CAP}, "
+                "rows returned ≤ the operator's cited-row budget + base-row budget, "
                 "rows inspected ≤ the structural cap, no fallback)",
             ),
             _verdict(
@@ -573,7 +574,7 @@ class Command(BaseCommand):
             "Evidence per search, mean / max (caps: anchors "
             f"{ANCHOR_CAP} = {reads.ANCHOR_RECALL} recalled + {MAX_NAMED_ANCHORS} named + {reads.CO_PARTICIPANTS} "
             f"co-participants, frames {FRAME_CAP} = {ANCHOR_LIMIT} × {reads.FRAMES_PER_ANCHOR} incident + "
-            f"{reads.RELATION_FRAME_CAP} relation, rows returned ≤ B^R + B^B of the operator):",
+            f"{reads.RELATION_FRAME_CAP} relation, rows returned ≤ the operator's cited-row budget + base-row budget):",
             "",
             "| N | anchors inspected | frames inspected | rows inspected (cap) | rows returned | tokens returned |",
             "|---|---|---|---|---|---|",

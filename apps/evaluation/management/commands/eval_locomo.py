@@ -31,9 +31,9 @@ from apps.evaluation.ingestion import conversation_ingest, row_dia_ids
 from apps.evaluation.locomo import Conversation, Question, load_conversations
 from apps.evaluation.reference import REFERENCE_MODES, TurnRetriever
 from apps.evaluation.report import BENCHMARKS, write_section
+from apps.language.words import count_tokens
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.providers.registry import embedder
-from apps.retrieval.fusion import count_tokens
 from apps.retrieval.planner import OPERATOR_BUDGETS
 from apps.retrieval.services import search
 from apps.tenancy import services as tenancy

@@ -40,11 +40,11 @@ from apps.evaluation.updates import (
     score_question,
     summarize,
 )
+from apps.language.words import count_tokens
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import answer_llm_for, embedder
 from apps.providers.services import DatabaseUsageMeter
 from apps.retrieval.answering import answer_question
-from apps.retrieval.fusion import count_tokens
 from apps.retrieval.services import search
 from apps.tenancy import services as tenancy
 from apps.tenancy.models import Subject

@@ -6,11 +6,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.tenancy.models import Organization
 from apps.tenancy.scope import organization_scope
-
-TASK = "maintenance.embeddings.reembed"
 
 
 class Command(BaseCommand):
@@ -21,5 +20,5 @@ class Command(BaseCommand):
         for organization_id in organizations:
             with organization_scope(organization_id):
                 job = job_create(organization_id=organization_id, kind="embeddings.reembed")
-                job_enqueue_on_commit(job=job, task_name=TASK)
+                job_enqueue_on_commit(job=job, task_name=task_names.REEMBED)
             self.stdout.write(f"organization {organization_id}: job {job.id}")

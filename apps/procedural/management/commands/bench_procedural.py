@@ -29,12 +29,12 @@ from django.db import transaction
 from apps.consent.services import consent_update
 from apps.erasure.services import organization_erase
 from apps.evaluation.report import write_section
-from apps.procedural.admission import admission_decide, replay_run
-from apps.procedural.evolution import evolve, feedback_create
+from apps.procedural.admission import replay_run
+from apps.procedural.evolution_store import evolve, feedback_create
 from apps.procedural.models import Admission, Replay, Skill
 from apps.procedural.rewards import reward
 from apps.procedural.selectors import skill_search
-from apps.procedural.services import procedural_dream, session_create
+from apps.procedural.services import admission_decide, procedural_dream, session_create
 from apps.procedural.suite.tasks import reward_spec as suite_reward_spec
 from apps.procedural.suite.tasks import run_task, task_sequence, task_text, training_sessions
 from apps.providers.registry import embedder

@@ -6,7 +6,7 @@ import secrets
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from apps.tenancy import keys, services
@@ -17,6 +17,11 @@ DEMO_SLUG = "demo"
 
 class Command(BaseCommand):
     help = "Create the demo organization, a demo API key, a console superuser and a staff member if missing."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--base-url", default="http://127.0.0.1:8000", help="Where the server listens (for the console link)."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         organization = Organization.objects.dangerously_across_organizations().filter(slug=DEMO_SLUG).first()
@@ -40,6 +45,6 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS("Demo organization created. Shown once — store them now:"))
         self.stdout.write(f"  organization: {organization.slug} ({organization.id})")
         self.stdout.write(f"  API key:      {issued.secret}")
-        self.stdout.write("  console:      http://127.0.0.1:8000/console/")
+        self.stdout.write(f"  console:      {options['base_url'].rstrip('/')}/console/")
         self.stdout.write(f"    superuser:  user 'admin'  password '{password}'  (every organization)")
         self.stdout.write(f"    staff:      user 'staff'  password '{staff_password}'  (admin of {organization.slug})")

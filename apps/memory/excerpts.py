@@ -1,6 +1,6 @@
 """What search returns of a document: its passages that fit the token budget. Pure.
 
-A resource keeps its whole text; search returns passages of it (ADR 0023), never the whole
+A resource keeps its whole text; search returns passages of it (ADR 0025), never the whole
 text over budget. Each matched resource contributes its best passage, then its next best, in
 rounds, while they fit; a resource whose best passage does not fit what is left gets that
 passage cut to it, so every matched resource shows something when any budget is left.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from apps.retrieval.fusion import count_tokens, truncate_to_tokens
+from apps.language.words import count_tokens, truncate_to_tokens
 
 
 @dataclass(frozen=True)

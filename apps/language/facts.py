@@ -1,0 +1,490 @@
+"""Which fact a sentence states: the attribute of a fact key, read off a spaCy parse. Pure
+(spaCy is only a type here).
+
+A semantic fact is keyed by (entity, attribute): "We moved from Porto to Lyon" and "I live in
+Porto" are two values of (Nadia, home city), so the second supersedes the first; "I'm allergic
+to peanuts" is (Nadia, allergy: peanut) and supersedes neither. The attribute comes from an
+attribute family when one of its cue lemmas is the clause's predicate or the head of its
+object or complement, and otherwise from the predicate lemma and the object head ("love
+hiking"), so unrelated facts never share a key.
+
+A change stated as a change ("moved from Porto to Lyon", "I don't eat meat anymore", "the call
+moved to Mondays", "I quit the bakery and joined a startup") is recognised too: the reading
+says it is one and names the old value when the sentence does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from apps.language.calendar import weekday_alternation
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+MAX_ATTRIBUTE_CHARS = 100
+
+
+@dataclass(frozen=True)
+class AttributeFamily:
+    """One attribute and the lemmas that state it.
+
+    ``predicates`` cue it as the clause's verb ("live", "eat"); ``words`` as the head of the
+    clause's object, complement or possessed subject ("vegan", "car", "manager"). A family
+    with ``multi_valued`` holds several values at once (allergies, pets), so the value's head
+    is part of the attribute and a new pet does not supersede the old one. ``place_attribute``
+    replaces the attribute when the value is a city or country ("home" → "home city").
+    ``aliases`` are other names a writer may give the same attribute ("employer" → "job").
+    A family that is not ``lasting`` names an attribute of events more often than of a person
+    ("I ran a race"): its cues alone do not make a sentence a fact about the speaker.
+    """
+
+    attribute: str
+    predicates: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()
+    multi_valued: bool = False
+    place_attribute: str = ""
+    aliases: frozenset[str] = frozenset()
+    lasting: bool = True
+
+
+def _family(
+    attribute: str,
+    predicates: str = "",
+    words: str = "",
+    *,
+    multi_valued: bool = False,
+    place_attribute: str = "",
+    aliases: str = "",
+    lasting: bool = True,
+) -> AttributeFamily:
+    return AttributeFamily(
+        attribute=attribute,
+        predicates=frozenset(predicates.split()),
+        words=frozenset(words.split()),
+        multi_valued=multi_valued,
+        place_attribute=place_attribute,
+        aliases=frozenset(alias.strip() for alias in aliases.split(",") if alias.strip()),
+        lasting=lasting,
+    )
+
+
+# The families, most specific first: a clause takes the first family one of its cues belongs to,
+# words (the value) before predicates (the verb), so "I quit coffee" is a drink, not a job.
+ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
+    _family("name", "name call", "name", aliases="first name, full name"),
+    _family("age", "", "old age", aliases="years old"),
+    _family("birthday", "", "birthday", aliases="date of birth, birth date"),
+    _family("birthplace", "bear", "birthplace", aliases="place of birth, born in, hometown"),
+    _family("origin", "", "", aliases="country of origin, comes from, from"),
+    _family("allergy", "", "allergic allergy", multi_valued=True, aliases="allergies"),
+    _family("diet", "eat", "vegan vegetarian pescatarian meat diet keto paleo gluten dairy carnivore omnivore",
+            aliases="diet, eating habits, food, eats"),
+    _family("drink", "drink", "coffee espresso tea rooibos beer wine alcohol latte cappuccino juice soda",
+            aliases="drinks, beverage, morning drink"),
+    _family("relationship", "marry date divorce propose", "married engaged single divorced widowed partner "
+            "boyfriend girlfriend husband wife fiance fiancé fiancee fiancée spouse",
+            aliases="partner, spouse, marital status, relationship status"),
+    _family("pet", "adopt", "pet dog cat puppy kitten rabbit bunny hamster parrot greyhound labrador terrier "
+            "poodle goldfish fish tortoise turtle guinea", multi_valued=True, aliases="pets"),
+    _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter", aliases="vehicle, cars"),
+    _family("gym", "", "gym membership", aliases="gym membership, fitness club"),
+    _family("doctor", "", "doctor gp physician dentist therapist", aliases="gp, physician"),
+    _family("rent", "", "rent", aliases="monthly rent"),
+    _family("wake-up time", "wake", "alarm", aliases="wake time, wakes up, alarm"),
+    _family("commute", "commute", "commute", aliases="how they get to work, transport"),
+    _family("volunteering", "volunteer", "volunteer volunteering", aliases="volunteer work, volunteers"),
+    _family("race", "", "marathon race triathlon 10k 5k half-marathon", aliases="training for", lasting=False),
+    _family("studies", "study", "student degree major university college school course",
+            aliases="education, school, study"),
+    _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
+            "chess woodworking sewing embroidery ceramics", aliases="hobbies, pastime"),
+    _family("home", "live move relocate reside", "home flat apartment house neighbourhood neighborhood address",
+            place_attribute="home city", aliases="residence, home address, neighbourhood, neighborhood"),
+    _family("job", "work join quit hire employ resign retire promote", "job career employer company startup firm "
+            "bakery restaurant hospital office nurse teacher engineer designer developer lawyer paralegal chef "
+            "baker lead manager consultant accountant programmer scientist researcher analyst architect "
+            "pharmacist dentist waiter waitress cashier barista mechanic electrician plumber pilot writer "
+            "journalist artist musician photographer professor lecturer intern freelancer founder ceo",
+            aliases="employer, occupation, profession, work, job title, role, position, workplace"),
+)  # fmt: skip
+
+# Canonical names of "home city" and "schedule: …" style attributes the families do not list.
+_EXTRA_ALIASES: Mapping[str, str] = MappingProxyType(
+    {"city": "home city", "home city": "home city", "city of residence": "home city", "hometown": "birthplace"}
+)
+# Recurring events whose day or time is a fact of its own: (Nadia, schedule: call).
+SCHEDULE_WORDS = frozenset(
+    "call meeting standup stand-up retro retrospective appointment session club review lesson rehearsal "
+    "practice class".split()
+)
+_SCHEDULE_PREDICATES = frozenset({"move", "change", "shift", "reschedule", "switch", "push", "bring"})
+# Verbs that state a change of value, and markers that do.
+_LEAVE_PREDICATES = frozenset({"quit", "leave", "stop", "cancel", "sell", "drop", "give", "end", "ditch"})
+_SWAP_PREDICATES = frozenset({"swap", "trade", "replace", "exchange", "switch", "change"})
+_FROM_TO_PREDICATES = frozenset({"move", "switch", "change", "go", "relocate", "transfer", "upgrade"})
+_BECOME_PREDICATES = frozenset({"become", "go", "turn", "switch"})
+_CHANGE_MARKERS = re.compile(r"\b(?:any\s*more|no\s+longer|no\s+more|instead|these\s+days|not\s+anymore)\b", re.I)
+_PREFERENCE_PREDICATES = frozenset({"like", "love", "enjoy", "prefer", "adore", "hate", "dislike"})
+_FIRST_PERSON = frozenset({"i", "we"})
+_FIRST_PERSON_POSSESSIVE = frozenset({"my", "our"})
+_SUBJECT_DEPS = ("nsubj", "nsubjpass")
+_OBJECT_DEPS = ("dobj", "attr", "acomp", "oprd", "pobj")
+_PLACE_LABELS = frozenset({"GPE", "LOC"})
+_NOT_PLACES = frozenset({"PERSON", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "PRODUCT", "WORK_OF_ART"})
+# Job words that, owned by the speaker, name a person rather than the job ("my manager is Claire").
+_JOB_ITSELF = frozenset({"job", "career", "employer", "company", "workplace", "startup", "firm", "office"})
+_COMMUTE_PREDICATES = frozenset({"ride", "cycle", "bike", "walk", "drive", "take", "commute", "get", "go"})
+_WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
+
+
+@dataclass(frozen=True)
+class FactReading:
+    """What a sentence says about its subject: the attribute of its key, whether an attribute
+    family chose it (False: the predicate-and-object fallback), and whether it is stated as a
+    change, with the old value when the sentence names it."""
+
+    attribute: str
+    from_family: bool
+    changed: bool = False
+    previous: str | None = None
+
+
+def normalize_attribute(text: str) -> str:
+    """One spelling per attribute: lowercase, single spaces, and a family's aliases folded into
+    its name ("Employer" → "job", "home_city" → "home city"); what a writer returns is compared
+    with what is stored through this."""
+    folded = " ".join(re.sub(r"[_\s]+", " ", text).split()).casefold().strip(" .")
+    if ":" in folded:  # "schedule: call", "allergy: peanut": the family part is normalized alone
+        head, _, value = folded.partition(":")
+        head, value = head.strip(), value.strip()
+        return f"{_canonical(head)}: {value}"[:MAX_ATTRIBUTE_CHARS] if value else _canonical(head)
+    return _canonical(folded)[:MAX_ATTRIBUTE_CHARS]
+
+
+def _canonical(name: str) -> str:
+    if name in _EXTRA_ALIASES:
+        return _EXTRA_ALIASES[name]
+    for family in ATTRIBUTE_FAMILIES:
+        if name == family.attribute or name in family.aliases:
+            return family.attribute
+    return name
+
+
+def attribute_vocabulary() -> list[str]:
+    """The attribute names writers are asked to use (the OpenAI writer's prompt lists them)."""
+    names = ["home city", *(family.attribute for family in ATTRIBUTE_FAMILIES), "schedule: <event>"]
+    return list(dict.fromkeys(names))
+
+
+# --- reading a sentence -------------------------------------------------------------------
+
+
+def _lemma(token: Token) -> str:
+    return token.lemma_.lower()
+
+
+def _subject(clause: Token) -> Token | None:
+    return next((child for child in clause.children if child.dep_ in _SUBJECT_DEPS), None)
+
+
+def _possessed_by_speaker(token: Token) -> bool:
+    return any(child.dep_ == "poss" and child.lower_ in _FIRST_PERSON_POSSESSIVE for child in token.children)
+
+
+def is_first_person(token: Token) -> bool:
+    """The speaker: "I", "we", or a noun the speaker owns ("my manager", "our standup")."""
+    return token.lower_ in _FIRST_PERSON or _possessed_by_speaker(token)
+
+
+def _predicate(clause: Token) -> Token:
+    """The verb that carries the meaning: "used to eat" → eat, "want to move" → move."""
+    for child in clause.children:
+        if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX"):
+            return child
+    return clause
+
+
+def _objects(predicate: Token) -> list[Token]:
+    found = [child for child in predicate.children if child.dep_ in _OBJECT_DEPS]
+    for child in predicate.children:
+        if child.dep_ in ("prep", "agent", "dative"):
+            found += [grandchild for grandchild in child.children if grandchild.dep_ == "pobj"]
+        if child.dep_ == "xcomp" and child.pos_ not in ("VERB", "AUX"):
+            found.append(child)  # "I love hiking"
+        if child.dep_ == "acomp":  # "allergic to peanuts" (or, as the parser may have it, "to" + xcomp)
+            for grandchild in child.children:
+                if grandchild.dep_ == "prep":
+                    found += [g for g in grandchild.children if g.dep_ == "pobj"]
+                elif grandchild.dep_ == "xcomp":
+                    found.append(grandchild)
+    return found
+
+
+def _words_of(token: Token) -> list[str]:
+    """The lemma of a value's head and of its compounds ("bakery life" → life, bakery)."""
+    return [_lemma(token), token.lower_, *(_lemma(child) for child in token.children if child.dep_ == "compound")]
+
+
+def _family_of_word(word: str) -> AttributeFamily | None:
+    return next((family for family in ATTRIBUTE_FAMILIES if word in family.words), None)
+
+
+def _family_of_predicate(lemma: str) -> AttributeFamily | None:
+    return next((family for family in ATTRIBUTE_FAMILIES if lemma in family.predicates), None)
+
+
+def _is_place(token: Token) -> bool:
+    """A city or country: tagged as one, or a proper name the tagger took for nothing else (the
+    small model reads "Lyon" as an organization in "I moved to Lyon")."""
+    return token.ent_type_ in _PLACE_LABELS or (token.pos_ == "PROPN" and token.ent_type_ not in _NOT_PLACES)
+
+
+def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
+    if family.place_attribute and any(_is_place(token) for token in values):
+        return family.place_attribute
+    if family.multi_valued and value is not None:
+        if family.attribute == "allergy":  # "allergic to peanuts": the value is what one is allergic to
+            value = next((token for token in values if token.dep_ in ("pobj", "xcomp")), value)
+        if _lemma(value) not in ("allergic", "allergy", "pet"):
+            return f"{family.attribute}: {_lemma(value)}"
+    return family.attribute
+
+
+def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: Span) -> str | None:
+    """A recurring event's day or time: moved ("the call moved to Mondays") or stated as a
+    recurrence ("a standup every Tuesday"); a one-off plan ("the book club next Tuesday") is not."""
+    recurring = bool(_RECURRENCE.search(span.text))
+    if (
+        subject is not None
+        and _lemma(subject) in SCHEDULE_WORDS
+        and (_lemma(clause) in _SCHEDULE_PREDICATES or recurring)
+    ):
+        return f"schedule: {_lemma(subject)}"
+    if recurring:
+        for token in objects:
+            if _lemma(token) in SCHEDULE_WORDS:
+                return f"schedule: {_lemma(token)}"
+    return None
+
+
+_RECURRENCE = re.compile(
+    r"\b(?:every|each|weekly|monthly|daily|nightly|fortnightly|biweekly|of\s+(?:the|every)\s+month"
+    rf"|(?:{weekday_alternation()})s|weekdays|weekends|(?:a|per)\s+(?:day|week|month))\b",
+    re.IGNORECASE,
+)
+
+
+def _previous_value(predicate: Token, span: Span) -> tuple[bool, str | None]:
+    """Is the clause stated as a change, and which old value does it name?"""
+    lemma = _lemma(predicate)
+    for child in predicate.children:
+        if child.dep_ == "prep" and child.lower_ == "from" and lemma in _FROM_TO_PREDICATES:
+            value = next((g for g in child.children if g.dep_ == "pobj"), None)
+            if value is not None:
+                return True, _text(value)
+    if lemma in _SWAP_PREDICATES or lemma in _LEAVE_PREDICATES:
+        value = next((child for child in predicate.children if child.dep_ == "dobj"), None)
+        return True, _text(value) if value is not None else None
+    instead = re.search(r"\binstead\s+of\s+(?P<old>[^,.;!?]+)", span.text, re.I)
+    if instead:
+        return True, " ".join(instead["old"].split())
+    negated = any(child.dep_ == "neg" for child in predicate.children)
+    if _CHANGE_MARKERS.search(span.text) or (negated and "now" in span.text.lower()):
+        dobj = next((child for child in predicate.children if child.dep_ == "dobj"), None)
+        return True, _text(dobj) if negated and dobj is not None else None
+    if lemma in _BECOME_PREDICATES and any(child.dep_ in ("acomp", "attr", "oprd") for child in predicate.children):
+        return True, None  # "I've gone vegan", "I became a nurse"
+    if lemma in _SCHEDULE_PREDICATES and any(
+        child.dep_ == "prep" and child.lower_ == "to" for child in predicate.children
+    ):
+        return True, None  # "the call moved to Mondays"
+    return False, None
+
+
+def _text(token: Token) -> str:
+    """The value's words up to its head, without a determiner: "the bakery life" → "bakery life"."""
+    start = token.left_edge.i
+    while start < token.i and token.doc[start].dep_ in ("det", "poss"):
+        start += 1
+    return token.doc[start : token.i + 1].text
+
+
+def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[str, Token] | None:
+    predicate = _predicate(clause)
+    if _lemma(predicate) in _PREFERENCE_PREDICATES:
+        return None  # likes are many at once: "love hiking" and "love painting" are two facts
+    objects = _objects(predicate)
+    schedule = _schedule(predicate, subject, objects, span)
+    if schedule:
+        return schedule, predicate
+    lemma = _lemma(predicate)
+    if lemma in _COMMUTE_PREDICATES and any(
+        child.dep_ == "prep" and child.lower_ == "to" and any(_lemma(g) in _WORKPLACES for g in child.children)
+        for child in predicate.children
+    ):
+        return "commute", predicate  # "I ride my bike to the office"
+    if lemma == "be" and any(child.dep_ == "prep" and child.lower_ == "from" for child in predicate.children):
+        return "origin", predicate  # "I'm from Seattle"
+    owned = [token for token in [subject, *objects] if token is not None and _possessed_by_speaker(token)]
+    values = [*owned, *(token for token in objects if token not in owned)]
+    for value in values:
+        if not _is_value(value, owned):
+            continue
+        for word in _words_of(value):
+            family = _family_of_word(word)
+            if family is None:
+                continue
+            if value in owned and family.attribute == "job" and word not in _JOB_ITSELF:
+                return _owned_name(value), predicate  # "my manager", "Rafael is my manager"
+            return _attribute_of(family, value, values), predicate
+    family = _family_of_predicate(lemma)
+    if family is None and lemma == "get" and any(c.lower_ == "up" for c in predicate.children):
+        family = next(f for f in ATTRIBUTE_FAMILIES if f.attribute == "wake-up time")
+    if family is not None:
+        return _attribute_of(family, values[0] if values else None, values), predicate
+    return None
+
+
+def _is_value(token: Token, owned: list[Token]) -> bool:
+    """Whether a word can name the fact: the object, complement or owned noun, or a role ("as a
+    designer"), not a circumstance ("I climbed at the gym" is no fact about a gym)."""
+    if token in owned or token.dep_ != "pobj":
+        return True
+    preposition = token.head
+    if preposition.lower_ in ("from", "to") and _lemma(preposition.head) in _FROM_TO_PREDICATES:
+        return True  # "switched from coffee to tea"
+    return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"
+
+
+def _owned_reading(clause: Token, subject: Token | None) -> str | None:
+    """ "My favourite film is Amélie", "my cello is old": the attribute is what the speaker owns
+    (no family's: such a sentence alone does not make a fact of the speaker)."""
+    if _lemma(clause) != "be":
+        return None
+    objects = _objects(clause)
+    owned = [token for token in [subject, *objects] if token is not None and _possessed_by_speaker(token)]
+    return _owned_name(owned[0]) if owned else None
+
+
+def _owned_name(token: Token) -> str:
+    """What the speaker's possession is called: "my best friend" → "best friend"."""
+    modifiers = [
+        child.lower_
+        for child in token.children
+        if child.dep_ == "compound" or (child.dep_ == "amod" and child.lower_ in _NAMING_ADJECTIVES)
+    ]
+    return normalize_attribute(" ".join([*modifiers, _lemma(token)]))
+
+
+_NAMING_ADJECTIVES = frozenset({"favourite", "favorite", "best", "older", "younger", "little", "big", "eldest"})
+
+
+def _generic(predicate: Token) -> str:
+    """The predicate lemma (with its particle) and the object's head: "love hiking", "have tutor"."""
+    parts = [_lemma(predicate), *(child.lower_ for child in predicate.children if child.dep_ == "prt")]
+    objects = _objects(predicate)
+    if objects:
+        parts.append(_lemma(objects[0]))
+    return normalize_attribute(" ".join(parts))
+
+
+def read_fact(span: Span, *, about: Token | None = None) -> FactReading:
+    """The key attribute of the fact ``span`` states about ``about`` (a named entity's token), or
+    about the speaker when ``about`` is None. The first clause, left to right, whose subject is
+    that entity (or "I", "we", "my …") and whose words belong to a family decides; else the
+    predicate-and-object fallback of the first such clause (or of the sentence's root)."""
+    return _read(span, about) or _fallback(span.root, span)
+
+
+def speaker_fact(span: Span) -> FactReading | None:
+    """The reading of a sentence that states a family attribute of the speaker ("We moved to
+    Lyon", "our standup moved to Wednesdays", "Rafael is my manager now") or a habit of theirs
+    ("I run 5 km every morning"), else None."""
+    reading = _read(span, None, families_only=True)
+    return reading if reading is not None and reading.attribute not in _PASSING else None
+
+
+_PASSING = frozenset(family.attribute for family in ATTRIBUTE_FAMILIES if not family.lasting)
+
+
+def _read(span: Span, about: Token | None, *, families_only: bool = False) -> FactReading | None:
+    first: Token | None = None
+    for clause in _clauses(span):
+        subject = _subject(clause)
+        if not _is_about(subject, clause, about) or (families_only and subject is None):
+            continue
+        first = first or clause
+        if _is_past_habit(clause):
+            continue  # "I used to eat a francesinha": a former value, not the current one
+        found = _family_reading(clause, subject, span)
+        if found is not None:
+            attribute, predicate = found
+            changed, previous = _previous_value(predicate, span)
+            return FactReading(attribute=attribute, from_family=True, changed=changed, previous=previous)
+    if first is None or (families_only and not _is_habit(first, span)):
+        return None
+    owned = _owned_reading(first, _subject(first))
+    if owned is not None:
+        changed, previous = _previous_value(first, span)
+        return FactReading(attribute=owned, from_family=False, changed=changed, previous=previous)
+    return _fallback(first, span)
+
+
+def _fallback(clause: Token, span: Span) -> FactReading:
+    predicate = _predicate(clause)
+    changed, previous = _previous_value(predicate, span)
+    return FactReading(attribute=_generic(predicate), from_family=False, changed=changed, previous=previous)
+
+
+def _clauses(span: Span) -> Iterator[Token]:
+    """Verbs and copulas of the sentence, left to right: the root, and every other one with a
+    subject (the parser's root is not always the main clause)."""
+    root = span.root
+    for token in span:
+        if token is root or (
+            token.pos_ in ("VERB", "AUX") and any(child.dep_ in _SUBJECT_DEPS for child in token.children)
+        ):
+            yield token
+
+
+def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool:
+    if subject is None:
+        return about is None and clause is clause.sent.root  # "Meet Pimenta!": the speaker's sentence
+    if about is not None:
+        return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"
+    if subject.lower_ in _FIRST_PERSON:
+        return True
+    copula = _lemma(clause) == "be"
+    if _possessed_by_speaker(subject):
+        # "my birthday is …", "our standup moved …"; not "my brother lives …", a fact about him
+        return copula or _lemma(subject) in SCHEDULE_WORDS
+    # "the call moved to Mondays", "Rafael is my manager": the speaker's own event or relation
+    return _lemma(subject) in SCHEDULE_WORDS or (
+        copula and any(child.dep_ == "attr" and _possessed_by_speaker(child) for child in clause.children)
+    )
+
+
+def _within(token: Token, outer: Token) -> bool:
+    return outer.left_edge.i <= token.i <= outer.right_edge.i
+
+
+def _is_habit(clause: Token, span: Span) -> bool:
+    """ "I run 5 km every morning": the present tense and a recurrence state a lasting habit."""
+    predicate = _predicate(clause)
+    return (
+        predicate.tag_ in ("VBP", "VBZ")
+        and _lemma(predicate) not in ("be", "have")
+        and bool(_RECURRENCE.search(span.text))
+    )
+
+
+def _is_past_habit(clause: Token) -> bool:
+    return _lemma(clause) == "use" and any(
+        child.dep_ == "xcomp" and any(g.dep_ == "aux" and g.lower_ == "to" for g in child.children)
+        for child in clause.children
+    )

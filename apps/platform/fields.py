@@ -1,0 +1,27 @@
+"""Serializer fields shared by the API's request bodies."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rest_framework import serializers
+
+
+class BoundedDictField(serializers.DictField):
+    """A JSON object of at most ``max_bytes`` bytes (compact UTF-8 JSON): a free-form field is
+    a note on an object, not a store; a larger one is refused naming the limit."""
+
+    def __init__(self, *, max_bytes: int, **kwargs: Any) -> None:
+        self.max_bytes = max_bytes
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> dict[Any, Any]:
+        value = super().to_internal_value(data)
+        size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+        if size > self.max_bytes:
+            raise serializers.ValidationError(
+                f"This object is {size} bytes of JSON; at most {self.max_bytes} are accepted. "
+                "Keep it to short attributes and write larger content as a memory or a document."
+            )
+        return value

@@ -1,0 +1,116 @@
+"""Reads of the retrieval API: bounded, cited evidence for one subject's question."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.providers.registry import embedder
+from apps.retrieval.services import BudgetReport, Mode, search
+from apps.retrieval.types import FusedRow, Plan, ScoredFact
+from apps.tenancy.models import Subject
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Where a row sits in a resource it is a passage of."""
+
+    id: str
+    start: int | None
+    end: int | None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    session_id: str | None
+    chunk_id: str
+    source_message_ids: list[str]
+    resource: Passage | None
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """A returned row, with where it came from and which fusion phase took it."""
+
+    fused: FusedRow
+    provenance: Provenance
+    attribute: str | None = None  # a semantic row's fact attribute
+
+
+@dataclass(frozen=True)
+class SearchEvidence:
+    mode: Mode
+    fallback: bool
+    plan: Plan
+    facts: list[ScoredFact]
+    rows: list[EvidenceRow]
+    typed: dict[str, Any]  # the other stores' rows, by store name (the API adds skills)
+    budget: BudgetReport
+
+
+def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
+    """Each row's chunk, source messages and (for a passage) place in its resource, read from
+    its store (the row candidates carry the chunk only)."""
+    ids = [uuid.UUID(fused.row.row_id) for fused in rows]
+    stored: dict[str, tuple[str, list[str]]] = {}
+    for model in (EpisodicEvent, SemanticItem):
+        for row_id, stored_chunk, message_ids in model.objects.filter(id__in=ids).values_list(
+            "id", "chunk_id", "source_message_ids"
+        ):
+            stored[str(row_id)] = (str(stored_chunk), list(message_ids))
+    attributes = dict(SemanticItem.objects.filter(id__in=ids).values_list("id", "attribute"))
+    passages = {
+        str(row_id): Passage(id=str(resource_id), start=start, end=end)
+        for row_id, resource_id, start, end in EpisodicEvent.objects.filter(
+            id__in=ids, resource_id__isnull=False
+        ).values_list("id", "resource_id", "resource_start", "resource_end")
+    }
+    evidence = []
+    for fused in rows:
+        chunk_id, message_ids = stored.get(fused.row.row_id, (fused.row.chunk_id or "", []))
+        provenance = Provenance(
+            session_id=fused.row.session_id,
+            chunk_id=chunk_id,
+            source_message_ids=message_ids,
+            resource=passages.get(fused.row.row_id),
+        )
+        attribute = attributes.get(uuid.UUID(fused.row.row_id)) if fused.row.memory_type == "semantic" else None
+        evidence.append(EvidenceRow(fused=fused, provenance=provenance, attribute=attribute))
+    return evidence
+
+
+def search_evidence(
+    *,
+    subject: Subject,
+    question: str,
+    mode: Mode = "graph",
+    memory_types: Sequence[str] = ("episodic", "semantic"),
+    token_budget: int | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> SearchEvidence:
+    """The question's plan, graph facts with their citations, the rows within the budgets
+    (with provenance), the other requested stores' rows and the budget report."""
+    result = search(
+        subject=subject,
+        question=question,
+        embedder=embedder(),
+        mode=mode,
+        memory_types=memory_types,
+        token_budget=token_budget,
+        since=since,
+        until=until,
+    )
+    return SearchEvidence(
+        mode=result.mode,
+        fallback=result.fallback,
+        plan=result.plan,
+        facts=result.facts,
+        rows=_provenance(result.rows),
+        typed=result.typed,
+        budget=result.budget,
+    )

@@ -1,0 +1,51 @@
+"""Organization lifecycle hooks: what the capabilities above tenancy do when an organization
+is created or offboarded.
+
+Tenancy is the lowest domain layer, so it never calls the capabilities that keep resources
+of their own per organization (the graph app keeps each organization's AGE graph). Each of
+them registers its hooks in its ``AppConfig.ready``::
+
+    from apps.tenancy.lifecycle import OrganizationHooks, organization_hooks_register
+
+    organization_hooks_register(OrganizationHooks(name="graph", created=..., offboarded=...))
+
+Tenancy runs them inside the owner transaction (``transaction.atomic(using="owner")``) that
+inserts or deletes the organization row: ``created`` after the insert, in registration order,
+``offboarded`` before the delete, in reverse order. A hook that raises rolls the whole change
+back, so the row and every resource commit together or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from apps.tenancy.models import Organization
+
+
+@dataclass(frozen=True)
+class OrganizationHooks:
+    name: str  # unique
+    created: Callable[[Organization], None]
+    offboarded: Callable[[Organization], None]
+
+
+_HOOKS: dict[str, OrganizationHooks] = {}
+
+
+def organization_hooks_register(hooks: OrganizationHooks) -> OrganizationHooks:
+    existing = _HOOKS.get(hooks.name)
+    if existing is not None and existing != hooks:
+        raise ValueError(f"organization hooks named {hooks.name!r} are already registered")
+    _HOOKS[hooks.name] = hooks
+    return hooks
+
+
+def organization_created(organization: Organization) -> None:
+    for hooks in list(_HOOKS.values()):
+        hooks.created(organization)
+
+
+def organization_offboarded(organization: Organization) -> None:
+    for hooks in reversed(list(_HOOKS.values())):
+        hooks.offboarded(organization)

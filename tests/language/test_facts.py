@@ -1,0 +1,145 @@
+"""The attribute of a fact's key, read off the parse of one sentence (pure: spaCy, no database)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.language.facts import FactReading, normalize_attribute, read_fact, speaker_fact
+from apps.language.pipeline import spacy_pipeline
+
+
+def _reading(sentence: str) -> FactReading:
+    return read_fact(next(iter(spacy_pipeline()(sentence).sents)))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        # home
+        ("I live in Porto.", "home city"),
+        ("We moved from Porto to Lyon last week.", "home city"),
+        ("I moved to Lyon.", "home city"),
+        ("I relocated to Berlin for work.", "home city"),
+        # job: employer and title are one fact
+        ("I'm a nurse.", "job"),
+        ("I work as a nurse at the children's hospital.", "job"),
+        ("I work at Google.", "job"),
+        ("I quit the bakery life for good and joined a startup!", "job"),
+        ("I started at Loomwork last Monday as a junior product designer.", "job"),
+        ("I'm the design lead at Loomwork now, with two designers on my team.", "job"),
+        # diet and drink
+        ("I'm vegetarian.", "diet"),
+        ("I don't eat meat anymore.", "diet"),
+        ("I've gone fully vegan.", "diet"),
+        ("And I quit coffee.", "drink"),
+        ("I drink rooibos in the morning now.", "drink"),
+        ("I switched from coffee to tea.", "drink"),
+        # schedules of recurring events
+        ("I still have my video call with my mentor Tom every Thursday at 6pm.", "schedule: call"),
+        ("Yes, but the call moved to Mondays, same time, 6pm.", "schedule: call"),
+        ("We have a team standup every Tuesday at 9:30.", "schedule: standup"),
+        ("Also our standup moved to Wednesdays, so my Tuesdays are finally free of meetings.", "schedule: standup"),
+        ("Also the book club moved to the last Sunday of the month.", "schedule: club"),
+        # several at once: the value is part of the key
+        ("I'm allergic to peanuts, properly allergic, EpiPen and everything.", "allergy: peanut"),
+        ("I'm allergic to shellfish.", "allergy: shellfish"),
+        ("We adopted a retired racing greyhound from a rescue in Villeurbanne on Saturday.", "pet: greyhound"),
+        ("I have two cats.", "pet: cat"),
+        # one value at a time
+        ("We leased a car!", "car"),
+        ("We're engaged!", "relationship"),
+        ("I'm single.", "relationship"),
+        ("My birthday is 14 September.", "birthday"),
+        ("I was born in Braga.", "birthplace"),
+        ("I'm 34 years old.", "age"),
+        ("My name is Lena.", "name"),
+        ("I'm from Seattle.", "origin"),
+        ("I get up at 7:30 now and it feels like a luxury.", "wake-up time"),
+        ("I ride my bike to the office every day now.", "commute"),
+        ("I take the metro line C down the hill to the office in Part-Dieu.", "commute"),
+        ("I swapped bouldering for a pottery class in the Presqu'île.", "hobby"),
+        ("I'm volunteering at the food bank on Saturdays.", "volunteering"),
+        ("My new GP is Dr. Marchand, near Hôtel de Ville.", "doctor"),
+        # the speaker's relations and possessions: the owned noun names the attribute
+        ("My manager is Claire, she used to be a designer at a big bank.", "manager"),
+        ("Rafael, our head of product, is my manager now.", "manager"),
+        ("My favourite film is Amélie.", "favourite film"),
+        ("Beatriz is my best friend.", "best friend"),
+        # no family: the predicate and the object's head, so unrelated facts never collide
+        ("I love hiking.", "love hiking"),
+        ("I love painting.", "love painting"),
+        ("I used to eat a francesinha every Friday.", "eat francesinha"),
+    ],
+)
+def test_the_attribute_of_a_first_person_fact(sentence: str, attribute: str) -> None:
+    assert _reading(sentence).attribute == attribute
+
+
+@pytest.mark.parametrize(
+    ("sentence", "previous"),
+    [
+        ("We moved from Porto to Lyon last week.", "Porto"),
+        ("I don't eat meat anymore.", "meat"),
+        ("I quit the bakery life for good and joined a startup!", "bakery life"),
+        ("I swapped bouldering for a pottery class in the Presqu'île.", "bouldering"),
+        ("I switched from coffee to tea.", "coffee"),
+        ("Yes, but the call moved to Mondays, same time, 6pm.", None),
+        ("I've gone fully vegan.", None),
+    ],
+)
+def test_a_change_stated_as_one_is_recognised_with_its_old_value(sentence: str, previous: str | None) -> None:
+    reading = _reading(sentence)
+    assert reading.changed and reading.previous == previous
+
+
+@pytest.mark.parametrize(
+    "sentence", ["I live in Porto.", "I'm a nurse.", "We have a team standup every Tuesday at 9:30.", "I love hiking."]
+)
+def test_a_plain_statement_is_not_a_change(sentence: str) -> None:
+    assert not _reading(sentence).changed
+
+
+def test_unrelated_first_person_facts_have_four_keys() -> None:
+    sentences = ["I'm allergic to shellfish.", "I'm a nurse.", "I run 5 km every morning.", "I live in Lisbon."]
+    assert len({_reading(sentence).attribute for sentence in sentences}) == 4
+
+
+def test_a_fact_about_a_named_relative_is_keyed_on_them_not_the_speaker() -> None:
+    sentence = next(iter(spacy_pipeline()("My brother Omar lives in Toronto.").sents))
+    omar = next(entity for entity in sentence.ents if entity.text == "Omar")
+    assert read_fact(sentence, about=omar.root).attribute == "home city"
+    assert speaker_fact(sentence) is None  # his home, not the speaker's
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "My notes from the trip are at the library.",  # owned, but no attribute of the speaker
+        "Last Saturday I ran 10 km in the Riverside Half Marathon.",  # an event, not a lasting fact
+        "I'm going to the book club next Tuesday.",  # a one-off plan, not a schedule
+        "It was a lovely evening.",
+    ],
+)
+def test_sentences_that_state_no_attribute_of_the_speaker(sentence: str) -> None:
+    assert speaker_fact(next(iter(spacy_pipeline()(sentence).sents))) is None
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"),
+    [
+        ("Home_City", "home city"),
+        ("  Employer ", "job"),
+        ("occupation", "job"),
+        ("City", "home city"),
+        ("Schedule:  Weekly Call", "schedule: weekly call"),
+        ("Allergies", "allergy"),
+        ("favourite film", "favourite film"),
+    ],
+)
+def test_writers_attribute_names_are_normalized_to_one_spelling(written: str, stored: str) -> None:
+    assert normalize_attribute(written) == stored
+
+
+def test_a_present_habit_is_a_fact_of_the_speaker() -> None:
+    reading = speaker_fact(next(iter(spacy_pipeline()("I run 5 km every morning.").sents)))
+    assert reading is not None and reading.attribute == "run" and not reading.from_family

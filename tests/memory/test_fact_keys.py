@@ -1,0 +1,163 @@
+"""Facts supersede facts, not entities: (entity, attribute) keys through the API, with the
+local writer; core memory follows the superseded facts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.factories import Tenant, make_tenant
+
+
+def _say(tenant: Tenant, *texts: str, day: int = 1) -> dict[str, Any]:
+    messages = [
+        {
+            "id": f"d{day}-{number}",
+            "role": "user",
+            "name": "Lena",
+            "timestamp": f"2024-03-{day:02d}T09:{number:02d}:00Z",
+            "content": text,
+        }
+        for number, text in enumerate(texts, start=1)
+    ]
+    response = tenant.client().post("/v1/subjects/lena/memories", {"messages": messages}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()  # type: ignore[no-any-return]
+
+
+def _semantic(tenant: Tenant, *, include_superseded: bool = False) -> list[dict[str, Any]]:
+    query = "&include_superseded=true" if include_superseded else ""
+    response = tenant.client().get(f"/v1/subjects/lena/memories?type=semantic&limit=200{query}")
+    assert response.status_code == 200
+    return [row for row in response.json()["results"] if row["content"]["name"] == "Lena"]
+
+
+def _by_attribute(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {row["content"]["attribute"]: row for row in rows}
+
+
+def _tenant() -> Tenant:
+    tenant = make_tenant()
+    tenant.subject("lena")
+    return tenant
+
+
+def test_four_unrelated_first_person_facts_stay_four_current_rows() -> None:
+    tenant = _tenant()
+    facts = ["I'm allergic to shellfish.", "I'm a nurse.", "I run 5 km every morning.", "I live in Lisbon."]
+    for day, text in enumerate(facts, start=1):
+        _say(tenant, text, day=day)
+    current = _semantic(tenant)
+    assert sorted(row["content"]["summary"] for row in current) == sorted(f"Lena: {text}" for text in facts)
+    assert all(row["supersedes"] is None for row in current)
+    assert set(_by_attribute(current)) == {"allergy: shellfish", "job", "run", "home city"}
+
+
+def test_a_changed_diet_supersedes_only_the_old_diet() -> None:
+    tenant = _tenant()
+    _say(tenant, "I'm vegetarian.", "I'm a nurse.", day=1)
+    _say(tenant, "I've gone fully vegan.", day=2)
+    current = _by_attribute(_semantic(tenant))
+    everything = _by_attribute(_semantic(tenant, include_superseded=True))
+    assert current["diet"]["content"]["summary"] == "Lena: I've gone fully vegan."
+    old = next(row for row in _semantic(tenant, include_superseded=True) if "vegetarian" in row["content"]["summary"])
+    assert current["diet"]["supersedes"] == old["id"]
+    assert old["id"] not in {row["id"] for row in _semantic(tenant)}
+    assert current["job"]["content"]["summary"] == "Lena: I'm a nurse."  # untouched
+    assert "Stated as a change." in everything["diet"]["content"]["details"]
+
+
+def test_a_move_stated_as_a_change_supersedes_the_old_home_city() -> None:
+    tenant = _tenant()
+    _say(tenant, "I live in Porto.", day=1)
+    _say(tenant, "We moved from Porto to Lyon last week.", day=9)
+    [home] = [row for row in _semantic(tenant) if row["content"]["attribute"] == "home city"]
+    assert home["content"]["summary"] == "Lena: We moved from Porto to Lyon last week."
+    assert "Changed from: Porto" in home["content"]["details"]
+    history = tenant.client().get(f"/v1/subjects/lena/memories/semantic/{home['id']}/history").json()
+    assert [row["content"]["summary"] for row in history] == [
+        "Lena: We moved from Porto to Lyon last week.",
+        "Lena: I live in Porto.",
+    ]
+    assert {row["content"]["attribute"] for row in history} == {"home city"}
+
+
+def test_a_change_without_an_earlier_value_is_stored_as_current() -> None:
+    tenant = _tenant()
+    _say(tenant, "Yes, but the call moved to Mondays, same time, 6pm.")
+    [call] = _semantic(tenant)
+    assert call["content"]["attribute"] == "schedule: call" and call["supersedes"] is None
+
+
+def test_a_patch_is_a_value_that_survives_an_unrelated_write_and_yields_to_its_own_attribute() -> None:
+    tenant = _tenant()
+    _say(tenant, "I live in Porto.", day=1)
+    [porto] = _semantic(tenant)
+    other = make_tenant()
+    foreign = other.client().patch(
+        f"/v1/subjects/lena/memories/semantic/{porto['id']}",
+        {"changes": {"summary": "Lena lives in Braga."}},
+        format="json",
+    )
+    assert foreign.status_code == 404
+    patched = tenant.client().patch(
+        f"/v1/subjects/lena/memories/semantic/{porto['id']}",
+        {"changes": {"summary": "Lena lives in Braga."}},
+        format="json",
+    )
+    assert patched.status_code == 201, patched.content
+    assert patched.json()["content"]["attribute"] == "home city"  # kept from the row it supersedes
+    _say(tenant, "I'm allergic to peanuts.", day=2)
+    current = _by_attribute(_semantic(tenant))
+    assert current["home city"]["id"] == patched.json()["id"]
+    _say(tenant, "I moved to Lyon.", day=3)
+    current = _by_attribute(_semantic(tenant))
+    assert current["home city"]["supersedes"] == patched.json()["id"]
+    assert "allergy: peanut" in current
+
+
+def test_a_patch_may_set_the_attribute_and_refuses_an_empty_one() -> None:
+    tenant = _tenant()
+    _say(tenant, "I love hiking.")
+    [row] = _semantic(tenant)
+    url = f"/v1/subjects/lena/memories/semantic/{row['id']}"
+    empty = tenant.client().patch(url, {"changes": {"attribute": "  "}}, format="json")
+    assert empty.status_code == 400 and "attribute" in empty.json()["error"]["message"]
+    assert len(_semantic(tenant, include_superseded=True)) == 1  # nothing written
+    renamed = tenant.client().patch(url, {"changes": {"attribute": "Hobby"}}, format="json")
+    assert renamed.status_code == 201 and renamed.json()["content"]["attribute"] == "hobby"
+
+
+def _human_core(tenant: Tenant) -> dict[str, Any]:
+    blocks = tenant.client().get("/v1/subjects/lena/core").json()
+    [human] = [block for block in blocks if block["content"]["label"] == "human"]
+    return human  # type: ignore[no-any-return]
+
+
+def test_core_memory_follows_the_superseded_city_and_diet() -> None:
+    tenant = _tenant()
+    _say(tenant, "I live in Porto.", "I'm vegetarian.", "I'm a nurse.", day=1)
+    before = _human_core(tenant)
+    assert "Porto" in before["content"]["value"] and "vegetarian" in before["content"]["value"]
+    _say(tenant, "We moved from Porto to Lyon last week.", "I've gone fully vegan.", day=9)
+    after = _human_core(tenant)
+    assert after["content"]["value"].splitlines() == [
+        "Lena: We moved from Porto to Lyon last week.",
+        "Lena: I've gone fully vegan.",
+        "Lena: I'm a nurse.",
+    ]
+    history = tenant.client().get(f"/v1/subjects/lena/memories/core/{after['id']}/history").json()
+    assert [version["id"] for version in history] == [after["id"], before["id"]]
+    assert history[1]["content"]["value"] == before["content"]["value"]  # the old version is kept as it was
+
+
+def test_core_memory_follows_a_patched_fact() -> None:
+    tenant = _tenant()
+    _say(tenant, "I live in Porto.", "I'm a nurse.")
+    [porto] = [row for row in _semantic(tenant) if row["content"]["attribute"] == "home city"]
+    response = tenant.client().patch(
+        f"/v1/subjects/lena/memories/semantic/{porto['id']}",
+        {"changes": {"summary": "Lena: I live in Braga."}},
+        format="json",
+    )
+    assert response.status_code == 201
+    assert _human_core(tenant)["content"]["value"].splitlines() == ["Lena: I live in Braga.", "Lena: I'm a nurse."]
