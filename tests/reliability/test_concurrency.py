@@ -108,15 +108,20 @@ def _current(rows: list[dict[str, Any]], key: str) -> dict[tuple[Any, str], list
 
 def _chains_are_linear(organization_id: Any, tokens: list[str]) -> None:
     """Concurrent updates of one memory form one chain, never a fork: one current core block
-    per label holding every writer's line, one current semantic row per name."""
+    per label, one current semantic row per fact key (entity, attribute), and every writer's
+    value stored in the chain (a later value of the same fact supersedes the earlier one)."""
     with organization_scope(organization_id):
         core = list(CoreBlock.objects.values("id", "subject_id", "label", "supersedes_id", "value"))
-        semantic = list(SemanticItem.objects.values("id", "subject_id", "name", "supersedes_id"))
+        semantic = list(
+            SemanticItem.objects.values("id", "subject_id", "name", "attribute", "supersedes_id", "summary", "details")
+        )
     current_core = _current(core, "label")
     assert all(len(rows) == 1 for rows in current_core.values()), current_core
-    values = " ".join(rows[0]["value"] for rows in current_core.values())
-    assert [t for t in tokens if t not in values] == []
-    assert all(len(rows) == 1 for rows in _current(semantic, "name").values())
+    for row in semantic:
+        row["key"] = (row["name"].casefold(), row["attribute"])
+    assert all(len(rows) == 1 for rows in _current(semantic, "key").values())
+    stated = " ".join(f"{row['summary']} {row['details']}" for row in semantic)
+    assert [t for t in tokens if t not in stated] == []
 
 
 def test_sixteen_threads_writing_one_subject_store_each_write_once_and_index_once() -> None:
