@@ -90,7 +90,9 @@ class FactSerializer(serializers.Serializer[ScoredFact]):
     score = serializers.FloatField(source="score.total")
     current = serializers.BooleanField(source="fact.current", help_text="One of the cited rows is current.")
     superseded_by = serializers.CharField(
-        source="fact.superseded_by", allow_null=True, help_text="Not current: the row that replaced its newest citation."
+        source="fact.superseded_by",
+        allow_null=True,
+        help_text="Not current: the row that replaced its newest citation.",
     )
     valid_from = serializers.DateTimeField(
         source="fact.valid_from", allow_null=True, help_text="Event time, else mention time."
