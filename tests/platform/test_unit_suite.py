@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,11 +40,11 @@ def test_unit_tests_run_without_any_service_and_database_tests_are_refused(tmp_p
 
     passed = _unit_run(var_dir, "-m", "unit", "tests/tenancy/test_keys.py", "tests/tenancy/test_api_keys.py")
     assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-3000:]
-    assert "5 passed" in passed.stdout and "7 deselected" in passed.stdout
+    assert re.search(r"\b5 passed, [1-9]\d* deselected", passed.stdout), passed.stdout  # the database tests left out
 
     refused = _unit_run(var_dir, "tests/tenancy/test_keys.py", "tests/tenancy/test_api_keys.py")
     assert refused.returncode == pytest.ExitCode.USAGE_ERROR, refused.stdout[-3000:] + refused.stderr[-3000:]
-    assert "7 selected tests use the database" in refused.stderr
+    assert re.search(r"\b[1-9]\d* selected tests use the database", refused.stderr), refused.stderr
     assert "tests/tenancy/test_api_keys.py::" in refused.stderr and "-m unit" in refused.stderr
 
     assert list(var_dir.iterdir()) == []  # no Postgres or Redis was started
