@@ -37,6 +37,8 @@ class EvidenceRecord(TenantModel):
     # Only erasure deletes evidence, and it takes a row together with its whole chain.
     supersedes = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # The write's tags (apps.memory.metadata), on every row it produced; filters read them.
+    metadata = models.JSONField(default=dict, blank=True)
 
     class Meta:
         abstract = True
@@ -85,6 +87,7 @@ def _evidence_indexes(prefix: str, *, searchable: bool) -> list[models.Index]:
     indexes: list[models.Index] = [
         models.Index(fields=["organization", "subject", "created_at"], name=f"{prefix}_subject_created"),
         models.Index(fields=["organization", "chunk_id"], name=f"{prefix}_chunk"),
+        GinIndex(fields=["metadata"], name=f"{prefix}_metadata"),
     ]
     if searchable:
         indexes.append(GinIndex(fields=["search_vector"], name=f"{prefix}_search"))

@@ -5,16 +5,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
 
 from apps.memory.currency import with_currency
+from apps.memory.filter_sql import filter_sql
+from apps.memory.filters import MEMORY_TYPES, Filter
 from apps.memory.models import STORES, CoreBlock, EpisodicEvent, EvidenceRecord, ResourceItem, VaultEntry
 from apps.memory.search import SearchHit, fuse, keyword_lane, vector_lane
 from apps.platform.errors import NotFound, ValidationFailed
 from apps.tenancy.models import Subject
 from apps.vault.services import EncryptedValue, vault_decrypt
 
-READABLE_TYPES = ("core", "episodic", "semantic", "procedural", "resource")
+READABLE_TYPES = MEMORY_TYPES
 SEARCHABLE_TYPES = ("procedural", "resource")
 
 
@@ -22,6 +26,34 @@ def current_rows(model: type[EvidenceRecord], *, subject: Subject) -> QuerySet[A
     """Rows of ``model`` for ``subject`` that no later row supersedes."""
     superseded = model.objects.filter(subject=subject, supersedes__isnull=False).values("supersedes")
     return model.objects.filter(subject=subject).exclude(id__in=superseded)
+
+
+_STORE_NAMES = {model: name for name, model in STORES.items()}
+
+
+def rows_filtered(rows: QuerySet[Any], where: Filter | None) -> QuerySet[Any]:
+    """``rows`` (of one store) that match the filter ``where``, in the database: the filter
+    is part of the statement, before any ordering or limit the caller adds."""
+    if where is None:
+        return rows
+    table = rows.model._meta.db_table
+    params: list[Any] = []
+
+    def param(value: Any) -> str:
+        params.append(value)
+        return "%s"
+
+    compiled = filter_sql(
+        where,
+        memory_type=_STORE_NAMES[rows.model],
+        table=table,
+        alias=connection.ops.quote_name(table),
+        param=param,
+    )
+    if isinstance(compiled, bool):
+        return rows if compiled else rows.none()
+    # Every value is a bound parameter; the text is compiled from the parsed tree (filter_sql).
+    return rows.filter(RawSQL(compiled, params, output_field=BooleanField()))  # noqa: S611
 
 
 def _without_vectors(rows: QuerySet[Any]) -> QuerySet[Any]:
@@ -44,6 +76,7 @@ class MemoryFilter:
     event_after: datetime | None = None
     event_before: datetime | None = None
     include_superseded: bool = False
+    where: Filter | None = None  # the ``filters`` tree
 
 
 def memory_list(
@@ -66,6 +99,7 @@ def memory_list(
             rows = rows.filter(event_time__gte=filters.event_after)
         if filters.event_before:
             rows = rows.filter(event_time__lt=filters.event_before)
+    rows = rows_filtered(rows, filters.where)
     if after is not None:
         created_at, row_id = after
         rows = rows.filter(created_at__gt=created_at) | rows.filter(created_at=created_at, id__gt=row_id)
@@ -106,12 +140,19 @@ def core_blocks(*, subject: Subject) -> list[CoreBlock]:
 
 
 def memory_search(
-    *, subject: Subject, memory_type: str, query: str, limit: int, vector: list[float], model: str
+    *,
+    subject: Subject,
+    memory_type: str,
+    query: str,
+    limit: int,
+    vector: list[float],
+    model: str,
+    where: Filter | None = None,
 ) -> list[SearchHit]:
     """Rows of one typed store by meaning (``vector``, the query's embedding by ``model``) and words."""
     if memory_type not in SEARCHABLE_TYPES:
         raise ValidationFailed(f"search covers {list(SEARCHABLE_TYPES)}; episodic and semantic go through /search.")
-    rows = _without_vectors(current_rows(STORES[memory_type], subject=subject))
+    rows = rows_filtered(_without_vectors(current_rows(STORES[memory_type], subject=subject)), where)
     hits = fuse(vector_lane(rows, vector=vector, model=model), keyword_lane(rows, query=query), limit=limit)
     with_currency(hit.row for hit in hits)
     return hits

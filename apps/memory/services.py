@@ -105,6 +105,7 @@ class Provenance:
     source_kind: str
     session_id: str
     chunk_id: uuid.UUID
+    metadata: dict[str, Any] = field(default_factory=dict)  # the write's tags, on each of its rows
 
 
 def _metering(organization_id: uuid.UUID) -> MeteringContext:
@@ -183,6 +184,7 @@ def _provenance_fields(provenance: Provenance, message_ids: Sequence[str]) -> di
         "session_id": provenance.session_id,
         "chunk_id": provenance.chunk_id,
         "source_message_ids": list(message_ids),
+        "metadata": provenance.metadata,
     }
 
 
@@ -318,6 +320,7 @@ def memory_write_messages(
     messages: list[IncomingMessage],
     source_kind: str,
     session_id: str = "",
+    metadata: dict[str, Any] | None = None,
     stopwatch: Stopwatch | None = None,
     llm: MemoryLLM | None = None,
     embedder: Embedder | None = None,
@@ -335,7 +338,9 @@ def memory_write_messages(
     llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
     embedder = embedder or default_embedder()
     metering = _metering(organization_id)
-    provenance = Provenance(source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4())
+    provenance = Provenance(
+        source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4(), metadata=dict(metadata or {})
+    )
 
     redacted, findings = redact_messages(messages)
     # Pasted documents are kept whole and in passages by the write path; the writers read the
@@ -513,6 +518,7 @@ def memory_write_document(
     data: bytes,
     title: str = "",
     session_id: str = "",
+    metadata: dict[str, Any] | None = None,
     embedder: Embedder | None = None,
     stopwatch: Stopwatch | None = None,
 ) -> WriteResult:
@@ -532,7 +538,10 @@ def memory_write_document(
     if not redaction.text.strip():
         raise NothingToStore("The document holds only whitespace, so nothing was stored.")
     provenance = Provenance(
-        source_kind=EvidenceRecord.SourceKind.DOCUMENT, session_id=session_id, chunk_id=uuid.uuid4()
+        source_kind=EvidenceRecord.SourceKind.DOCUMENT,
+        session_id=session_id,
+        chunk_id=uuid.uuid4(),
+        metadata=dict(metadata or {}),
     )
     resource_id = uuid.uuid4()
     key = object_key(organization_id=subject.organization_id, subject_id=subject.id, object_id=resource_id)
@@ -664,7 +673,9 @@ def memory_supersede(
         _embed_rows([new], [_embedding_text(new)], embedder, Stopwatch())
     core: list[CoreBlock] = []
     if isinstance(old, SemanticItem) and isinstance(new, SemanticItem):
-        provenance = Provenance(source_kind=new.source_kind, session_id=new.session_id, chunk_id=new.chunk_id)
+        provenance = Provenance(
+            source_kind=new.source_kind, session_id=new.session_id, chunk_id=new.chunk_id, metadata=new.metadata
+        )
         core = _core_rows([], subject=subject, provenance=provenance, superseded=[_fact_change(old, new)])
     _save_all([[new], core])
     if isinstance(new, (EpisodicEvent, SemanticItem)):
@@ -714,8 +725,11 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
     ]
 
 
-def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], session_id: str) -> IngestionBatch:
-    """Accept a batch of chunks for the worker. Refused (``ConsentRequired``, nothing stored)
+def memory_batch_create(
+    *, subject: Subject, chunks: list[dict[str, Any]], session_id: str, metadata: dict[str, Any] | None = None
+) -> IngestionBatch:
+    """Accept a batch of chunks for the worker; a chunk without its own ``metadata`` (or
+    ``session_id``) takes the batch's. Refused (``ConsentRequired``, nothing stored)
     without the subject's consent; each chunk's write checks it again when it runs."""
     consent_check_memory_write(
         subject=subject, texts=[message["content"] for chunk in chunks for message in chunk["messages"]]
@@ -728,7 +742,7 @@ def memory_batch_create(*, subject: Subject, chunks: list[dict[str, Any]], sessi
         subject=subject,
         job=job,
         session_id=session_id,
-        chunks=chunks,
+        chunks=[chunk if "metadata" in chunk else {**chunk, "metadata": dict(metadata or {})} for chunk in chunks],
         chunks_total=len(chunks),
     )
     job_enqueue_on_commit(job=job, task_name=task_names.BATCH_INGEST, kwargs={"batch_id": str(batch.id)})
@@ -773,6 +787,7 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
                     messages=incoming_messages(chunk["messages"]),
                     source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
                     session_id=chunk.get("session_id") or batch.session_id,
+                    metadata=chunk.get("metadata"),
                 )
         except NothingToStore as exc:  # reported on the job, which then cannot succeed
             rejected = exc.message

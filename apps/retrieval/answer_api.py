@@ -14,6 +14,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.memory.api.serializers import MetadataField
 from apps.platform.parsers import StrictJSONParser
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import answer_llm_for, embedder
@@ -72,6 +73,7 @@ class CitedRowSerializer(serializers.Serializer[Any]):
     superseded_by = serializers.CharField(allow_null=True, help_text="The row that replaced this one.")
     valid_from = serializers.DateTimeField(allow_null=True, help_text="Event time, else mention time.")
     valid_to = serializers.DateTimeField(allow_null=True, help_text="The valid_from of the row that replaced this one.")
+    metadata = MetadataField(help_text="The tags of the write that produced the row.")
 
 
 class AnswerSerializer(serializers.Serializer[Any]):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from apps.providers.interfaces import (
     AnswerDraft,
@@ -52,6 +52,7 @@ class CitedRow:
     superseded_by: str | None
     valid_from: datetime | None
     valid_to: datetime | None
+    metadata: dict[str, Any] = field(default_factory=dict)  # the tags of the write that produced it
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,7 @@ def answer_question(
         },
     )
     currency = reads.cited_currency(subject=subject, ids=cited)
+    tags = reads.rows_metadata(subject=subject, ids=cited) if cited else {}
     return AnswerResult(
         answer=draft.answer,
         cited_row_ids=cited,
@@ -187,6 +189,7 @@ def answer_question(
                 superseded_by=currency[row_id].superseded_by,
                 valid_from=currency[row_id].valid_from,
                 valid_to=currency[row_id].valid_to,
+                metadata=tags.get(row_id, {}),
             )
             for row_id in cited
             if row_id in currency

@@ -11,7 +11,9 @@ from rest_framework.response import Response
 from apps.memory import selectors as memory_selectors
 from apps.memory.api.serializers import (
     ExcerptSerializer,
+    FiltersField,
     MemoryRecordSerializer,
+    MetadataField,
     ResourceSearchHitSerializer,
     SearchHitSerializer,
     SearchInputSerializer,
@@ -49,6 +51,9 @@ class SubjectSearchInputSerializer(StrictFieldsSerializer):
         required=False, help_text="Only rows whose event (else mention) time is at or after."
     )
     until = serializers.DateTimeField(required=False, help_text="Only rows whose event (else mention) time is before.")
+    filters = FiltersField(
+        required=False, help_text="Only rows that match, applied in the database before every cap and budget."
+    )
 
 
 class PlanBudgetsSerializer(serializers.Serializer[Any]):
@@ -129,6 +134,7 @@ class EvidenceRowSerializer(serializers.Serializer[Any]):
         allow_null=True, help_text="A semantic row's fact attribute (its key is the entity and this); null otherwise."
     )
     provenance = RowProvenanceSerializer()
+    metadata = MetadataField(help_text="The tags of the write that produced the row.")
     selected_as = serializers.ChoiceField(
         source="fused.source", choices=get_args(FusedSource), help_text="The fusion phase that took the row."
     )
@@ -204,6 +210,7 @@ class SearchApi(SubjectApiView):
             token_budget=params.get("token_budget"),
             since=params.get("since"),
             until=params.get("until"),
+            where=params.get("filters"),
         )
         self.audit_targets = [row.fused.row.row_id for row in evidence.rows]
         if "procedural" in params["memory_types"]:
@@ -245,6 +252,7 @@ class MemoryTypeSearchApi(SubjectApiView):
             limit=params["limit"],
             vector=vector,
             model=model.model_name,
+            where=params.get("filters"),
         )
         self.audit_targets = [str(hit.row.id) for hit in hits]
         if memory_type != "resource":

@@ -21,9 +21,11 @@ from django.db import connection
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
 from apps.memory.currency import rows_currency, successor_join_sql, valid_from_sql
+from apps.memory.filter_sql import NamedParams, filter_sql
+from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.memory.search import vector_lane
-from apps.memory.selectors import current_rows
+from apps.memory.selectors import current_rows, rows_filtered
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
@@ -109,17 +111,21 @@ def anchor_candidates(
     model: str,
     rows_per_type: int = ROWS_PER_ANCHOR,
     deep_keys: Collection[str] = (),
+    where: Filter | None = None,
 ) -> list[AnchorCandidate]:
     """Recalled and exactly named anchors with their graph properties (one graph read) and, of
     each type, the ``rows_per_type`` rows closest to the question among the ``ANCHOR_ROW_SCAN``
     newest that mention the anchor — ``NAMED_ROW_SCAN`` for the ``deep_keys`` (the anchors
-    the question names) — in one bounded read of the adjacency index."""
+    the question names) — in one bounded read of the adjacency index. With a filter ``where``,
+    only rows that match it count, before either cap."""
     similarity = {a.anchor_key: a.similarity for a in recalled}
     keys = list(dict.fromkeys([*similarity, *named_keys]))
     found = _anchors(subject, keys, ("name", "type", "mention_count"))
     present = [key for key in keys if key in found]
     scans = [NAMED_ROW_SCAN if key in deep_keys else ANCHOR_ROW_SCAN for key in present]
-    rows = anchor_rows(subject=subject, keys=present, vector=vector, model=model, per_type=rows_per_type, scans=scans)
+    rows = anchor_rows(
+        subject=subject, keys=present, vector=vector, model=model, per_type=rows_per_type, scans=scans, where=where
+    )
     return [
         AnchorCandidate(
             anchor_key=key,
@@ -145,7 +151,7 @@ CROSS JOIN LATERAL (
         SELECT row_id, embedding, embedding_model
         FROM graph_anchor_row
         WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
-          AND memory_type = %(memory_type)s
+          AND memory_type = %(memory_type)s{restriction}
         ORDER BY id DESC LIMIT k.scan
     ) AS newest
     WHERE newest.embedding_model = %(model)s
@@ -163,10 +169,12 @@ def anchor_rows(
     model: str,
     per_type: int,
     scans: Sequence[int] | None = None,
+    where: Filter | None = None,
 ) -> dict[str, dict[str, list[str]]]:
     """Per anchor and type, the ids of the ``per_type`` rows nearest the question among the
     anchor's newest mentions (``scans[i]`` of the i-th key, default ``ANCHOR_ROW_SCAN``),
-    nearest first."""
+    nearest first. With a filter ``where``, the newest mentions are those of rows that match
+    it (a primary-key probe of the row per mention scanned, inside the scan: ADR 0035)."""
     found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
     if not keys:
         return found
@@ -181,7 +189,18 @@ def anchor_rows(
     }
     with connection.cursor() as cursor:
         for memory_type in ("episodic", "semantic"):
-            cursor.execute(_ANCHOR_ROWS, {**params, "memory_type": memory_type})
+            typed = {**params, "memory_type": memory_type}
+            matching = _matching(where, memory_type, "e", typed)
+            if matching is False:  # no row of this type can match: nothing to read
+                continue
+            restriction = (
+                ""
+                if matching is True
+                else f"""
+          AND EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = graph_anchor_row.row_id
+                      AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {matching})"""
+            )
+            cursor.execute(_ANCHOR_ROWS.replace("{restriction}", restriction), typed)
             for key, row_id in cursor.fetchall():
                 found[str(key)][memory_type].append(str(row_id))
     return found
@@ -266,13 +285,14 @@ def _parse_time(value: Any) -> Any:
 
 
 def rows_by_id(
-    *, subject: Subject, ids: Sequence[str], vector: list[float], model: str, lane: str
+    *, subject: Subject, ids: Sequence[str], vector: list[float], model: str, lane: str, where: Filter | None = None
 ) -> list[RowCandidate]:
     """The rows with these ids (episodic and semantic), with their similarity to the question
     and their rank by it within their type (0-based, ties by id: the shallow prior fusion uses).
 
     One statement for both types, reading only the columns a candidate is made of (no
-    embedding, no provenance lists), made into candidates without model instances."""
+    embedding, no provenance lists), made into candidates without model instances. With a
+    filter ``where``, only the rows that match it."""
     wanted = [uuid.UUID(i) for i in dict.fromkeys(ids)]
     if not wanted:
         return []
@@ -282,8 +302,11 @@ def rows_by_id(
         "ids": wanted,
         "vector": str(vector),
     }
+    statement = _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params))).replace(
+        "{semantic}", _clause(_matching(where, "semantic", "e", params))
+    )
     with connection.cursor() as cursor:
-        cursor.execute(_ROWS_BY_ID, params)
+        cursor.execute(statement, params)
         fetched = cursor.fetchall()
     scored: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"episodic": [], "semantic": []}
     for kind, *values, distance in fetched:
@@ -327,13 +350,50 @@ SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_mod
        {valid_from_sql(_EPISODIC, "s")}, e.embedding <=> %(vector)s::vector
 FROM {_EPISODIC} AS e {successor_join_sql(_EPISODIC, "e", "s")}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
+  AND {{episodic}}
 UNION ALL
 SELECT 'semantic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details, e.name,
        NULL::varchar, NULL::timestamptz, NULL::timestamptz, {valid_from_sql(_SEMANTIC, "e")}, s.id,
        {valid_from_sql(_SEMANTIC, "s")}, e.embedding <=> %(vector)s::vector
 FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
+  AND {{semantic}}
 """
+_TABLES = {"episodic": _EPISODIC, "semantic": _SEMANTIC}
+
+
+def _matching(where: Filter | None, memory_type: str, alias: str, params: dict[str, Any]) -> str | bool:
+    """The filter as a condition on the ``memory_type`` row ``alias``, its values added to
+    ``params``; ``True`` without a filter, ``False`` when no row of the type can match."""
+    if where is None:
+        return True
+    return filter_sql(
+        where, memory_type=memory_type, table=_TABLES[memory_type], alias=alias, param=NamedParams(params)
+    )
+
+
+def _clause(compiled: str | bool) -> str:
+    return compiled if isinstance(compiled, str) else ("TRUE" if compiled else "FALSE")
+
+
+def matching_row_ids(*, subject: Subject, ids: Sequence[str], where: Filter) -> set[str]:
+    """Which of the subject's episodic and semantic rows with these ids match ``where``
+    (one statement: e.g. every row the relation lane's frames cite)."""
+    wanted = list(dict.fromkeys(uuid.UUID(row_id) for row_id in ids))
+    if not wanted:
+        return set()
+    params: dict[str, Any] = {"organization": subject.organization_id, "subject": subject.id, "ids": wanted}
+    parts = [
+        f"SELECT e.id::text FROM {_TABLES[memory_type]} AS e WHERE e.organization_id = %(organization)s"
+        f" AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[]) AND {_clause(compiled)}"
+        for memory_type in ("episodic", "semantic")
+        if (compiled := _matching(where, memory_type, "e", params)) is not False
+    ]
+    if not parts:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts), params)
+        return {str(row_id) for (row_id,) in cursor.fetchall()}
 
 
 def _candidate(
@@ -456,18 +516,21 @@ def anchor_mentions(*, subject: Subject, row_ids: Sequence[str], keys: Sequence[
     return found
 
 
-def flat_rows(*, subject: Subject, question: str, vector: list[float], model: str, depth: int) -> list[RowCandidate]:
+def flat_rows(
+    *, subject: Subject, question: str, vector: list[float], model: str, depth: int, where: Filter | None = None
+) -> list[RowCandidate]:
     """Direct evidence retrieval (the ablation baseline and the fallback): Okapi BM25 over the
     text of every current episodic and semantic row, and the ``depth`` nearest rows by
     embedding, fused by reciprocal rank, best first. It reads the whole history on purpose: it
-    is what graph mode's bounded access is measured against.
+    is what graph mode's bounded access is measured against. A filter ``where`` restricts the
+    rows read.
 
     Each row carries its dense rank (``vector_rank``, across both types) and its fused score
     (``lexical_score``)."""
     rows: dict[str, tuple[Any, str]] = {}
     nearest: list[tuple[float, str]] = []
     for model_class, kind in ((EpisodicEvent, "episodic"), (SemanticItem, "semantic")):
-        current = current_rows(model_class, subject=subject).defer("embedding")
+        current = rows_filtered(current_rows(model_class, subject=subject).defer("embedding"), where)
         for row in current:
             rows[str(row.id)] = (row, kind)
         nearest += [
@@ -525,3 +588,13 @@ def cited_currency(*, subject: Subject, ids: Sequence[str]) -> dict[str, CitedCu
         )
         for row_id, currency in found.items()
     }
+
+
+def rows_metadata(*, subject: Subject, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The metadata of the subject's episodic and semantic rows with these ids, by row id."""
+    wanted = list(dict.fromkeys(uuid.UUID(row_id) for row_id in ids))
+    found: dict[str, dict[str, Any]] = {}
+    for model in (EpisodicEvent, SemanticItem):
+        for row_id, tags in model.objects.filter(subject=subject, id__in=wanted).values_list("id", "metadata"):
+            found[str(row_id)] = dict(tags)
+    return found

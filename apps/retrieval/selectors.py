@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.providers.registry import embedder
 from apps.retrieval.services import BudgetReport, Mode, search
@@ -39,6 +40,7 @@ class EvidenceRow:
     fused: FusedRow
     provenance: Provenance
     attribute: str | None = None  # a semantic row's fact attribute
+    metadata: dict[str, Any] = field(default_factory=dict)  # the tags of the write that produced it
 
 
 @dataclass(frozen=True)
@@ -56,12 +58,12 @@ def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
     """Each row's chunk, source messages and (for a passage) place in its resource, read from
     its store (the row candidates carry the chunk only)."""
     ids = [uuid.UUID(fused.row.row_id) for fused in rows]
-    stored: dict[str, tuple[str, list[str]]] = {}
+    stored: dict[str, tuple[str, list[str], dict[str, Any]]] = {}
     for model in (EpisodicEvent, SemanticItem):
-        for row_id, stored_chunk, message_ids in model.objects.filter(id__in=ids).values_list(
-            "id", "chunk_id", "source_message_ids"
+        for row_id, stored_chunk, message_ids, tags in model.objects.filter(id__in=ids).values_list(
+            "id", "chunk_id", "source_message_ids", "metadata"
         ):
-            stored[str(row_id)] = (str(stored_chunk), list(message_ids))
+            stored[str(row_id)] = (str(stored_chunk), list(message_ids), dict(tags))
     attributes = dict(SemanticItem.objects.filter(id__in=ids).values_list("id", "attribute"))
     passages = {
         str(row_id): Passage(id=str(resource_id), start=start, end=end)
@@ -71,7 +73,7 @@ def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
     }
     evidence = []
     for fused in rows:
-        chunk_id, message_ids = stored.get(fused.row.row_id, (fused.row.chunk_id or "", []))
+        chunk_id, message_ids, tags = stored.get(fused.row.row_id, (fused.row.chunk_id or "", [], {}))
         provenance = Provenance(
             session_id=fused.row.session_id,
             chunk_id=chunk_id,
@@ -79,7 +81,7 @@ def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
             resource=passages.get(fused.row.row_id),
         )
         attribute = attributes.get(uuid.UUID(fused.row.row_id)) if fused.row.memory_type == "semantic" else None
-        evidence.append(EvidenceRow(fused=fused, provenance=provenance, attribute=attribute))
+        evidence.append(EvidenceRow(fused=fused, provenance=provenance, attribute=attribute, metadata=tags))
     return evidence
 
 
@@ -92,6 +94,7 @@ def search_evidence(
     token_budget: int | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    where: Filter | None = None,
 ) -> SearchEvidence:
     """The question's plan, graph facts with their citations, the rows within the budgets
     (with provenance), the other requested stores' rows and the budget report."""
@@ -104,6 +107,7 @@ def search_evidence(
         token_budget=token_budget,
         since=since,
         until=until,
+        where=where,
     )
     return SearchEvidence(
         mode=result.mode,

@@ -4,6 +4,7 @@ read that raises falls back to direct evidence retrieval, and the result says so
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
@@ -16,11 +17,12 @@ from django.db import transaction
 from apps.graph.keys import anchor_key
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
+from apps.memory.filters import Filter
 from apps.memory.models import CoreBlock, ProceduralItem, ResourceItem
 from apps.memory.resource_search import resource_hits
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
-from apps.memory.selectors import current_rows
+from apps.memory.selectors import current_rows, rows_filtered
 from apps.providers.interfaces import Embedder
 from apps.retrieval import reads
 from apps.retrieval.currency import current_first, mark_facts, successor_ids
@@ -73,12 +75,28 @@ class _Clock:
 
 
 def _graph_lanes(
-    *, subject: Subject, plan: Plan, vector: list[float], model: str, report: BudgetReport, clock: _Clock
+    *,
+    subject: Subject,
+    plan: Plan,
+    vector: list[float],
+    model: str,
+    report: BudgetReport,
+    clock: _Clock,
+    where: Filter | None = None,
 ) -> tuple[list[RowCandidate], list[FactCandidate]]:
+    """The two lanes' candidates. A filter ``where`` is part of every read of rows (an anchor's
+    rows, cited rows, neighbours, successors) and of facts (a fact keeps only its citations
+    that match), so every later cap and budget chooses among matching rows only (ADR 0035)."""
     recalled = reads.recall_anchors(subject=subject, vector=vector, model=model)
     named = list(named_anchor_keys(plan)) if plan.is_relation_query else []
     candidates = reads.anchor_candidates(
-        subject=subject, recalled=recalled, named_keys=named, vector=vector, model=model, deep_keys=entity_keys(plan)
+        subject=subject,
+        recalled=recalled,
+        named_keys=named,
+        vector=vector,
+        model=model,
+        deep_keys=entity_keys(plan),
+        where=where,
     )
     anchors = select_anchors(candidates, plan)
     report.anchors_inspected = len(candidates)
@@ -104,6 +122,7 @@ def _graph_lanes(
         vector=vector,
         model=model,
         rows_per_type=reads.CO_PARTICIPANT_ROWS,
+        where=where,
     )
     report.anchors_inspected += len(co_anchors)  # co-participants are read too
     for anchor in co_anchors:
@@ -124,6 +143,8 @@ def _graph_lanes(
         if objects:  # frames that must contain a named object
             frames = [f for f in frames if objects & {key for _, key in f["arms"]}] or frames
         facts = reads.fact_candidates(subject=subject, frames=frames)
+        if where is not None:
+            facts = _matching_facts(facts, reads.matching_row_ids(subject=subject, ids=_citations(facts), where=where))
         cited = reads.cited_currency(subject=subject, ids=[row_id for fact in facts for row_id in fact.citations])
         facts = mark_facts(facts, cited)
         report.frames_inspected = len(incident) + len(frames)
@@ -133,7 +154,9 @@ def _graph_lanes(
 
     ranked = rank_facts(facts, plan)
     cited_ids = [c for scored in ranked for c in scored.fact.citations]
-    rows = reads.rows_by_id(subject=subject, ids=[*cited_ids, *base_ids], vector=vector, model=model, lane="base")
+    rows = reads.rows_by_id(
+        subject=subject, ids=[*cited_ids, *base_ids], vector=vector, model=model, lane="base", where=where
+    )
     weights = {scored.anchor.anchor_key: max(scored.anchor.vector_similarity, 0.0) for scored in anchors}
     mentions = reads.anchor_mentions(subject=subject, row_ids=[r.row_id for r in rows], keys=list(weights))
     # Same-chunk neighbours, recomputed from provenance: of every candidate (its context), and
@@ -143,20 +166,36 @@ def _graph_lanes(
     seeds = sorted((r for r in first if r.memory_type == "episodic"), key=lambda r: (-rerank_score(r), r.row_id))
     known = {r.row_id for r in rows}
     joining = [n for seed in seeds[: reads.NEIGHBOUR_SEEDS] for n in near.get(seed.row_id, []) if n not in known]
-    rows += reads.rows_by_id(subject=subject, ids=joining, vector=vector, model=model, lane="base")
+    rows += reads.rows_by_id(subject=subject, ids=joining, vector=vector, model=model, lane="base", where=where)
     mentions.update(reads.anchor_mentions(subject=subject, row_ids=joining, keys=list(weights)))
     if plan.time_focus == "present":  # what replaced a superseded candidate joins, to rank in its place
         for _ in range(SUCCESSOR_STEPS):
             successors = successor_ids(rows)
             if not successors:
                 break
-            rows += reads.rows_by_id(subject=subject, ids=successors, vector=vector, model=model, lane="base")
+            rows += reads.rows_by_id(
+                subject=subject, ids=successors, vector=vector, model=model, lane="base", where=where
+            )
             mentions.update(reads.anchor_mentions(subject=subject, row_ids=successors, keys=list(weights)))
     clock.lap("rows")
     ranked_rows = rank_candidates(
         rows, plan.question, mentions=mentions, anchor_weights=weights, context=_both_ways(near)
     )
     return ranked_rows, [scored.fact for scored in ranked]
+
+
+def _citations(facts: Sequence[FactCandidate]) -> list[str]:
+    return [row_id for fact in facts for row_id in fact.citations]
+
+
+def _matching_facts(facts: Sequence[FactCandidate], matching: set[str]) -> list[FactCandidate]:
+    """The facts that cite a matching row, each citing only those."""
+    kept = []
+    for fact in facts:
+        citations = [row_id for row_id in fact.citations if row_id in matching]
+        if citations:
+            kept.append(dataclasses.replace(fact, citations=citations))
+    return kept
 
 
 def _both_ways(near: dict[str, list[str]]) -> dict[str, set[str]]:
@@ -187,13 +226,14 @@ def _typed_paths(
     embedder: Embedder,
     vector: list[float],
     token_budget: int | None,
+    where: Filter | None = None,
 ) -> dict[str, list[Any]]:
     typed: dict[str, list[Any]] = {}
     if "core" in memory_types:
-        typed["core"] = with_currency(current_rows(CoreBlock, subject=subject).order_by("label"))
+        typed["core"] = with_currency(rows_filtered(current_rows(CoreBlock, subject=subject), where).order_by("label"))
     for name, model in (("procedural", ProceduralItem), ("resource", ResourceItem)):
         if name in memory_types:
-            rows = current_rows(model, subject=subject).defer("embedding")
+            rows = rows_filtered(current_rows(model, subject=subject).defer("embedding"), where)
             hits = fuse_typed(
                 vector_lane(rows, vector=vector, model=embedder.model_name),
                 keyword_lane(rows, query=plan.question),
@@ -229,6 +269,7 @@ def search(
     token_budget: int | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    where: Filter | None = None,
 ) -> SearchResult:
     clock = _Clock()
     plan = plan_query(question)
@@ -243,14 +284,25 @@ def search(
             # fallback's own queries still run in the request's transaction.
             with transaction.atomic():
                 rows, facts = _graph_lanes(
-                    subject=subject, plan=plan, vector=vector, model=embedder.model_name, report=report, clock=clock
+                    subject=subject,
+                    plan=plan,
+                    vector=vector,
+                    model=embedder.model_name,
+                    report=report,
+                    clock=clock,
+                    where=where,
                 )
         except Exception as exc:  # a graph read raised: direct evidence retrieval, and say so
             logger.warning("graph read failed; falling back", extra={"error_type": type(exc).__name__})
             fallback = True
     if mode == "flat" or fallback:
         rows = reads.flat_rows(
-            subject=subject, question=question, vector=vector, model=embedder.model_name, depth=FLAT_DEPTH
+            subject=subject,
+            question=question,
+            vector=vector,
+            model=embedder.model_name,
+            depth=FLAT_DEPTH,
+            where=where,
         )
         clock.lap("rows")
     if since is not None or until is not None:
@@ -277,7 +329,7 @@ def search(
     # Resource excerpts take what the rows left of the budget, and count against it.
     left = None if token_budget is None else token_budget - report.tokens_returned
     typed = (
-        _typed_paths(subject, plan, memory_types, embedder, vector, left)
+        _typed_paths(subject, plan, memory_types, embedder, vector, left, where)
         if set(memory_types) - {"episodic", "semantic"}
         else {}
     )

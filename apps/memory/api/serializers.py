@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.memory import filters, metadata
 from apps.platform.serializers import StrictFieldsSerializer
 
 MAX_MESSAGES = 200
@@ -17,12 +20,78 @@ WRITE_FIELD_HINTS = {
     "user_id": "the subject is in the path: POST /v1/subjects/{external_id}/memories (create it with POST /v1/subjects)",
     "agent_id": "the subject is in the path: POST /v1/subjects/{external_id}/memories",
     "run_id": "use session_id to group the messages of one conversation",
-    "metadata": (
-        "memories do not take metadata yet; put it on the subject (metadata of POST /v1/subjects) "
-        "or group writes with session_id"
-    ),
+    "filters": "filters apply to reads: GET /v1/subjects/{external_id}/memories and POST …/search",
     "infer": "every write is routed and written by the memory manager; there is no raw mode",
 }
+
+
+METADATA_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "maxProperties": metadata.MAX_KEYS,
+    "additionalProperties": {
+        "oneOf": [
+            {"type": "string"},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]}},
+        ],
+        "nullable": True,
+    },
+    "description": (
+        f"Your tags for the rows this write produces: string keys, each a scalar or a list of scalars; "
+        f"at most {metadata.MAX_KEYS} keys and {metadata.MAX_BYTES} bytes of JSON. Filter on them as metadata.<key>."
+    ),
+    "example": {"project": "apollo", "tags": ["travel", "2024"], "priority": 2},
+}
+FILTERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": True,
+    "description": (
+        'A filter tree: {"and": [...]}, {"or": [...]}, {"not": {...}}, or conditions {field: value} / '
+        "{field: {operator: value}} over metadata.<key> and the row fields "
+        f"{list(filters.ROW_FIELDS)}; operators {list(filters.OPERATORS)}. "
+        f"At most {filters.MAX_DEPTH} levels and {filters.MAX_CONDITIONS} conditions."
+    ),
+    "example": {"and": [{"metadata.project": "apollo"}, {"created_at": {"gte": "2024-07-01"}}]},
+}
+
+
+@extend_schema_field(METADATA_SCHEMA)
+class MetadataField(serializers.Field):  # type: ignore[type-arg]
+    """A write's ``metadata`` (apps.memory.metadata); in a multipart form, a JSON string."""
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        try:
+            return metadata.validate_metadata(_decoded(data, "metadata"))
+        except metadata.MetadataError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+@extend_schema_field(FILTERS_SCHEMA)
+class FiltersField(serializers.Field):  # type: ignore[type-arg]
+    """A read's ``filters`` (apps.memory.filters) as a JSON object, or in a query string as
+    its JSON text."""
+
+    def to_internal_value(self, data: Any) -> filters.Filter:
+        try:
+            return filters.parse_filters(_decoded(data, "filters"))
+        except filters.FilterError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+def _decoded(data: Any, name: str) -> Any:
+    if not isinstance(data, str):
+        return data
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise serializers.ValidationError(f"{name} is not valid JSON ({exc.args[0]}).") from exc
 
 
 class MessageSerializer(StrictFieldsSerializer):
@@ -48,6 +117,7 @@ class ChunkSerializer(StrictFieldsSerializer):
     text = serializers.CharField(max_length=MAX_TEXT_CHARS, required=False, trim_whitespace=True)
     timestamp = serializers.DateTimeField(required=False, help_text="For text: when it was written.")
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    metadata = MetadataField(required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         has_messages, has_text = bool(attrs.get("messages")), bool(attrs.get("text"))
@@ -77,6 +147,7 @@ class DocumentSerializer(StrictFieldsSerializer):
     file = serializers.FileField()
     title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    metadata = MetadataField(required=False, help_text="A JSON object, as the text of this form field.")
 
 
 class BatchSerializer(StrictFieldsSerializer):
@@ -84,6 +155,7 @@ class BatchSerializer(StrictFieldsSerializer):
 
     chunks = serializers.ListField(child=ChunkSerializer(), min_length=1, max_length=MAX_CHUNKS)
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    metadata = MetadataField(required=False, help_text="For each chunk without its own metadata.")
 
 
 class WrittenRecordSerializer(serializers.Serializer[Any]):
@@ -112,6 +184,7 @@ class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
     event_after = serializers.DateTimeField(required=False)
     event_before = serializers.DateTimeField(required=False)
     include_superseded = serializers.BooleanField(required=False, default=False)
+    filters = FiltersField(required=False, help_text="A filter tree as JSON text (see the search body's filters).")
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     cursor = serializers.CharField(required=False, max_length=200)
 
@@ -125,6 +198,7 @@ class SearchInputSerializer(StrictFieldsSerializer):
         required=False,
         help_text="Resources: at most this many tokens of passages in all hits (default: the best passage of each).",
     )
+    filters = FiltersField(required=False)
 
 
 class _Provenance(serializers.Serializer[Any]):
@@ -152,6 +226,7 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
         source="currency.valid_to", allow_null=True, help_text="The valid_from of the row that replaced this one."
     )
     provenance = serializers.SerializerMethodField()
+    metadata = MetadataField(help_text="The tags of the write that produced the row.")
     content = serializers.SerializerMethodField()
     index_status = serializers.CharField(required=False)
 
@@ -248,6 +323,7 @@ class VaultEntrySerializer(serializers.Serializer[Any]):
     caption = serializers.CharField()
     source = serializers.CharField()  # type: ignore[assignment]  # the entry's field, not DRF's Field.source
     created_at = serializers.DateTimeField()
+    metadata = MetadataField(help_text="The tags of the write that produced the entry.")
 
 
 class VaultValueSerializer(VaultEntrySerializer):

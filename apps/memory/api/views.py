@@ -60,6 +60,7 @@ class MemoryCollectionApi(SubjectApiView):
                 data=upload.read(),
                 title=document.validated_data["title"],
                 session_id=document.validated_data["session_id"],
+                metadata=document.validated_data.get("metadata"),
             )
         else:
             chunk = ChunkSerializer(data=request.data)
@@ -69,6 +70,7 @@ class MemoryCollectionApi(SubjectApiView):
                 messages=services.incoming_messages(chunk.validated_data["messages"]),
                 source_kind=chunk.validated_data["source_kind"],
                 session_id=chunk.validated_data["session_id"],
+                metadata=chunk.validated_data.get("metadata"),
             )
         self.audit_targets = [str(r.id) for r in result.records]
         return Response(WriteResultSerializer(result).data, status=201)
@@ -81,7 +83,7 @@ class MemoryCollectionApi(SubjectApiView):
         params: dict[str, Any] = query.validated_data
         limit = params.pop("limit")
         cursor = params.pop("cursor", None)
-        filters = MemoryFilter(memory_type=params.pop("type"), **params)
+        filters = MemoryFilter(memory_type=params.pop("type"), where=params.pop("filters", None), **params)
         rows = selectors.memory_list(
             subject=subject, filters=filters, after=decode_cursor(cursor) if cursor else None, limit=limit + 1
         )
@@ -104,11 +106,15 @@ class MemoryBatchApi(SubjectApiView):
                 "messages": [{**m, "timestamp": m["timestamp"].isoformat()} for m in chunk["messages"]],
                 "source_kind": chunk["source_kind"],
                 "session_id": chunk["session_id"],
+                **({"metadata": chunk["metadata"]} if "metadata" in chunk else {}),
             }
             for chunk in payload.validated_data["chunks"]
         ]
         batch = services.memory_batch_create(
-            subject=subject, chunks=chunks, session_id=payload.validated_data["session_id"]
+            subject=subject,
+            chunks=chunks,
+            session_id=payload.validated_data["session_id"],
+            metadata=payload.validated_data.get("metadata"),
         )
         self.audit_targets = [str(batch.id), str(batch.job_id)]
         return Response(BatchAcceptedSerializer(batch).data, status=202)
