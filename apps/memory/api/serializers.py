@@ -58,11 +58,16 @@ FILTERS_SCHEMA: dict[str, Any] = {
 
 @extend_schema_field(METADATA_SCHEMA)
 class MetadataField(serializers.Field):  # type: ignore[type-arg]
-    """A write's ``metadata`` (apps.memory.metadata); in a multipart form, a JSON string."""
+    """A write's ``metadata`` (apps.memory.metadata); ``json_text`` where it comes as the JSON
+    text of a form field."""
+
+    def __init__(self, *, json_text: bool = False, **kwargs: Any) -> None:
+        self.json_text = json_text
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         try:
-            return metadata.validate_metadata(_decoded(data, "metadata"))
+            return metadata.validate_metadata(_decoded(data, "metadata") if self.json_text else data)
         except metadata.MetadataError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
@@ -72,12 +77,16 @@ class MetadataField(serializers.Field):  # type: ignore[type-arg]
 
 @extend_schema_field(FILTERS_SCHEMA)
 class FiltersField(serializers.Field):  # type: ignore[type-arg]
-    """A read's ``filters`` (apps.memory.filters) as a JSON object, or in a query string as
-    its JSON text."""
+    """A read's ``filters`` (apps.memory.filters) as a JSON object; ``json_text`` in a query
+    string, as its JSON text."""
+
+    def __init__(self, *, json_text: bool = False, **kwargs: Any) -> None:
+        self.json_text = json_text
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> filters.Filter:
         try:
-            return filters.parse_filters(_decoded(data, "filters"))
+            return filters.parse_filters(_decoded(data, "filters") if self.json_text else data)
         except filters.FilterError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
@@ -87,7 +96,7 @@ class FiltersField(serializers.Field):  # type: ignore[type-arg]
 
 def _decoded(data: Any, name: str) -> Any:
     if not isinstance(data, str):
-        return data
+        raise serializers.ValidationError(f"{name} is the JSON text of an object here.")
     try:
         return json.loads(data)
     except ValueError as exc:
@@ -147,7 +156,7 @@ class DocumentSerializer(StrictFieldsSerializer):
     file = serializers.FileField()
     title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    metadata = MetadataField(required=False, help_text="A JSON object, as the text of this form field.")
+    metadata = MetadataField(json_text=True, required=False, help_text="A JSON object, as the text of this form field.")
 
 
 class BatchSerializer(StrictFieldsSerializer):
@@ -184,7 +193,9 @@ class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
     event_after = serializers.DateTimeField(required=False)
     event_before = serializers.DateTimeField(required=False)
     include_superseded = serializers.BooleanField(required=False, default=False)
-    filters = FiltersField(required=False, help_text="A filter tree as JSON text (see the search body's filters).")
+    filters = FiltersField(
+        json_text=True, required=False, help_text="A filter tree as JSON text (see the search body's filters)."
+    )
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     cursor = serializers.CharField(required=False, max_length=200)
 
