@@ -2,7 +2,7 @@
 
 Every value is a bound parameter: the caller's ``param`` callback takes it and returns its
 placeholder (``%s`` for the ORM, ``%(name)s`` for the named statements of the retrieval reads),
-so a filter joins any statement. Identifiers are the store's table and alias, from code.
+so a filter joins any statement; ``param`` is called in the order the placeholders appear. Identifiers are the store's table and alias, from code.
 
 A condition on a field the store does not have (``event_time`` of a fact) is false, and
 ``type`` is known per store: both fold to constants here, so a filter that no row of a store
@@ -100,20 +100,28 @@ def _metadata(operator: str, key: str, value: Any, *, alias: str, param: Param) 
         return f"({column} ? {param(key)}::text)" if value else f"(NOT ({column} ? {param(key)}::text))"
     if operator == "eq":  # containment (the index) and then exact equality (a list is not its subset)
         return f"({column} @> {param(_json({key: value}))}::jsonb AND {column} -> {param(key)}::text = {param(_json(value))}::jsonb)"
-    entry = f"({column} -> {param(key)}::text)"
+
+    def entry() -> str:  # a fresh placeholder at each use: ``param`` is called in text order
+        return f"({column} -> {param(key)}::text)"
+
     if operator == "in":  # the value is one of them, or a list value holds one of them
-        return f"(EXISTS (SELECT 1 FROM unnest({param([_json(v) for v in value])}::jsonb[]) AS fv(v) WHERE {entry} @> fv.v))"
+        values = param([_json(v) for v in value])
+        return f"(EXISTS (SELECT 1 FROM unnest({values}::jsonb[]) AS fv(v) WHERE {entry()} @> fv.v))"
     if operator == "contains":
         held = f"{column} @> {param(_json({key: [value]}))}::jsonb"
         if isinstance(value, str):
-            return f"({held} OR (jsonb_typeof({entry}) = 'string' AND strpos({entry} #>> '{{}}', {param(value)}::text) > 0))"
+            return (
+                f"({held} OR (jsonb_typeof({entry()}) = 'string'"
+                f" AND strpos({entry()} #>> '{{}}', {param(value)}::text) > 0))"
+            )
         return f"({held})"
     symbol = _COMPARE[operator]
     if isinstance(value, str):  # by code point, as ISO dates and times sort
         return (
-            f"(jsonb_typeof({entry}) = 'string' AND ({entry} #>> '{{}}') COLLATE \"C\" {symbol} {param(value)}::text)"
+            f"(jsonb_typeof({entry()}) = 'string'"
+            f" AND ({entry()} #>> '{{}}') COLLATE \"C\" {symbol} {param(value)}::text)"
         )
-    return f"(jsonb_typeof({entry}) = 'number' AND {entry} {symbol} {param(_json(value))}::jsonb)"
+    return f"(jsonb_typeof({entry()}) = 'number' AND {entry()} {symbol} {param(_json(value))}::jsonb)"
 
 
 class NamedParams:
