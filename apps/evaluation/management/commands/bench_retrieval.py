@@ -9,8 +9,11 @@ MiniLM vector of each record's template, anchors and frames through
 (each distinct name embedded once). Then a fixed set of questions goes through
 :func:`apps.retrieval.services.search` in graph mode, after a warm-up pass; latency p50/p95
 (overall and by phase, and by read), evidence inspected and returned are reported per size,
-with a verdict per target. ``--write-docs`` records it all in docs/benchmarks.md and a plot in
-docs/img/bench_retrieval.png.
+with a verdict per target. The same questions run again with a metadata filter that one row
+in ten matches (every row carries ``{"project": "p0"…"p9"}``): the filter is applied inside
+the database before every cap (ADR 0035), so the caps and budgets must hold and every returned
+row must match. ``--write-docs`` records it all in docs/benchmarks.md and a plot in
+docs/img/bench_retrieval.png (``--sections filtered``: the filtered case's section only).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from tqdm import tqdm
 from apps.evaluation import synthetic
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.graph import adapter, store
+from apps.memory.filters import Filter, parse_filters
 from apps.memory.models import EpisodicEvent
 from apps.platform.stats import percentile
 from apps.providers.interfaces import Embedder
@@ -68,6 +72,9 @@ ANCHOR_CAP = reads.ANCHOR_RECALL + MAX_NAMED_ANCHORS + reads.CO_PARTICIPANTS
 FRAME_CAP = ANCHOR_LIMIT * reads.FRAMES_PER_ANCHOR + reads.RELATION_FRAME_CAP
 NEIGHBOUR_ROWS = reads.NEIGHBOUR_SEEDS * 2 * reads.NEIGHBOURS_PER_SEED  # same-chunk neighbours of the best base rows
 P95_RATIO_TARGET = 1.5
+FILTER_SHARDS = 10  # rows carry metadata {"project": "p<row id mod 10>"}
+FILTER_PROJECT = "p3"
+FILTER = {"metadata.project": FILTER_PROJECT}  # one row in FILTER_SHARDS matches
 GRAPH_ROWS_P50_TARGET_MS = 50.0
 
 logger = logging.getLogger(__name__)
@@ -107,6 +114,7 @@ class Sample:
     tokens: int
     row_budget: int
     fallback: bool
+    mismatched: int = 0  # returned rows the filter does not match (filtered case)
 
 
 @dataclass
@@ -116,20 +124,24 @@ class SizeResult:
     hnsw_build_seconds: float
     hnsw_path: bool
     samples: list[Sample] = field(default_factory=list)
+    filtered: list[Sample] = field(default_factory=list)  # the same questions with FILTER
 
-    def series(self, name: str) -> list[float]:
+    def series(self, name: str, *, filtered: bool = False) -> list[float]:
+        samples = self.filtered if filtered else self.samples
         if name == "total":
-            return [s.total_ms for s in self.samples]
+            return [s.total_ms for s in samples]
         if name == "graph+rows":
-            return [s.phases.get("graph", 0.0) + s.phases.get("rows", 0.0) for s in self.samples]
+            return [s.phases.get("graph", 0.0) + s.phases.get("rows", 0.0) for s in samples]
         if name in TIMED_READS:
-            return [s.reads_ms[name] for s in self.samples if name in s.reads_ms]
-        return [s.phases.get(name, 0.0) for s in self.samples]
+            return [s.reads_ms[name] for s in samples if name in s.reads_ms]
+        return [s.phases.get(name, 0.0) for s in samples]
 
-    def violations(self) -> list[str]:
+    def violations(self, *, filtered: bool = False) -> list[str]:
         found = []
         cap_rows = rows_cap(self.load.max_citations)
-        for s in self.samples:
+        for s in self.filtered if filtered else self.samples:
+            if s.mismatched:
+                found.append(f"{s.question!r}: {s.mismatched} returned rows do not match the filter")
             if s.anchors > ANCHOR_CAP:
                 found.append(f"{s.question!r}: {s.anchors} anchors > {ANCHOR_CAP}")
             if s.frames > FRAME_CAP:
@@ -263,7 +275,12 @@ def _episodic_row(
         embedding=vectors[record.template],
         embedding_model=model,
         index_status=EpisodicEvent.IndexStatus.INDEXED,
+        metadata={"project": _project(record)},
     )
+
+
+def _project(record: synthetic.SyntheticRecord) -> str:
+    return f"p{record.id.int % FILTER_SHARDS}"
 
 
 def analyze(graph_name: str) -> None:
@@ -377,16 +394,19 @@ def measure(
     embedder: Embedder,
     repeats: int,
     progress: bool,
+    where: Filter | None = None,
+    matching: set[str] | None = None,
 ) -> list[Sample]:
     """One warm-up pass, then ``repeats`` passes; each search in a transaction of its own, as a
-    request would be."""
+    request would be. With a filter ``where``, each sample counts its returned rows that are
+    not in ``matching``."""
     samples: list[Sample] = []
     for attempt in tqdm(range(repeats + 1), desc="search passes", disable=not progress, leave=False):
         for question in questions:
             timings: dict[str, float] = {}
             with organization_scope(subject.organization_id), read_timers(timings):
                 started = time.perf_counter()
-                result = search(subject=subject, question=question.text, embedder=embedder, mode="graph")
+                result = search(subject=subject, question=question.text, embedder=embedder, mode="graph", where=where)
                 total = (time.perf_counter() - started) * 1000
             if attempt == 0:
                 continue
@@ -405,6 +425,7 @@ def measure(
                     tokens=budget.tokens_returned,
                     row_budget=result.plan.budgets.total_rows,
                     fallback=result.fallback,
+                    mismatched=sum(1 for r in result.rows if matching is not None and r.row.row_id not in matching),
                 )
             )
     return samples
@@ -423,6 +444,12 @@ class Command(BaseCommand):
         parser.add_argument("--repeats", type=int, default=3, help="Measured passes after the warm-up pass.")
         parser.add_argument("--keep", action="store_true", help="Keep the benchmark organizations afterwards.")
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
+        parser.add_argument(
+            "--sections",
+            choices=("all", "filtered"),
+            default="all",
+            help="With --write-docs: every section, or only the filtered case's.",
+        )
         parser.add_argument("--no-progress", action="store_true")
         parser.add_argument(
             "--backend-memory-limit-gib",
@@ -448,13 +475,15 @@ class Command(BaseCommand):
             results.append(result)
             self.stdout.write(self._size_line(result))
         body = self._report(results, options)
+        filtered = self._filtered_report(results, options)
         self.stdout.write(body)
+        self.stdout.write(filtered)
         if options["write_docs"]:
-            self._plot(results)
-            write_section("bench_retrieval", body)
-            self.stdout.write(
-                f"wrote docs/benchmarks.md (bench_retrieval) and {PLOT.relative_to(BENCHMARKS.parent.parent)}"
-            )
+            write_section("bench_retrieval_filtered", filtered)
+            if options["sections"] == "all":
+                self._plot(results)
+                write_section("bench_retrieval", body)
+            self.stdout.write(f"wrote docs/benchmarks.md ({options['sections']} sections)")
 
     def _run_size(self, size: int, options: dict[str, Any], vectors: Embedder, progress: bool) -> SizeResult:
         organization = tenancy.organization_create(
@@ -478,6 +507,7 @@ class Command(BaseCommand):
             result = SizeResult(
                 size=size, load=load, hnsw_build_seconds=build, hnsw_path=load.anchors > reads.EXACT_SCAN_LIMIT
             )
+            matching = {str(r.id) for r in history.records if _project(r) == FILTER_PROJECT}
             del history
             with BackendMemoryGuard(options["backend_memory_limit_gib"]):
                 result.samples = measure(
@@ -486,6 +516,15 @@ class Command(BaseCommand):
                     embedder=vectors,
                     repeats=options["repeats"],
                     progress=progress,
+                )
+                result.filtered = measure(
+                    subject=subject,
+                    questions=questions,
+                    embedder=vectors,
+                    repeats=options["repeats"],
+                    progress=progress,
+                    where=parse_filters(FILTER),
+                    matching=matching,
                 )
             return result
         finally:
@@ -593,6 +632,48 @@ class Command(BaseCommand):
         ]
         return "\n".join(lines)
 
+    def _filtered_report(self, results: list[SizeResult], options: dict[str, Any]) -> str:
+        sizes = ",".join(str(r.size) for r in results)
+        violations = {r.size: r.violations(filtered=True) for r in results}
+        returned = sum(len(r.filtered) for r in results)
+        empty = {r.size: sum(1 for s in r.filtered if s.rows_returned == 0) for r in results}
+        lines = [
+            "## Filtered retrieval: a metadata filter applied before every cap "
+            f"(`python manage.py bench_retrieval --sizes {sizes} --write-docs --sections filtered`)",
+            "",
+            f"{_machine()}. The histories and questions of the bounded-access benchmark; every row carries "
+            f'`{{"project": "p0"…"p{FILTER_SHARDS - 1}"}}` (its id mod {FILTER_SHARDS}), and each question runs '
+            f"again in graph mode with `filters` `{FILTER}` (1 row in {FILTER_SHARDS}), one warm-up pass, then "
+            f"{options['repeats']} measured passes. The filter is part of the reads of an anchor's rows (a "
+            "primary-key probe per mention scanned), of cited rows, neighbours and successors, and of facts "
+            "(ADR 0035).",
+            "",
+            "| N | unfiltered p50 / p95 (ms) | filtered p50 / p95 (ms) | filtered `anchor_candidates` p50 / p95 | "
+            "filtered `rows_by_id` p50 / p95 | rows returned (mean / max) | searches with no row | "
+            "returned rows not matching |",
+            "|---|---|---|---|---|---|---|---|",
+            *[
+                f"| {r.size:,} | {_p(r, 'total', 50)} / {_p(r, 'total', 95)} | "
+                f"{_pf(r, 'total', 50)} / {_pf(r, 'total', 95)} | "
+                f"{_pf(r, 'anchor_candidates', 50)} / {_pf(r, 'anchor_candidates', 95)} | "
+                f"{_pf(r, 'rows_by_id', 50)} / {_pf(r, 'rows_by_id', 95)} | "
+                f"{_mm(r, 'rows_returned', filtered=True)} | {empty[r.size]} of {len(r.filtered)} | "
+                f"{sum(s.mismatched for s in r.filtered)} |"
+                for r in results
+            ],
+            "",
+            "Verdict:",
+            "",
+            "- "
+            + _verdict(
+                returned > 0 and all(not v for v in violations.values()),
+                "every returned row matches the filter and the caps hold at every size "
+                f"(anchors ≤ {ANCHOR_CAP}, frames ≤ {FRAME_CAP}, rows within the budgets, no fallback)",
+            ),
+            *[f"  - N={size:,}: {v}" for size, found in violations.items() for v in found[:5]],
+        ]
+        return "\n".join(lines)
+
     def _plot(self, results: list[SizeResult]) -> None:
         import matplotlib
 
@@ -647,17 +728,24 @@ def _growth(first: SizeResult, last: SizeResult, name: str) -> str:
     return "–" if math.isnan(before) or math.isnan(after) or before <= 0 else f"{after / before:.1f}×"
 
 
-def _mean(result: SizeResult, attribute: str) -> float:
-    values = [float(getattr(s, attribute)) for s in result.samples]
+def _pf(result: SizeResult, name: str, q: float) -> str:
+    value = percentile(result.series(name, filtered=True), q / 100)
+    return "–" if math.isnan(value) else f"{value:.1f}"
+
+
+def _mean(result: SizeResult, attribute: str, *, filtered: bool = False) -> float:
+    values = [float(getattr(s, attribute)) for s in (result.filtered if filtered else result.samples)]
     return sum(values) / len(values) if values else math.nan
 
 
-def _max(result: SizeResult, attribute: str) -> float:
-    return max((float(getattr(s, attribute)) for s in result.samples), default=math.nan)
+def _max(result: SizeResult, attribute: str, *, filtered: bool = False) -> float:
+    return max(
+        (float(getattr(s, attribute)) for s in (result.filtered if filtered else result.samples)), default=math.nan
+    )
 
 
-def _mm(result: SizeResult, attribute: str) -> str:
-    return f"{_mean(result, attribute):.1f} / {_max(result, attribute):.0f}"
+def _mm(result: SizeResult, attribute: str, *, filtered: bool = False) -> str:
+    return f"{_mean(result, attribute, filtered=filtered):.1f} / {_max(result, attribute, filtered=filtered):.0f}"
 
 
 def _load_split(load: LoadReport) -> str:
