@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from apps.memory.metadata import MAX_KEY_CHARS, is_scalar
+from apps.memory.metadata import MAX_KEY_CHARS, is_scalar, unstorable
 
 MEMORY_TYPES = ("core", "episodic", "semantic", "procedural", "resource")
 ROW_FIELDS = ("type", "session_id", "created_at", "event_time", "current")
@@ -115,6 +115,8 @@ def _conditions(field: str, spec: Any, path: str, counter: list[int]) -> list[Co
         key = field.removeprefix("metadata.")
         if not key or len(key) > MAX_KEY_CHARS:
             raise FilterError(path, f"a metadata key is 1-{MAX_KEY_CHARS} characters after 'metadata.'.")
+        if unstorable(key):
+            raise FilterError(path, f"a metadata key cannot hold {unstorable(key)}.")
         name = "metadata"
     elif field in ROW_FIELDS:
         name = field
@@ -163,6 +165,8 @@ def _string(value: Any, path: str, what: str = "a string") -> str:
         raise FilterError(path, f"expected {what}, got {_json_type(value)}.")
     if len(value) > MAX_STRING_CHARS:
         raise FilterError(path, f"a string value is at most {MAX_STRING_CHARS} characters.")
+    if unstorable(value):
+        raise FilterError(path, f"a string value cannot hold {unstorable(value)}.")
     return value
 
 

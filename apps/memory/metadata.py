@@ -29,9 +29,19 @@ def is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | bool)
 
 
-def _refuse_nul(text: str, where: str) -> None:
+def unstorable(text: str) -> str | None:
+    """What in ``text`` no Postgres text can hold (NUL, an unpaired surrogate), if anything."""
     if "\x00" in text:
-        raise MetadataError(f"{where} holds a NUL character (\\u0000), which cannot be stored; remove it.")
+        return "a NUL character (\\u0000)"
+    if any("\ud800" <= character <= "\udfff" for character in text):
+        return "an unpaired surrogate (\\ud800-\\udfff)"
+    return None
+
+
+def _refuse_nul(text: str, where: str) -> None:
+    found = unstorable(text)
+    if found:
+        raise MetadataError(f"{where} holds {found}, which cannot be stored; remove it.")
 
 
 def validate_metadata(raw: Any) -> dict[str, Any]:

@@ -29,6 +29,7 @@ def test_metadata_accepts_flat_scalars_and_lists_of_scalars() -> None:
         ({"": 1}, "non-empty strings"),
         ({"k": float("nan")}, "metadata.k is float"),
         ({"k": "a\x00b"}, "NUL"),
+        ({"k": ["\udc00"]}, "unpaired surrogate"),
         ({f"k{i}": i for i in range(MAX_KEYS + 1)}, f"at most {MAX_KEYS} are accepted"),
         ({"blob": "x" * MAX_BYTES}, f"at most {MAX_BYTES} are accepted"),
     ],
@@ -80,6 +81,8 @@ def test_a_tree_parses_into_typed_nodes_with_shorthands() -> None:
         ({"and": {"type": "core"}}, "'and' takes a non-empty list"),
         ({"and": [{"type": "core"}], "type": "core"}, "must be the only key"),
         ({"metadata.": 1}, "a metadata key is"),
+        ({"session_id": "a\x00"}, "cannot hold a NUL"),
+        ({"metadata.k\ud800": 1}, "cannot hold an unpaired surrogate"),
     ],
 )
 def test_bad_filters_name_where_and_what(raw: Any, message: str) -> None:

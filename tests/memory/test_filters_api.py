@@ -113,7 +113,7 @@ def test_each_operator_and_combination_returns_exactly_the_matching_rows() -> No
 
 
 def test_a_filter_on_current_matches_the_currency_the_read_returns() -> None:
-    tenant, chunks = _setup()
+    tenant, _ = _setup()
     old = next(r for r in _list(tenant, {"metadata.project": "apollo"}))
     patched = tenant.client().patch(
         f"/v1/subjects/maya/memories/episodic/{old['id']}", {"changes": {"summary": "Flew to Porto."}}, format="json"

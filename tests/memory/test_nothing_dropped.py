@@ -242,9 +242,9 @@ def test_small_talk_next_to_a_pasted_document_is_kept() -> None:
             {
                 "messages": [{"role": "user", "content": "I'm allergic to shellfish."}],
                 "user_id": "lena",
-                "metadata": {"a": 1},
+                "filters": {"a": 1},
             },
-            {"user_id": "/v1/subjects/{external_id}/memories", "metadata": "POST /v1/subjects"},
+            {"user_id": "/v1/subjects/{external_id}/memories", "filters": "GET /v1/subjects/{external_id}/memories"},
         ),
         ({"text": "I run 5 km every morning.", "budget": 3}, {"budget": "not a field"}),
     ],
@@ -258,7 +258,7 @@ def test_unknown_fields_are_a_400_naming_them(body: dict[str, Any], named: dict[
     for field, advice in named.items():
         assert repr(field) in error["message"] and advice in error["details"]["unknown_fields"][field]
     nested = _write(tenant, {"messages": [{"role": "user", "content": "I'm a nurse.", "metadata": {}}]})
-    assert nested.status_code == 400 and "metadata" in str(nested.json()["error"]["details"]["messages"])
+    assert nested.status_code == 400 and "a field of the write" in str(nested.json()["error"]["details"]["messages"])
     assert _row_count(tenant) == 0
 
 

@@ -140,3 +140,17 @@ def test_typed_stores_and_per_type_search_apply_the_filter() -> None:
     typed = _search(tenant, "cold brew", memory_types=["procedural"], filters={"metadata.kitchen": "home"})
     assert typed["typed"]["procedural"]
     assert all(row["metadata"] == {"kitchen": "home"} for row in typed["typed"]["procedural"])
+
+
+def test_an_answers_cited_rows_carry_their_metadata() -> None:
+    tenant = make_tenant()
+    _history(tenant)
+    response = tenant.client().post(
+        "/v1/subjects/maya/answer", {"question": "When did Maya run Bay to Breakers?"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    cited = response.json()["cited_rows"]
+    assert cited
+    stored = _tags(tenant, {row["id"] for row in cited})
+    assert [row["metadata"] for row in cited] == [stored[row["id"]] for row in cited]
+    assert TRIPS[0] in [row["metadata"] for row in cited]

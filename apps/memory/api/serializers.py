@@ -104,6 +104,8 @@ def _decoded(data: Any, name: str) -> Any:
 
 
 class MessageSerializer(StrictFieldsSerializer):
+    unknown_field_hints = {"metadata": "metadata is a field of the write (beside messages), for all its rows"}
+
     id = serializers.CharField(max_length=200, required=False, help_text="Your id for the message (provenance).")
     role = serializers.ChoiceField(
         choices=ROLES, error_messages={"invalid_choice": f"role must be one of {list(ROLES)}."}
