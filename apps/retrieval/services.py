@@ -145,7 +145,7 @@ def _graph_lanes(
         facts = reads.fact_candidates(subject=subject, frames=frames)
         if where is not None:
             facts = _matching_facts(facts, reads.matching_row_ids(subject=subject, ids=_citations(facts), where=where))
-        cited = reads.cited_currency(subject=subject, ids=[row_id for fact in facts for row_id in fact.citations])
+        cited = reads.cited_currency(subject=subject, ids=_citations(facts))
         facts = mark_facts(facts, cited)
         report.frames_inspected = len(incident) + len(frames)
     else:
