@@ -94,6 +94,34 @@ class FiltersField(serializers.Field):  # type: ignore[type-arg]
         return value
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "description": f"metadata as the JSON text of an object ({METADATA_SCHEMA['description']})",
+        "example": json.dumps(METADATA_SCHEMA["example"]),
+    }
+)
+class MetadataTextField(MetadataField):
+    """``metadata`` in a multipart form: the JSON text of the object."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(json_text=True, **kwargs)
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "description": f"filters as the JSON text of the tree ({FILTERS_SCHEMA['description']})",
+        "example": json.dumps(FILTERS_SCHEMA["example"]),
+    }
+)
+class FiltersTextField(FiltersField):
+    """``filters`` in a query string: the JSON text of the tree."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(json_text=True, **kwargs)
+
+
 def _decoded(data: Any, name: str) -> Any:
     if not isinstance(data, str):
         raise serializers.ValidationError(f"{name} is the JSON text of an object here.")
@@ -158,7 +186,7 @@ class DocumentSerializer(StrictFieldsSerializer):
     file = serializers.FileField()
     title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    metadata = MetadataField(json_text=True, required=False, help_text="A JSON object, as the text of this form field.")
+    metadata = MetadataTextField(required=False)
 
 
 class BatchSerializer(StrictFieldsSerializer):
@@ -195,9 +223,7 @@ class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
     event_after = serializers.DateTimeField(required=False)
     event_before = serializers.DateTimeField(required=False)
     include_superseded = serializers.BooleanField(required=False, default=False)
-    filters = FiltersField(
-        json_text=True, required=False, help_text="A filter tree as JSON text (see the search body's filters)."
-    )
+    filters = FiltersTextField(required=False)
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
     cursor = serializers.CharField(required=False, max_length=200)
 
