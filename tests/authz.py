@@ -123,6 +123,13 @@ ENDPOINTS: list[Endpoint] = [
         {"changes": {"summary": "Ana hiked Mount Tamalpais with Leo."}},
     ),
     Endpoint("GET", "/v1/subjects/{subject}/memories/episodic/{episodic}/history", "memories:read"),
+    Endpoint("DELETE", "/v1/subjects/{subject}/memories/episodic/{episodic}", "memories:delete"),
+    Endpoint(
+        "POST",
+        "/v1/subjects/{subject}/memories/delete",
+        "memories:delete",
+        {"ids": [{"type": "semantic", "id": "00000000-0000-4000-8000-000000000000"}]},
+    ),
     Endpoint("POST", "/v1/subjects/{subject}/memories/resource/search", "memories:read", {"query": "repotting"}),
     Endpoint("GET", "/v1/subjects/{subject}/core", "memories:read"),
     Endpoint("GET", "/v1/subjects/{subject}/resources/{resource}/content", "memories:read"),
