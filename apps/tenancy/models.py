@@ -5,6 +5,7 @@ import uuid
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from apps.tenancy.managers import OrganizationManager, TenantScopedManager
@@ -119,3 +120,24 @@ class ApiKey(TenantModel):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.lookup_id})"
+
+
+class IdempotencyRecord(TenantModel):
+    """The stored answer to the first request made with an ``Idempotency-Key`` (ADR 0038):
+    a retry with the same key and the same request is answered from here, for 24 hours."""
+
+    id = models.BigAutoField(primary_key=True)
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField(encoder=DjangoJSONEncoder)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "tenancy_idempotency_record"
+        constraints = [models.UniqueConstraint(fields=["organization", "key"], name="idempotency_key_unique")]
+        indexes = [models.Index(fields=["organization", "expires_at"], name="idempotency_expiry")]
+
+    def __str__(self) -> str:
+        return f"{self.key} → {self.status_code}"

@@ -61,6 +61,7 @@ class SubjectListCreateApi(OrganizationApiView):
 class ApiKeyListCreateApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "POST": ADMIN}
     audit_actions = {"POST": "api_key.create"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(responses=ApiKeyOutputSerializer(many=True), operation_id="api_keys_list")
     def get(self, request: Request) -> Response:
@@ -91,6 +92,7 @@ class ApiKeyRevokeApi(OrganizationApiView):
 class ApiKeyRotateApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
     audit_actions = {"POST": "api_key.rotate"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(
         request=ApiKeyRotateInputSerializer,
