@@ -86,6 +86,8 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
 
 
 ENDPOINTS: list[Endpoint] = [
+    Endpoint("GET", "/v1/organization", "admin"),
+    Endpoint("PATCH", "/v1/organization", "admin", {"subjects_created_on_write": True}),
     Endpoint("GET", "/v1/subjects", "memories:read"),
     Endpoint("POST", "/v1/subjects", "memories:write", {"external_id": "new-subject", "kind": "user"}),
     Endpoint("GET", "/v1/subjects/{subject}", "memories:read"),

@@ -13,6 +13,9 @@ from apps.tenancy.managers import OrganizationManager, TenantScopedManager
 # The name of an organization's AGE graph: generated here, never taken from input, and
 # checked against this pattern wherever it is placed into SQL (``apps.graph.adapter``).
 GRAPH_NAME_PATTERN = re.compile(r"^g_[0-9a-f]{32}$")
+# What a subject's external id may be (the customer's own id, placed in URLs).
+EXTERNAL_ID_PATTERN = r"^[A-Za-z0-9._:@+\-]{1,200}$"
+EXTERNAL_ID_RULE = "Use 1-200 characters from letters, digits and . _ : @ + -"
 
 
 def new_graph_name() -> str:
@@ -32,6 +35,9 @@ class Organization(models.Model):
     graph_name = models.CharField(max_length=63, unique=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     monthly_request_quota = models.PositiveBigIntegerField(null=True, blank=True)
+    # A write to an unknown subject external_id creates the subject (ADR 0039); off, such a
+    # write is a 404 like every read, and subjects come only from POST /v1/subjects.
+    subjects_created_on_write = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = OrganizationManager()

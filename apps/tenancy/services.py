@@ -13,7 +13,16 @@ from django.utils import timezone
 from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from apps.tenancy import idempotency, keys
 from apps.tenancy.lifecycle import organization_created, organization_offboarded
-from apps.tenancy.models import ApiKey, IdempotencyRecord, Membership, Organization, Subject, new_graph_name
+from apps.tenancy.models import (
+    EXTERNAL_ID_PATTERN,
+    EXTERNAL_ID_RULE,
+    ApiKey,
+    IdempotencyRecord,
+    Membership,
+    Organization,
+    Subject,
+    new_graph_name,
+)
 from apps.tenancy.scope import organization_scope
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,98}[a-z0-9]$")
@@ -73,6 +82,40 @@ def subject_create(
     except IntegrityError as exc:
         raise Conflict(f"A subject with external_id {external_id!r} already exists.") from exc
     return subject
+
+
+def organization_settings_update(*, organization_id: uuid.UUID, subjects_created_on_write: bool) -> Organization:
+    """Change the organization's settings, in its scope (the row is its own under RLS)."""
+    updated = Organization.objects.filter(id=organization_id).update(
+        subjects_created_on_write=subjects_created_on_write
+    )
+    if not updated:
+        raise NotFound("Organization not found.")
+    return Organization.objects.get(id=organization_id)
+
+
+def subject_for_write(*, organization_id: uuid.UUID, external_id: str, kind: str) -> tuple[Subject, bool]:
+    """The subject a write goes to, created (of ``kind``) when the external id is unknown and
+    the organization creates subjects on first write (ADR 0039); whether it was created.
+    Race-safe: two concurrent first writes make one subject (the unique external id)."""
+    subject = Subject.objects.filter(external_id=external_id).first()
+    if subject is not None:
+        return subject, False
+    enabled = Organization.objects.filter(id=organization_id).values_list("subjects_created_on_write", flat=True)
+    if not enabled.first():
+        raise NotFound(
+            f"No subject with external_id {external_id!r} in this organization. Create it with POST /v1/subjects "
+            "(this organization does not create subjects on first write)."
+        )
+    if not re.match(EXTERNAL_ID_PATTERN, external_id):
+        raise ValidationFailed(f"external_id {external_id!r} cannot name a new subject. {EXTERNAL_ID_RULE}.")
+    if kind not in Subject.Kind.values:
+        raise ValidationFailed(f"subject_kind must be one of {list(Subject.Kind.values)}.")
+    # get_or_create inserts in a savepoint: a concurrent first write's uncommitted row makes
+    # this insert wait for it; once it commits, the insert fails and the row is read instead.
+    return Subject.objects.get_or_create(
+        external_id=external_id, defaults={"organization_id": organization_id, "kind": kind}
+    )
 
 
 def membership_create(*, organization_id: uuid.UUID, user_id: int, role: str) -> Membership:

@@ -35,7 +35,7 @@ from apps.tenancy.authentication import ApiKeyPrincipal
 from apps.tenancy.models import IdempotencyRecord, Subject
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import subject_get
-from apps.tenancy.services import api_key_touch, idempotency_claim, idempotency_store
+from apps.tenancy.services import api_key_touch, idempotency_claim, idempotency_store, subject_for_write
 from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle
 
 _SEALED = ("dispatch", "initial", "get_queryset", "get_object", "finalize_response", "head", "options")
@@ -109,6 +109,7 @@ class OrganizationApiView(APIView):
         self.audit_subject_id: uuid.UUID | None = None
         self.audit_targets: list[str] = []
         self._scoped = False
+        self._subject_created: Subject | None = None
         self._idempotency: tuple[str, str] | None = None  # the claimed (key, request hash)
         self._replayed = False
         try:
@@ -183,6 +184,13 @@ class OrganizationApiView(APIView):
         ):
             # Same transaction as the change: the entry and what it records commit together.
             # A stream (not an HttpResponse) records its own entry before its first line.
+            if self._subject_created is not None:
+                audit_record(
+                    organization_id=self.organization_id,
+                    action="subject.create",
+                    subject_id=self._subject_created.id,
+                    target_ids=[f"first_write:{action}"],
+                )
             audit_record(
                 organization_id=self.organization_id,
                 action=action,
@@ -200,7 +208,10 @@ class OrganizationApiView(APIView):
 class SubjectApiView(OrganizationApiView):
     """Views under ``/v1/subjects/{external_id}/``: the subject is looked up in the
     organization's scope (another organization's subject is a 404) and becomes the subject
-    of the request's audit entry."""
+    of the request's audit entry. The methods in ``subject_created_on`` are writes that
+    create an unknown subject (``subject_for_write``)."""
+
+    subject_created_on: ClassVar[frozenset[str]] = frozenset()
 
     def subject(self, external_id: str) -> Subject:
         cached: Subject | None = getattr(self, "_subject", None)
@@ -209,3 +220,16 @@ class SubjectApiView(OrganizationApiView):
             self._subject = cached
         self.audit_subject_id = cached.id
         return cached
+
+    def subject_for_write(self, external_id: str, *, kind: str) -> Subject:
+        """The subject a write goes to: created (of ``kind``) when the external id is unknown,
+        unless the organization turned that off (ADR 0039). Reads use ``subject``: an unknown
+        subject stays a 404 there."""
+        if self.request.method not in self.subject_created_on:
+            raise TypeError(f"{type(self).__name__} must list {self.request.method} in subject_created_on")
+        subject, created = subject_for_write(organization_id=self.organization_id, external_id=external_id, kind=kind)
+        if created:
+            self._subject_created = subject
+        self._subject = subject
+        self.audit_subject_id = subject.id
+        return subject
