@@ -134,6 +134,8 @@ class IdempotencyRecord(TenantModel):
 
     id = models.BigAutoField(primary_key=True)
     key = models.CharField(max_length=255)
+    # The subject the answer is about, if any: erasing the subject erases its stored answers.
+    subject = models.ForeignKey(Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     request_hash = models.CharField(max_length=64)
     status_code = models.PositiveSmallIntegerField()
     response = models.JSONField(encoder=DjangoJSONEncoder)

@@ -258,7 +258,13 @@ def idempotency_claim(*, organization_id: uuid.UUID, key: str, request_hash: str
 
 
 def idempotency_store(
-    *, organization_id: uuid.UUID, key: str, request_hash: str, status_code: int, response: Any
+    *,
+    organization_id: uuid.UUID,
+    key: str,
+    request_hash: str,
+    status_code: int,
+    response: Any,
+    subject_id: uuid.UUID | None = None,
 ) -> None:
     """Store the answer to the claimed key, in the request's transaction (it commits with the
     write it answers). An expired record of the key is replaced."""
@@ -267,6 +273,7 @@ def idempotency_store(
     IdempotencyRecord.objects.create(
         organization_id=organization_id,
         key=key,
+        subject_id=subject_id,
         request_hash=request_hash,
         status_code=status_code,
         response=response,

@@ -17,6 +17,7 @@ from rest_framework.test import APIClient
 from apps.memory.models import STORES
 from apps.tenancy.models import IdempotencyRecord
 from apps.tenancy.scope import organization_scope
+from tests.erasure.support import database_text, run_erasure
 from tests.factories import Tenant, make_tenant
 from workers.maintenance import idempotency_purge_task
 
@@ -188,3 +189,22 @@ def test_the_beat_purge_removes_expired_answers_only() -> None:
     # An expired key is a new request again.
     again = _post(tenant.client(), "old", WRITE)
     assert again.status_code == 201 and "Idempotent-Replayed" not in again.headers
+
+
+def test_erasing_the_subject_erases_its_stored_answers() -> None:
+    tenant = make_tenant()
+    created = tenant.client().post(
+        "/v1/subjects",
+        {"external_id": "ana", "kind": "user", "display_name": "Ana Canarysurname"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="create-ana",
+    )
+    assert created.status_code == 201
+    assert _post(tenant.client(), "write-ana", WRITE).status_code == 201
+    assert _post(tenant.client(), "other", WRITE, "/v1/subjects/bo/memories").status_code == 201
+    erased = tenant.client().delete("/v1/subjects/ana")
+    assert erased.status_code == 202, erased.content
+    run_erasure(erased.json()["erasure_request_id"])
+    with organization_scope(tenant.id):
+        assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["other"]
+    assert "Canarysurname" not in database_text()

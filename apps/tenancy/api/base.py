@@ -173,6 +173,7 @@ class OrganizationApiView(APIView):
                 request_hash=request_hash,
                 status_code=response.status_code,
                 response=response.data,
+                subject_id=self.audit_subject_id,
             )
         action = self.audit_action_for(request.method or "")
         if (

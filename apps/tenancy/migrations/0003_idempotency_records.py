@@ -29,6 +29,16 @@ class Migration(migrations.Migration):
                         on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenancy.organization"
                     ),
                 ),
+                (
+                    "subject",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="tenancy.subject",
+                    ),
+                ),
             ],
             options={
                 "db_table": "tenancy_idempotency_record",
