@@ -8,11 +8,16 @@ Scopes and audit fail closed (ADR 0024): every handler declares its scopes (chec
 class is defined, and again per request); HEAD is GET without a body, so it needs GET's
 scopes and records GET's audit entry; OPTIONS reads nothing and answers the allowed methods
 only; a method without a handler is a 405.
+
+A handler whose answer depends on work other processes do after its commit (a write with
+``?wait=true``) sets ``after_commit``: it runs once the transaction committed, outside it,
+and may change the answer.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any, ClassVar
 
@@ -91,15 +96,19 @@ class OrganizationApiView(APIView):
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         self.audit_subject_id: uuid.UUID | None = None
         self.audit_targets: list[str] = []
+        self.after_commit: Callable[[Response], None] | None = None
         self._scoped = False
         try:
             with ExitStack() as scope_stack:
                 self._scope_stack = scope_stack
-                return super().dispatch(request, *args, **kwargs)
+                response = super().dispatch(request, *args, **kwargs)
         except (OperationalError, InterfaceError) as exc:
             # Raised as the transaction ends, after the view answered: the commit failed (or
             # its outcome is unknown), so the answer is a 503, never the view's 2xx.
             return database_unavailable(exc)
+        if self.after_commit is not None and isinstance(response, Response) and response.status_code < 400:
+            self.after_commit(response)  # committed: it must not fail the answer (apps.jobs.api.waiting)
+        return response
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, scopes, throttles
