@@ -308,8 +308,8 @@ def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteRes
         return
     if job is None:
         job = job_create_indexing(organization_id=subject.organization_id, chunk_id=chunk_id, subject_id=subject.id)
-    else:
-        job_add_chunk(job=job, chunk_id=chunk_id)
+    # else the batch step adds the chunk to its job as the step's last write (the job row's
+    # lock, held to commit, would otherwise stall the job's heartbeat for the whole chunk).
     result.job_id = job.id
 
 
@@ -767,8 +767,8 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
     batch and index) and the progress commit together, under the batch row's lock: a worker
     that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
     again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
-    batch = IngestionBatch.objects.select_for_update().select_related("subject", "job").get(id=batch_id)
-    chunk_id, rejected = None, None
+    batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
+    chunk_id, rejected, to_index = None, None, False
     if batch.chunks_done < batch.chunks_total:
         index = batch.chunks_done
         chunk = batch.chunks[index]
@@ -787,7 +787,7 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
         else:
             written = len(result.records)
             batch.records_written += written
-            chunk_id = result.chunk_id
+            chunk_id, to_index = result.chunk_id, result.job_id is not None
         IngestionBatchChunk.objects.create(
             organization_id=batch.organization_id,
             batch=batch,
@@ -796,6 +796,8 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
             records_written=written,
         )
         fault_pause(f"memory.batch.chunk.{index}")
+        if chunk_id is not None and to_index:
+            job_add_chunk(job=batch.job, chunk_id=chunk_id)
         batch.chunks_done += 1
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use
