@@ -229,7 +229,7 @@ def test_a_write_whose_process_died_after_commit_still_gets_indexed() -> None:
     tenant = make_tenant()
     tenant.subject("lena")
     with api_server(
-        workers=1, threads=2, env={"MIRIX_TEST_FAULT_PAUSES": "jobs.publish=120"}, name="findable"
+        workers=1, threads=2, env={"MIRIX_TEST_FAULT_PAUSES": "jobs.publish=300"}, name="findable"
     ) as server:
         with pytest.raises(requests.Timeout):
             server.post(
@@ -240,7 +240,7 @@ def test_a_write_whose_process_died_after_commit_still_gets_indexed() -> None:
             with organization_scope(tenant.id):
                 return Job.objects.filter(kind="memory.index").first()
 
-        job = wait_for(written, timeout=30)
+        job = wait_for(written, timeout=240)  # the server loads its models on its first write
         os.killpg(server.process.pid, signal.SIGKILL)  # dies before its publish
         server.process.wait(timeout=10)
     assert job.status == Job.Status.INDEXING
