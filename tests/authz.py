@@ -105,13 +105,13 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/v1/subjects/{subject}/memories?type=episodic", "memories:read"),
     Endpoint(
         "POST",
-        "/v1/subjects/{subject}/memories",
+        "/v1/subjects/{subject}/memories?wait=true&wait_timeout=0.1",  # the wait runs after the checks
         "memories:write",
         {"messages": [{"role": "user", "content": "I adopted a cat named Miso."}]},
     ),
     Endpoint(
         "POST",
-        "/v1/subjects/{subject}/memories/batch",
+        "/v1/subjects/{subject}/memories/batch?wait=true&wait_timeout=0.1",
         "memories:write",
         {"chunks": [{"text": "We moved to Lisbon in 2021."}]},
     ),
