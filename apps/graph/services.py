@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from apps.audit.services import acting_as
@@ -127,28 +127,40 @@ def index_chunk(*, chunk_id: uuid.UUID) -> dict[str, Any]:
     return {**totals.as_dict(), "failed": len(failed)}
 
 
+MAX_FAILURES_LISTED = 100
+
+
 @dataclass
 class IndexProgress:
     """How far the indexing of some chunks' rows got."""
 
     pending: int = 0
     indexed: int = 0
-    failed: list[dict[str, str]] = field(default_factory=list)  # {type, id, error} per failed row
+    failed: int = 0
+    failures: list[dict[str, str]] = field(default_factory=list)  # {type, id, error}, the first 100 failed rows
 
 
 def index_progress(*, chunk_ids: list[uuid.UUID]) -> IndexProgress:
     progress = IndexProgress()
+    status = IndexedRecord.IndexStatus
     for model in INDEXED_STORES:
         memory_type = "episodic" if model is EpisodicEvent else "semantic"
         rows = model.objects.filter(chunk_id__in=chunk_ids)
-        progress.pending += rows.filter(index_status=IndexedRecord.IndexStatus.PENDING).count()
-        progress.indexed += rows.filter(index_status=IndexedRecord.IndexStatus.INDEXED).count()
-        progress.failed += [
-            {"type": memory_type, "id": str(row_id), "error": error}
-            for row_id, error in rows.filter(index_status=IndexedRecord.IndexStatus.FAILED)
-            .order_by("created_at", "id")
-            .values_list("id", "index_error")
-        ]
+        counts = rows.aggregate(
+            pending=Count("id", filter=Q(index_status=status.PENDING)),
+            indexed=Count("id", filter=Q(index_status=status.INDEXED)),
+            failed=Count("id", filter=Q(index_status=status.FAILED)),
+        )
+        progress.pending += counts["pending"]
+        progress.indexed += counts["indexed"]
+        progress.failed += counts["failed"]
+        if counts["failed"] and len(progress.failures) < MAX_FAILURES_LISTED:
+            progress.failures += [
+                {"type": memory_type, "id": str(row_id), "error": error}
+                for row_id, error in rows.filter(index_status=status.FAILED)
+                .order_by("created_at", "id")
+                .values_list("id", "index_error")[: MAX_FAILURES_LISTED - len(progress.failures)]
+            ]
     return progress
 
 
@@ -161,14 +173,11 @@ def job_chunks_needing_index(*, job_id: uuid.UUID) -> list[uuid.UUID]:
     return [chunk_id for chunk_id in chunk_ids if chunk_id in waiting]
 
 
-MAX_FAILURES_LISTED = 100
-
-
 def write_jobs_settle(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
     """Settle the ``indexing`` jobs waiting on ``chunk_id`` (or the job ``job_id``), in the
     organization in scope: a job none of whose rows is pending any more is ``succeeded`` when
     all of them are indexed, else ``failed`` with each failed row and its reason in
-    ``result.rows_not_indexed``; a job with rows pending is only marked as moving. Returns
+    ``result.rows_not_indexed`` (the first 100); a job with rows pending is only marked as moving. Returns
     the jobs it finished. Race-free under concurrent indexers: the jobs are locked first (in
     id order) and their rows counted after, so of two indexers committing the last two
     chunks of a job, the later one sees both, and a job is finished once."""
@@ -179,14 +188,13 @@ def write_jobs_settle(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | 
         if progress.pending:
             job_touch(job_id=job.id)
             continue
-        result = {**job.result, "rows_indexed": progress.indexed, "rows_failed": len(progress.failed)}
+        result = {**job.result, "rows_indexed": progress.indexed, "rows_failed": progress.failed}
         if progress.failed:
-            result["rows_not_indexed"] = progress.failed[:MAX_FAILURES_LISTED]
-            total = progress.indexed + len(progress.failed)
+            result["rows_not_indexed"] = progress.failures
             job_fail(
                 job_id=job.id,
                 code="rows_not_indexed",
-                message=f"{len(progress.failed)} of {total} rows were stored but could not be indexed, so search "
+                message=f"{progress.failed} of {progress.indexed + progress.failed} rows were stored but could not be indexed, so search "
                 "may not find them; see result.rows_not_indexed for each reason. The index sweep retries them "
                 f"(up to {MAX_INDEX_ATTEMPTS} attempts each).",
                 result=result,
