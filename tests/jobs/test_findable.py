@@ -201,22 +201,25 @@ def test_bad_wait_parameters_are_a_400_that_says_why_and_store_nothing(route: st
     assert _stored(tenant) == before
 
 
-@pytest.mark.parametrize("route", ["memories?wait=true&wait_timeout=1", "memories/batch?wait=true&wait_timeout=1"])
-def test_another_organizations_key_is_a_404_and_changes_nothing(route: str) -> None:
+@pytest.mark.parametrize("route", ["memories?wait=true&wait_timeout=0.2", "memories/batch?wait=true&wait_timeout=0.2"])
+def test_another_organizations_key_never_reaches_the_owners_rows_or_jobs(route: str) -> None:
+    """Another organization's key on a waited write: it writes to a subject of its own
+    organization (ADR 0039), never to the owner's, and waits on its own job; the owner's job
+    is a 404 to it, and nothing of the owner's changes."""
     owner, other = make_tenant(), make_tenant()
     owner.subject("lena")
-    before = _stored(owner)
-    body: dict[str, Any] = {"messages": [message(FACTS[0], n=1, name="Lena")]}
-    if route.startswith("memories/batch"):
-        body = {"chunks": [body]}
-    response = other.client().post(f"/v1/subjects/lena/{route}", body, format="json")
-    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
-    assert _stored(owner) == before and _stored(other) == 0
-    # And the owner's waited-on job is not the other organization's to read.
     one = {"messages": [message(FACTS[0], n=1, name="Lena")]}
     written = owner.client().post("/v1/subjects/lena/memories?wait=true&wait_timeout=0.1", one, format="json")
     assert written.status_code == 202
+    before = _stored(owner)
+    body: dict[str, Any] = {"chunks": [one]} if route.startswith("memories/batch") else one
+    response = other.client().post(f"/v1/subjects/lena/{route}", body, format="json")
+    assert response.status_code == 202, response.content
+    assert response.json()["job"]["id"] != written.json()["job_id"]
+    assert _stored(owner) == before and _stored(other) > 0
     assert other.client().get(written["Location"]).status_code == 404
+    assert other.client().get(written["Location"]).json()["error"]["code"] == "not_found"
+    assert _stored(owner) == before
 
 
 @pytest.mark.slow
