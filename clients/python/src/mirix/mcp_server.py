@@ -8,15 +8,18 @@ that model before the call."""
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from mirix import config
 from mirix import models as m
 from mirix.client import AsyncMirix
+from mirix.errors import APIError, MirixError
 
 SUBJECT = Field(description="The external id of the user or agent whose memory this is.")
 INSTRUCTIONS = (
@@ -175,7 +178,12 @@ def _from_model(model: type[BaseModel], run: Callable[[Any], Awaitable[dict[str,
     the model's), validating its arguments with the model before ``run``."""
 
     async def tool(**arguments: Any) -> dict[str, Any]:
-        return await run(model.model_validate({k: v for k, v in arguments.items() if v is not None}))
+        try:
+            return await run(model.model_validate({k: v for k, v in arguments.items() if v is not None}))
+        except APIError as exc:  # the host's model sees what went wrong and how to fix it
+            raise ToolError(json.dumps({"error": {"code": exc.code, "message": exc.message, "details": exc.details}})) from exc
+        except MirixError as exc:
+            raise ToolError(str(exc)) from exc
 
     parameters = []
     for name, info in model.model_fields.items():

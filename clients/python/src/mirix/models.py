@@ -343,6 +343,10 @@ class Consent(Response):
     history: list[Any]
 
 
+class ConsentUpdate(Request):
+    purposes: dict[str, bool] = Field(description="Purpose → granted (true) or withdrawn (false).")
+
+
 class ErasureAccepted(Response):
     erasure_request_id: str
     job_id: str

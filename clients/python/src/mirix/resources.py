@@ -214,7 +214,9 @@ class ConsentResource(Resource):
     def get(self, subject: str) -> m.Consent:
         return self._t.request(Call("GET", f"{_subject(subject)}/consent", cast=m.Consent))
 
-    def update(self, subject: str, **body: Any) -> dict[str, Any]:
+    def update(self, subject: str, purposes: Mapping[str, bool]) -> dict[str, Any]:
+        """Grant (True) or withdraw (False) purposes; a withdrawal erases what it covered."""
+        body = m.ConsentUpdate(purposes=dict(purposes)).body()
         return self._t.request(Call("PUT", f"{_subject(subject)}/consent", json=body))
 
 
