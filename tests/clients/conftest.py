@@ -50,8 +50,13 @@ def stack(django_db_setup: None, django_db_blocker: Any) -> Iterator[Stack]:
         try:
             # The per-key limit is tested with a key of its own; job polls must not meet the default.
             unthrottled = {"MIRIX_API_KEY_RATE_PER_MINUTE": "100000"}
-            with api_server(workers=1, threads=4, name="clients", env=unthrottled) as server, celery_worker(name="clients"):
-                yield Stack(url=server.url, owner=make_tenant("clients-owner"), intruder=make_tenant("clients-intruder"))
+            with (
+                api_server(workers=1, threads=4, name="clients", env=unthrottled) as server,
+                celery_worker(name="clients"),
+            ):
+                yield Stack(
+                    url=server.url, owner=make_tenant("clients-owner"), intruder=make_tenant("clients-intruder")
+                )
         finally:
             purge_queues()
             reset_database()

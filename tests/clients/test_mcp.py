@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
 from mirix import Mirix
 from mirix.mcp_server import TOOLS
+
 from tests.clients.conftest import Stack, unique
 
 pytestmark = pytest.mark.slow
@@ -59,7 +59,15 @@ def test_the_tools_cover_a_memorys_life(stack: Stack) -> None:
                 outcome="success",
             )
             skills = await _call(client, "search_skills", subject=subject, query="book a table")
-            return {"tools": tools, "added": added, "found": found, "listed": listed, "core": core, "recorded": recorded, "skills": skills}
+            return {
+                "tools": tools,
+                "added": added,
+                "found": found,
+                "listed": listed,
+                "core": core,
+                "recorded": recorded,
+                "skills": skills,
+            }
 
     out = asyncio.run(run())
     assert set(out["tools"]) == set(TOOLS)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from mirix import AsyncMirix, AuthenticationError, Mirix, NotFound, RateLimited, ValidationError
-from tests.conftest import _clear_cache as clear_cache
+
 from tests.clients.conftest import Stack, unique
+from tests.conftest import _clear_cache as clear_cache
 
 pytestmark = pytest.mark.slow
 

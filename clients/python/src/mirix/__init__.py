@@ -2,8 +2,8 @@
 
 __version__ = "0.1.0"
 
-from mirix.client import AsyncMirix, Mirix  # noqa: E402
-from mirix.errors import (  # noqa: E402
+from mirix.client import AsyncMirix, Mirix
+from mirix.errors import (
     APIConnectionError,
     APIError,
     APITimeoutError,
@@ -22,7 +22,8 @@ from mirix.errors import (  # noqa: E402
     ValidationError,
     WaitTimeout,
 )
-from mirix.webhooks import WebhookVerificationError, verify as verify_webhook  # noqa: E402
+from mirix.webhooks import WebhookVerificationError
+from mirix.webhooks import verify as verify_webhook
 
 __all__ = [
     "APIConnectionError",

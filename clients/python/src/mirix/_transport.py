@@ -140,7 +140,9 @@ def _wire(value: Any) -> Any:
 
 
 class SyncTransport(_Base):
-    def __init__(self, *, http_client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep, **kw: Any) -> None:
+    def __init__(
+        self, *, http_client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep, **kw: Any
+    ) -> None:
         super().__init__(**kw)
         self.http = http_client or httpx.Client(**self._client_options)
         if http_client is not None:

@@ -170,7 +170,11 @@ def import_(
                     body = json.loads(line)
                 except ValueError as exc:
                     raise typer.BadParameter(f"line {n} is not JSON: {exc}") from None
-                results.append(client.memories.add(subject, idempotency_key=f"import-{digest}-{n}", **_write_body(json.dumps(body))))
+                results.append(
+                    client.memories.add(
+                        subject, idempotency_key=f"import-{digest}-{n}", **_write_body(json.dumps(body))
+                    )
+                )
                 progress.advance(task)
 
     _run(as_json, run)
@@ -194,10 +198,15 @@ def search(
     for f in found.facts:
         roles = ", ".join(f"{r.role}={r.name}" for r in f.roles)
         literals = ", ".join(f"{k}={v}" for k, v in f.literals.items())
-        facts.add_row(f.predicate, "; ".join(x for x in (roles, literals) if x), "yes" if f.current else "no", "\n".join(f.citations))
+        facts.add_row(
+            f.predicate,
+            "; ".join(x for x in (roles, literals) if x),
+            "yes" if f.current else "no",
+            "\n".join(f.citations),
+        )
     rows = Table("id", "type", "text", "when", title="Rows")
     for r in found.rows:
-        when = (r.event_time or r.mention_time or r.valid_from)
+        when = r.event_time or r.mention_time or r.valid_from
         rows.add_row(r.id, r.type, r.text, when.isoformat() if when else "")
     if found.facts:
         out.print(facts)

@@ -150,8 +150,8 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime
     from datetime import UTC, datetime
+    from email.utils import parsedate_to_datetime
 
     try:
         when = parsedate_to_datetime(value)

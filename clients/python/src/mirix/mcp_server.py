@@ -181,7 +181,9 @@ def _from_model(model: type[BaseModel], run: Callable[[Any], Awaitable[dict[str,
         try:
             return await run(model.model_validate({k: v for k, v in arguments.items() if v is not None}))
         except APIError as exc:  # the host's model sees what went wrong and how to fix it
-            raise ToolError(json.dumps({"error": {"code": exc.code, "message": exc.message, "details": exc.details}})) from exc
+            raise ToolError(
+                json.dumps({"error": {"code": exc.code, "message": exc.message, "details": exc.details}})
+            ) from exc
         except MirixError as exc:
             raise ToolError(str(exc)) from exc
 
@@ -189,7 +191,9 @@ def _from_model(model: type[BaseModel], run: Callable[[Any], Awaitable[dict[str,
     for name, info in model.model_fields.items():
         annotation = Annotated[info.annotation, Field(description=info.description)]  # type: ignore[name-defined]
         default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default))
+        parameters.append(
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+        )
     tool.__signature__ = inspect.Signature(parameters, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": dict[str, Any]}
     tool.__doc__ = run.__doc__

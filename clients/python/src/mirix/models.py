@@ -15,7 +15,8 @@ MemoryType = Literal["episodic", "semantic", "core", "procedural", "resource"]
 SearchMode = Literal["graph", "flat"]
 Scope = Literal["memories:read", "memories:write", "memories:delete", "vault:read", "admin"]
 Metadata = dict[str, Any]
-# {"and": [...]}, {"or": [...]}, {"not": ...} over {"field": "metadata.k", "op": "eq", "value": ...}.
+# {"and": [...]}, {"or": [...]}, {"not": {...}} over conditions {"metadata.k": value} or
+# {"created_at": {"gte": "2024-07-01"}} (eq ne in nin gt gte lt lte contains exists).
 Filters = dict[str, Any]
 
 

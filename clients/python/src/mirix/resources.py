@@ -43,7 +43,12 @@ class Resource:
 
 class Subjects(Resource):
     def create(
-        self, external_id: str, *, kind: str = "user", display_name: str | None = None, metadata: m.Metadata | None = None
+        self,
+        external_id: str,
+        *,
+        kind: str = "user",
+        display_name: str | None = None,
+        metadata: m.Metadata | None = None,
     ) -> m.Subject:
         body = m.SubjectCreate(external_id=external_id, kind=kind, display_name=display_name, metadata=metadata)  # type: ignore[arg-type]
         return self._t.request(Call("POST", "/v1/subjects", json=body.body(), cast=m.Subject))
@@ -82,7 +87,11 @@ class Memories(Resource):
             messages=_messages(messages), text=text, metadata=metadata, session_id=session_id, timestamp=timestamp
         )
         call = Call(
-            "POST", f"{_subject(subject)}/memories", json=body.body(), cast=m.WriteResult, idempotency_key=idempotency_key
+            "POST",
+            f"{_subject(subject)}/memories",
+            json=body.body(),
+            cast=m.WriteResult,
+            idempotency_key=idempotency_key,
         )
         return self._t.write(call, wait=wait)
 
@@ -181,7 +190,9 @@ class Skills(Resource):
     def get(self, subject: str, skill_id: str) -> dict[str, Any]:
         return self._t.request(Call("GET", f"{_subject(subject)}/skills/{_p(skill_id)}"))
 
-    def search(self, subject: str, query: str, *, domain: str | None = None, limit: int | None = None) -> m.SkillRetrieval:
+    def search(
+        self, subject: str, query: str, *, domain: str | None = None, limit: int | None = None
+    ) -> m.SkillRetrieval:
         body = m.SkillSearch(query=query, domain=domain, limit=limit).body()
         return self._t.request(Call("POST", f"{_subject(subject)}/skills/search", json=body, cast=m.SkillRetrieval))
 
@@ -205,7 +216,11 @@ class Skills(Resource):
             outcome=outcome,  # type: ignore[arg-type]
         ).body()
         call = Call(
-            "POST", f"{_subject(subject)}/sessions", json=body, cast=m.TaskSessionRecorded, idempotency_key=idempotency_key
+            "POST",
+            f"{_subject(subject)}/sessions",
+            json=body,
+            cast=m.TaskSessionRecorded,
+            idempotency_key=idempotency_key,
         )
         return self._t.request(call)
 
@@ -291,7 +306,10 @@ class ApiKeys(Resource):
         rate_limit_per_minute: int | None = None,
     ) -> m.IssuedApiKey:
         body = m.ApiKeyCreate(
-            name=name, scopes=list(scopes), expires_at=expires_at, rate_limit_per_minute=rate_limit_per_minute  # type: ignore[arg-type]
+            name=name,
+            scopes=list(scopes),
+            expires_at=expires_at,
+            rate_limit_per_minute=rate_limit_per_minute,  # type: ignore[arg-type]
         ).body()
         return self._t.request(Call("POST", "/v1/api-keys", json=body, cast=m.IssuedApiKey))
 
@@ -307,7 +325,9 @@ class ApiKeys(Resource):
 
 
 class Audit(Resource):
-    def list(self, *, since: datetime | None = None, until: datetime | None = None, page_size: int | None = None) -> Any:
+    def list(
+        self, *, since: datetime | None = None, until: datetime | None = None, page_size: int | None = None
+    ) -> Any:
         call = Call("GET", "/v1/audit-log", params={"since": since, "until": until, "limit": page_size})
         return self._t.paginate(call, m.AuditEntry)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from mirix.errors import MirixError
 
-SECRET_PREFIX = "whsec_"
+SECRET_PREFIX = "whsec_"  # noqa: S105 - the format's prefix, not a secret
 
 
 class WebhookVerificationError(MirixError):
