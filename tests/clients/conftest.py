@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import _clear_cache as clear_cache
 from tests.conftest import _reset_database as reset_database
+from tests.conftest import uses_database
 from tests.factories import Tenant, make_tenant
 from tests.processes import celery_worker, purge_queues
 from tests.reliability.support import api_server
@@ -39,7 +40,11 @@ def unique(prefix: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _database(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+def _database(request: pytest.FixtureRequest, django_db_blocker: Any) -> Iterator[None]:
+    if not uses_database(request.node):
+        yield
+        return
+    request.getfixturevalue("django_db_setup")
     with django_db_blocker.unblock():
         yield
 
