@@ -131,6 +131,16 @@ class _Base:
         raise error_from_response(response)
 
 
+def _unfinished_job(result: Any) -> str | None:
+    """The id of a write's job unless the answer says it has succeeded (a service that waited
+    answers with its ``job``; one that ran out of time, or does not wait, leaves it to us)."""
+    job_id = getattr(result, "job_id", None)
+    job = (getattr(result, "model_extra", None) or {}).get("job")
+    if isinstance(job, dict) and job.get("status") == "succeeded":
+        return None
+    return str(job_id) if job_id else None
+
+
 def _wire(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -208,8 +218,8 @@ class SyncTransport(_Base):
         if wait:
             call = Call(**{**call.__dict__, "params": {**(call.params or {}), "wait": True}})
         result = self.request(call)
-        job_id = getattr(result, "job_id", None)
-        if wait and job_id:
+        job_id = _unfinished_job(result) if wait else None
+        if job_id:
             self.wait_job(job_id)
         return result
 
@@ -285,7 +295,7 @@ class AsyncTransport(_Base):
         if wait:
             call = Call(**{**call.__dict__, "params": {**(call.params or {}), "wait": True}})
         result = await self.request(call)
-        job_id = getattr(result, "job_id", None)
-        if wait and job_id:
+        job_id = _unfinished_job(result) if wait else None
+        if job_id:
             await self.wait_job(job_id)
         return result
