@@ -118,8 +118,13 @@ class MemoryUpdate(Request):
     changes: dict[str, Any] = Field(description="Field → new value; the old row stays, superseded.")
 
 
+class RowRef(Request):
+    type: MemoryType
+    id: str
+
+
 class MemoryDelete(Request):
-    ids: list[str] | None = None
+    ids: list[RowRef] | None = Field(default=None, description="The rows, as {type, id}; at most 1,000 per call.")
     filters: Filters | None = None
 
 

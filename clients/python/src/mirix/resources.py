@@ -14,6 +14,7 @@ from mirix import models as m
 from mirix._transport import Call
 
 MessageLike = m.Message | Mapping[str, Any]
+RowLike = m.RowRef | m.WrittenRecord | m.MemoryRecord | tuple[str, str] | Mapping[str, Any]
 
 
 def _p(value: str) -> str:
@@ -30,6 +31,16 @@ def _messages(messages: Iterable[MessageLike] | str | None) -> list[m.Message] |
     if isinstance(messages, str):
         return [m.Message(role="user", content=messages)]
     return [x if isinstance(x, m.Message) else m.Message.model_validate(dict(x)) for x in messages]
+
+
+def _row_ref(row: RowLike) -> m.RowRef:
+    if isinstance(row, m.RowRef):
+        return row
+    if isinstance(row, tuple):
+        return m.RowRef.model_validate({"type": row[0], "id": row[1]})
+    if isinstance(row, Mapping):
+        return m.RowRef.model_validate(dict(row))
+    return m.RowRef.model_validate({"type": row.type, "id": row.id})
 
 
 def _filters(filters: m.Filters | None) -> str | None:
@@ -156,10 +167,12 @@ class Memories(Resource):
         return self._t.request(Call("DELETE", f"{_subject(subject)}/memories/{type}/{_p(id)}"))
 
     def delete_many(
-        self, subject: str, *, ids: Sequence[str] | None = None, filters: m.Filters | None = None
+        self, subject: str, *, ids: Sequence[RowLike] | None = None, filters: m.Filters | None = None
     ) -> dict[str, Any]:
-        """Remove rows by id or by filter (a receipt; beyond 1,000 rows, a job)."""
-        body = m.MemoryDelete(ids=list(ids) if ids is not None else None, filters=filters).body()
+        """Remove rows by reference (``(type, id)`` pairs, ``{"type", "id"}`` or the records a
+        write returned) or by filter (a receipt; beyond 1,000 rows, a job)."""
+        refs = None if ids is None else [_row_ref(x) for x in ids]
+        body = m.MemoryDelete(ids=refs, filters=filters).body()
         return self._t.request(Call("POST", f"{_subject(subject)}/memories/delete", json=body))
 
     def core(self, subject: str) -> list[m.MemoryRecord]:
