@@ -75,3 +75,14 @@ def test_the_error_envelope_becomes_a_typed_exception() -> None:
         httpx.Response(502, text="bad gateway", request=httpx.Request("GET", "http://127.0.0.1/"))
     )
     assert isinstance(bare, ServerError) and bare.code == "http_502"
+
+
+def test_retry_after_is_seconds_or_an_http_date() -> None:
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    from mirix.errors import parse_retry_after
+
+    in_half_a_minute = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= parse_retry_after(in_half_a_minute) <= 30  # type: ignore[operator]
+    assert parse_retry_after("2") == 2 and parse_retry_after("soon") is None and parse_retry_after(None) is None

@@ -9,7 +9,7 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import httpx
@@ -67,8 +67,6 @@ class Call:
     path: str
     params: dict[str, Any] | None = None
     json: Any = None
-    files: dict[str, Any] | None = None
-    data: dict[str, Any] | None = None
     cast: Any = None
     idempotency_key: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -101,7 +99,6 @@ class _Base:
         self.job_poll_interval = job_poll_interval
         self.job_wait_timeout = job_wait_timeout
         self._client_options: dict[str, Any] = {
-            "base_url": base_url,
             "timeout": timeout,
             "headers": {
                 "Authorization": f"Bearer {api_key}",
@@ -117,7 +114,7 @@ class _Base:
             headers["Idempotency-Key"] = call.idempotency_key or str(uuid.uuid4())
         params = {k: _wire(v) for k, v in (call.params or {}).items() if v is not None}
         return client.build_request(
-            call.method, call.path, params=params, json=call.json, files=call.files, data=call.data, headers=headers
+            call.method, self.base_url + call.path, params=params, json=call.json, headers=headers
         )
 
     def _poll_delay(self, polls: int) -> float:
@@ -216,7 +213,7 @@ class SyncTransport(_Base):
     def write(self, call: Call, *, wait: bool) -> Any:
         """A write; with ``wait``, asked to wait server-side and then its job followed to the end."""
         if wait:
-            call = Call(**{**call.__dict__, "params": {**(call.params or {}), "wait": True}})
+            call = replace(call, params={**(call.params or {}), "wait": True})
         result = self.request(call)
         job_id = _unfinished_job(result) if wait else None
         if job_id:
@@ -293,7 +290,7 @@ class AsyncTransport(_Base):
 
     async def write(self, call: Call, *, wait: bool) -> Any:
         if wait:
-            call = Call(**{**call.__dict__, "params": {**(call.params or {}), "wait": True}})
+            call = replace(call, params={**(call.params or {}), "wait": True})
         result = await self.request(call)
         job_id = _unfinished_job(result) if wait else None
         if job_id:

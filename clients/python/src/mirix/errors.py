@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -150,8 +152,6 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    from datetime import UTC, datetime
-    from email.utils import parsedate_to_datetime
 
     try:
         when = parsedate_to_datetime(value)

@@ -201,8 +201,10 @@ def _from_model(model: type[BaseModel], run: Callable[[Any], Awaitable[dict[str,
 
 
 def build_server(client: AsyncMirix | None = None, **server_options: Any) -> MCPServer:
-    settings = None if client is not None else config.resolve(use_file=True)
-    tools = Tools(client or AsyncMirix(api_key=settings.api_key, base_url=settings.base_url))  # type: ignore[union-attr]
+    if client is None:
+        settings = config.resolve(use_file=True)
+        client = AsyncMirix(api_key=settings.api_key, base_url=settings.base_url)
+    tools = Tools(client)
     server = MCPServer("mirix", instructions=INSTRUCTIONS, **server_options)
     for name, model in TOOLS.items():
         run = getattr(tools, name)
