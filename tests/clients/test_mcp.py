@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from mirix import Mirix
 from mirix.mcp_server import TOOLS
 
 from tests.clients.conftest import Stack, unique
+from tests.processes import stop_process_group, wait_for
+from tests.reliability.support import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -100,3 +104,33 @@ def test_another_organizations_key_and_a_bad_key_are_tool_errors(stack: Stack) -
     assert intruder_error and "not_found" in intruder_text
     bad_error, bad_text = asyncio.run(run("mx_live_notakey"))
     assert bad_error and "authentication_failed" in bad_text
+
+
+def test_the_streamable_http_server_serves_the_same_tools(stack: Stack) -> None:
+    subject = stack.owner.subject(unique("mcp-http")).external_id
+    port = free_port()
+    process = subprocess.Popen(
+        [MIRIX, "mcp", "--http", "--port", str(port)],
+        env=stack.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+    async def run() -> tuple[set[str], dict[str, Any]]:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            added = await _call(client, "add_memory", subject=subject, text="The spare key is under the blue pot.")
+            return names, added
+
+    try:
+        wait_for(lambda: _listening(port), timeout=60)
+        names, added = asyncio.run(run())
+    finally:
+        stop_process_group(process)
+    assert names == set(TOOLS) and added["records"]
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
