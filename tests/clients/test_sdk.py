@@ -52,6 +52,18 @@ def test_the_async_client_does_the_same(stack: Stack) -> None:
     texts, answer = asyncio.run(run())
     assert any("Miso" in t for t in texts) and "Miso" in answer
 
+    async def strangers() -> tuple[Exception, Exception]:
+        async with AsyncMirix(api_key=stack.intruder.key, base_url=stack.url) as intruder:
+            with pytest.raises(NotFound) as hidden:
+                await intruder.search(subject, "cat")
+        async with AsyncMirix(api_key="mx_live_notakey", base_url=stack.url) as nobody:
+            with pytest.raises(AuthenticationError) as refused:
+                await nobody.subjects.get(subject)
+        return hidden.value, refused.value
+
+    hidden, refused = asyncio.run(strangers())
+    assert isinstance(hidden, NotFound) and isinstance(refused, AuthenticationError)
+
 
 def test_pagination_follows_the_cursor_across_pages(stack: Stack) -> None:
     subject = unique("pages")
