@@ -4,6 +4,7 @@ rest. One implementation serves both clients: on ``Mirix`` a method returns the 
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -157,7 +158,7 @@ class Memories(Resource):
             Call("PATCH", f"{_subject(subject)}/memories/{type}/{_p(id)}", json=body, cast=m.MemoryRecord)
         )
 
-    def history(self, subject: str, type: m.MemoryType, id: str) -> list[m.MemoryRecord]:
+    def history(self, subject: str, type: m.MemoryType, id: str) -> builtins.list[m.MemoryRecord]:
         return self._t.request(
             Call("GET", f"{_subject(subject)}/memories/{type}/{_p(id)}/history", cast=list[m.MemoryRecord])
         )
@@ -175,7 +176,7 @@ class Memories(Resource):
         body = m.MemoryDelete(ids=refs, filters=filters).body()
         return self._t.request(Call("POST", f"{_subject(subject)}/memories/delete", json=body))
 
-    def core(self, subject: str) -> list[m.MemoryRecord]:
+    def core(self, subject: str) -> builtins.list[m.MemoryRecord]:
         """The subject's core blocks (persona, preferences)."""
         return self._t.request(Call("GET", f"{_subject(subject)}/core", cast=list[m.MemoryRecord]))
 
@@ -318,11 +319,13 @@ class ApiKeys(Resource):
         expires_at: datetime | None = None,
         rate_limit_per_minute: int | None = None,
     ) -> m.IssuedApiKey:
-        body = m.ApiKeyCreate(
-            name=name,
-            scopes=list(scopes),
-            expires_at=expires_at,
-            rate_limit_per_minute=rate_limit_per_minute,  # type: ignore[arg-type]
+        body = m.ApiKeyCreate.model_validate(
+            {
+                "name": name,
+                "scopes": list(scopes),
+                "expires_at": expires_at,
+                "rate_limit_per_minute": rate_limit_per_minute,
+            }
         ).body()
         return self._t.request(Call("POST", "/v1/api-keys", json=body, cast=m.IssuedApiKey))
 
