@@ -128,6 +128,13 @@ class _Base:
         raise error_from_response(response)
 
 
+def _page(body: Any) -> tuple[list[Any], str | None]:
+    """A page's items and its ``next_cursor``; a bare array (an older service) is one page."""
+    if isinstance(body, list):
+        return body, None
+    return body["results"], body.get("next_cursor")
+
+
 def _unfinished_job(result: Any) -> str | None:
     """The id of a write's job unless the answer says it has succeeded (a service that waited
     answers with its ``job``; one that ran out of time, or does not wait, leaves it to us)."""
@@ -188,10 +195,9 @@ class SyncTransport(_Base):
         """Every item of every page, following ``next_cursor``."""
         params = dict(call.params or {})
         while True:
-            page = self.request(Call("GET", call.path, params=params))
-            for raw in page["results"]:
+            results, cursor = _page(self.request(Call("GET", call.path, params=params)))
+            for raw in results:
                 yield TypeAdapter(item).validate_python(raw)
-            cursor = page.get("next_cursor")
             if not cursor:
                 return
             params["cursor"] = cursor
@@ -266,10 +272,9 @@ class AsyncTransport(_Base):
     async def paginate(self, call: Call, item: Any) -> AsyncIterator[Any]:
         params = dict(call.params or {})
         while True:
-            page = await self.request(Call("GET", call.path, params=params))
-            for raw in page["results"]:
+            results, cursor = _page(await self.request(Call("GET", call.path, params=params)))
+            for raw in results:
                 yield TypeAdapter(item).validate_python(raw)
-            cursor = page.get("next_cursor")
             if not cursor:
                 return
             params["cursor"] = cursor

@@ -4,7 +4,6 @@ rest. One implementation serves both clients: on ``Mirix`` a method returns the 
 
 from __future__ import annotations
 
-import builtins
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -158,10 +157,9 @@ class Memories(Resource):
             Call("PATCH", f"{_subject(subject)}/memories/{type}/{_p(id)}", json=body, cast=m.MemoryRecord)
         )
 
-    def history(self, subject: str, type: m.MemoryType, id: str) -> builtins.list[m.MemoryRecord]:
-        return self._t.request(
-            Call("GET", f"{_subject(subject)}/memories/{type}/{_p(id)}/history", cast=list[m.MemoryRecord])
-        )
+    def history(self, subject: str, type: m.MemoryType, id: str) -> Any:
+        """The row's chain of versions, oldest first (an iterator)."""
+        return self._t.paginate(Call("GET", f"{_subject(subject)}/memories/{type}/{_p(id)}/history"), m.MemoryRecord)
 
     def delete(self, subject: str, type: m.MemoryType, id: str) -> dict[str, Any] | None:
         """Remove one row from every store (a receipt)."""
@@ -176,9 +174,9 @@ class Memories(Resource):
         body = m.MemoryDelete(ids=refs, filters=filters).body()
         return self._t.request(Call("POST", f"{_subject(subject)}/memories/delete", json=body))
 
-    def core(self, subject: str) -> builtins.list[m.MemoryRecord]:
-        """The subject's core blocks (persona, preferences)."""
-        return self._t.request(Call("GET", f"{_subject(subject)}/core", cast=list[m.MemoryRecord]))
+    def core(self, subject: str) -> Any:
+        """The subject's core blocks (persona, preferences), an iterator."""
+        return self._t.paginate(Call("GET", f"{_subject(subject)}/core"), m.MemoryRecord)
 
 
 class Graph(Resource):
