@@ -263,7 +263,7 @@ class Webhooks(Resource):
             include_content_for=list(include_content_for) if include_content_for is not None else None,
             description=description,
         ).body()
-        return self._t.request(Call("POST", "/v1/webhook-endpoints", json=body))
+        return self._t.request(Call("POST", "/v1/webhook-endpoints", json=body, idempotent=False))
 
     def list(self) -> Any:
         return self._t.paginate(Call("GET", "/v1/webhook-endpoints"), m.WebhookEndpoint)
@@ -282,7 +282,8 @@ class Webhooks(Resource):
         return self._t.request(Call("POST", f"/v1/webhook-endpoints/{_p(endpoint_id)}/ping"))
 
     def rotate_secret(self, endpoint_id: str, **body: Any) -> dict[str, Any]:
-        return self._t.request(Call("POST", f"/v1/webhook-endpoints/{_p(endpoint_id)}/rotate-secret", json=body))
+        call = Call("POST", f"/v1/webhook-endpoints/{_p(endpoint_id)}/rotate-secret", json=body, idempotent=False)
+        return self._t.request(call)
 
     def event_types(self) -> Any:
         return self._t.request(Call("GET", "/v1/webhook-event-types"))
@@ -325,7 +326,7 @@ class ApiKeys(Resource):
                 "rate_limit_per_minute": rate_limit_per_minute,
             }
         ).body()
-        return self._t.request(Call("POST", "/v1/api-keys", json=body, cast=m.IssuedApiKey))
+        return self._t.request(Call("POST", "/v1/api-keys", json=body, cast=m.IssuedApiKey, idempotent=False))
 
     def list(self) -> Any:
         return self._t.paginate(Call("GET", "/v1/api-keys"), m.ApiKey)
@@ -335,7 +336,8 @@ class ApiKeys(Resource):
 
     def rotate(self, api_key_id: str, *, overlap_seconds: int | None = None) -> m.IssuedApiKey:
         body = m.ApiKeyRotate(overlap_seconds=overlap_seconds).body()
-        return self._t.request(Call("POST", f"/v1/api-keys/{_p(api_key_id)}/rotate", json=body, cast=m.IssuedApiKey))
+        call = Call("POST", f"/v1/api-keys/{_p(api_key_id)}/rotate", json=body, cast=m.IssuedApiKey, idempotent=False)
+        return self._t.request(call)
 
 
 class Audit(Resource):
