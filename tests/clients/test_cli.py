@@ -57,6 +57,8 @@ def test_subjects_add_import_search_export(stack: Stack, tmp_path: Path) -> None
     )
     code, imported = mirix(stack, "import", subject, str(lines))
     assert code == 0 and imported["imported"] == 3
+    code, again = mirix(stack, "import", subject, str(lines))
+    assert code == 0 and [r["chunk_id"] for r in again["results"]] == [r["chunk_id"] for r in imported["results"]]
 
     code, found = mirix(stack, "search", subject, "What is the name of my cat?")
     written = {r["id"] for r in added["records"]}
@@ -91,7 +93,8 @@ def test_the_search_table_shows_rows_and_their_ids(stack: Stack) -> None:
 
 def test_keys_create_rotate_revoke_and_jobs_watch(stack: Stack) -> None:
     code, issued = mirix(stack, "keys", "create", "cli-key", "--scope", "memories:read")
-    assert code == 0 and issued["secret"].startswith("mx_") and issued["api_key"]["scopes"] == ["memories:read"]
+    assert code == 0, issued
+    assert issued["secret"].startswith("mx_") and issued["api_key"]["scopes"] == ["memories:read"]
     code, rotated = mirix(stack, "keys", "rotate", issued["api_key"]["id"], "--overlap-seconds", "0")
     assert code == 0 and rotated["api_key"]["rotated_from"] == issued["api_key"]["id"]
     code, revoked = mirix(stack, "keys", "revoke", rotated["api_key"]["id"])

@@ -134,3 +134,18 @@ def test_the_streamable_http_server_serves_the_same_tools(stack: Stack) -> None:
 def _listening(port: int) -> bool:
     with socket.socket() as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_delete_memory_removes_the_row(stack: Stack) -> None:
+    subject = unique("mcp-delete")
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with Client(_server(stack)) as client:
+            # A first write creates its subject.
+            added = await _call(client, "add_memory", subject=subject, text="My gym locker is number 88.")
+            episode = next(r for r in added["records"] if r["type"] == "episodic")
+            await _call(client, "delete_memory", subject=subject, type="episodic", id=episode["id"])
+            return added, await _call(client, "list_memories", subject=subject, type="episodic")
+
+    added, listed = asyncio.run(run())
+    assert added["records"] and listed["results"] == []

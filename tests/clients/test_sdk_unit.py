@@ -86,3 +86,10 @@ def test_retry_after_is_seconds_or_an_http_date() -> None:
     in_half_a_minute = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 <= parse_retry_after(in_half_a_minute) <= 30  # type: ignore[operator]
     assert parse_retry_after("2") == 2 and parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_a_write_without_an_idempotency_key_is_retried_only_after_a_429() -> None:
+    policy = RetryPolicy(max_retries=2)
+    assert policy.delay(0, _response(429, headers={"Retry-After": "2"}), idempotent=False) == 2
+    assert policy.delay(0, _response(503), idempotent=False) is None
+    assert policy.delay(0, None, idempotent=False) is None  # a timeout: it may have run

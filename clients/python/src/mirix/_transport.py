@@ -41,10 +41,13 @@ class RetryPolicy:
     max_delay: float = 30.0
     max_retry_after: float = 120.0
 
-    def delay(self, attempt: int, response: httpx.Response | None) -> float | None:
+    def delay(self, attempt: int, response: httpx.Response | None, *, idempotent: bool = True) -> float | None:
         """Seconds to wait before attempt ``attempt + 1``, or None when it is not retried.
-        ``response`` is None for a timeout or a connection failure (retried too)."""
+        ``response`` is None for a timeout or a connection failure (retried too). A call that
+        cannot carry an Idempotency-Key is retried only after a 429 (refused before it ran)."""
         if attempt >= self.max_retries:
+            return None
+        if not idempotent and (response is None or response.status_code != 429):
             return None
         if response is not None:
             retry_after = parse_retry_after(response.headers.get("retry-after"))
@@ -69,6 +72,9 @@ class Call:
     json: Any = None
     cast: Any = None
     idempotency_key: str | None = None
+    # False for the writes whose answer carries a secret: the service stores no answer of
+    # theirs to replay, so they take no Idempotency-Key (and are not retried blindly).
+    idempotent: bool = True
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -109,7 +115,7 @@ class _Base:
 
     def _request(self, client: httpx.Client | httpx.AsyncClient, call: Call) -> httpx.Request:
         headers = dict(call.headers)
-        if call.method in WRITE_METHODS:
+        if call.method in WRITE_METHODS and call.idempotent:
             # One key for every attempt of this call: a retry replays the first answer.
             headers["Idempotency-Key"] = call.idempotency_key or str(uuid.uuid4())
         params = {k: _wire(v) for k, v in (call.params or {}).items() if v is not None}
@@ -126,6 +132,13 @@ class _Base:
         if response.is_success:
             return _parse(call.cast, response)
         raise error_from_response(response)
+
+
+def _page(body: Any) -> tuple[list[Any], str | None]:
+    """A page's items and its ``next_cursor``; a bare array (an older service) is one page."""
+    if isinstance(body, list):
+        return body, None
+    return body["results"], body.get("next_cursor")
 
 
 def _unfinished_job(result: Any) -> str | None:
@@ -171,7 +184,7 @@ class SyncTransport(_Base):
             except httpx.TransportError as exc:
                 error = APIConnectionError(f"{call.method} {call.path}: {exc}")
                 response = None
-            wait = self.retry.delay(attempt, response)
+            wait = self.retry.delay(attempt, response, idempotent=call.idempotent)
             if wait is None:
                 if response is None:
                     raise error
@@ -188,10 +201,9 @@ class SyncTransport(_Base):
         """Every item of every page, following ``next_cursor``."""
         params = dict(call.params or {})
         while True:
-            page = self.request(Call("GET", call.path, params=params))
-            for raw in page["results"]:
+            results, cursor = _page(self.request(Call("GET", call.path, params=params)))
+            for raw in results:
                 yield TypeAdapter(item).validate_python(raw)
-            cursor = page.get("next_cursor")
             if not cursor:
                 return
             params["cursor"] = cursor
@@ -250,7 +262,7 @@ class AsyncTransport(_Base):
             except httpx.TransportError as exc:
                 error = APIConnectionError(f"{call.method} {call.path}: {exc}")
                 response = None
-            wait = self.retry.delay(attempt, response)
+            wait = self.retry.delay(attempt, response, idempotent=call.idempotent)
             if wait is None:
                 if response is None:
                     raise error
@@ -266,10 +278,9 @@ class AsyncTransport(_Base):
     async def paginate(self, call: Call, item: Any) -> AsyncIterator[Any]:
         params = dict(call.params or {})
         while True:
-            page = await self.request(Call("GET", call.path, params=params))
-            for raw in page["results"]:
+            results, cursor = _page(await self.request(Call("GET", call.path, params=params)))
+            for raw in results:
                 yield TypeAdapter(item).validate_python(raw)
-            cursor = page.get("next_cursor")
             if not cursor:
                 return
             params["cursor"] = cursor

@@ -53,6 +53,8 @@ def _plain(value: Any) -> Any:
         return value.model_dump(mode="json")
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
     return value
 
 

@@ -131,7 +131,8 @@ class _Client:
         """mem0's ``delete_all``: erase the subject and everything remembered of it."""
         return self.subjects.erase(user_id)
 
-    def history(self, memory_id: str, *, user_id: str, type: m.MemoryType) -> list[m.MemoryRecord]:
+    def history(self, memory_id: str, *, user_id: str, type: m.MemoryType) -> Any:
+        """mem0's ``history``: the row's versions, oldest first (an iterator)."""
         return self.memories.history(user_id, type, memory_id)
 
 

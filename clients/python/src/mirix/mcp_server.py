@@ -142,7 +142,7 @@ class Tools:
 
     async def get_core_memory(self, args: GetCoreMemory) -> dict[str, Any]:
         """The subject's core memory blocks (persona, preferences)."""
-        return {"blocks": _json(await self.client.memories.core(args.subject))}
+        return {"blocks": [_json(block) async for block in self.client.memories.core(args.subject)]}
 
     async def record_task_session(self, args: RecordTaskSession) -> dict[str, Any]:
         """Record how a task was done (steps and outcome); verified sessions become skills."""

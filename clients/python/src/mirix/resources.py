@@ -4,7 +4,6 @@ rest. One implementation serves both clients: on ``Mirix`` a method returns the 
 
 from __future__ import annotations
 
-import builtins
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -158,10 +157,9 @@ class Memories(Resource):
             Call("PATCH", f"{_subject(subject)}/memories/{type}/{_p(id)}", json=body, cast=m.MemoryRecord)
         )
 
-    def history(self, subject: str, type: m.MemoryType, id: str) -> builtins.list[m.MemoryRecord]:
-        return self._t.request(
-            Call("GET", f"{_subject(subject)}/memories/{type}/{_p(id)}/history", cast=list[m.MemoryRecord])
-        )
+    def history(self, subject: str, type: m.MemoryType, id: str) -> Any:
+        """The row's chain of versions, oldest first (an iterator)."""
+        return self._t.paginate(Call("GET", f"{_subject(subject)}/memories/{type}/{_p(id)}/history"), m.MemoryRecord)
 
     def delete(self, subject: str, type: m.MemoryType, id: str) -> dict[str, Any] | None:
         """Remove one row from every store (a receipt)."""
@@ -176,9 +174,9 @@ class Memories(Resource):
         body = m.MemoryDelete(ids=refs, filters=filters).body()
         return self._t.request(Call("POST", f"{_subject(subject)}/memories/delete", json=body))
 
-    def core(self, subject: str) -> builtins.list[m.MemoryRecord]:
-        """The subject's core blocks (persona, preferences)."""
-        return self._t.request(Call("GET", f"{_subject(subject)}/core", cast=list[m.MemoryRecord]))
+    def core(self, subject: str) -> Any:
+        """The subject's core blocks (persona, preferences), an iterator."""
+        return self._t.paginate(Call("GET", f"{_subject(subject)}/core"), m.MemoryRecord)
 
 
 class Graph(Resource):
@@ -265,7 +263,7 @@ class Webhooks(Resource):
             include_content_for=list(include_content_for) if include_content_for is not None else None,
             description=description,
         ).body()
-        return self._t.request(Call("POST", "/v1/webhook-endpoints", json=body))
+        return self._t.request(Call("POST", "/v1/webhook-endpoints", json=body, idempotent=False))
 
     def list(self) -> Any:
         return self._t.paginate(Call("GET", "/v1/webhook-endpoints"), m.WebhookEndpoint)
@@ -284,7 +282,8 @@ class Webhooks(Resource):
         return self._t.request(Call("POST", f"/v1/webhook-endpoints/{_p(endpoint_id)}/ping"))
 
     def rotate_secret(self, endpoint_id: str, **body: Any) -> dict[str, Any]:
-        return self._t.request(Call("POST", f"/v1/webhook-endpoints/{_p(endpoint_id)}/rotate-secret", json=body))
+        call = Call("POST", f"/v1/webhook-endpoints/{_p(endpoint_id)}/rotate-secret", json=body, idempotent=False)
+        return self._t.request(call)
 
     def event_types(self) -> Any:
         return self._t.request(Call("GET", "/v1/webhook-event-types"))
@@ -327,7 +326,7 @@ class ApiKeys(Resource):
                 "rate_limit_per_minute": rate_limit_per_minute,
             }
         ).body()
-        return self._t.request(Call("POST", "/v1/api-keys", json=body, cast=m.IssuedApiKey))
+        return self._t.request(Call("POST", "/v1/api-keys", json=body, cast=m.IssuedApiKey, idempotent=False))
 
     def list(self) -> Any:
         return self._t.paginate(Call("GET", "/v1/api-keys"), m.ApiKey)
@@ -337,7 +336,8 @@ class ApiKeys(Resource):
 
     def rotate(self, api_key_id: str, *, overlap_seconds: int | None = None) -> m.IssuedApiKey:
         body = m.ApiKeyRotate(overlap_seconds=overlap_seconds).body()
-        return self._t.request(Call("POST", f"/v1/api-keys/{_p(api_key_id)}/rotate", json=body, cast=m.IssuedApiKey))
+        call = Call("POST", f"/v1/api-keys/{_p(api_key_id)}/rotate", json=body, cast=m.IssuedApiKey, idempotent=False)
+        return self._t.request(call)
 
 
 class Audit(Resource):
