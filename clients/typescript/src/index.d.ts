@@ -68,7 +68,7 @@ export declare class RetryPolicy {
   readonly maxDelay: number;
   readonly maxRetryAfter: number;
   /** Seconds before the next attempt, or null when the answer (null: a network failure) is not retried. */
-  delay(attempt: number, response: Response | null): number | null;
+  delay(attempt: number, response: Response | null, options?: { idempotent?: boolean }): number | null;
 }
 
 // Models -------------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ export interface AuditEntry {
 export interface WriteOptions {
   /** Return once the write's indexing job has finished. */
   wait?: boolean;
-  /** Defaults to a fresh UUID, the same for every retry of this call. */
+  /** Defaults to a fresh UUID, the same for every retry of this call. (Writes whose answer carries a secret — creating or rotating an API key or a webhook secret — send none and are retried only after a 429.) */
   idempotencyKey?: string;
 }
 
@@ -285,10 +285,11 @@ export declare class Memories {
   ): AsyncIterableIterator<MemoryRecord>;
   get(subject: string, type: MemoryType, id: string): Promise<MemoryRecord>;
   update(subject: string, type: MemoryType, id: string, changes: JSONObject): Promise<MemoryRecord>;
-  history(subject: string, type: MemoryType, id: string): Promise<MemoryRecord[]>;
+  /** The row's chain of versions, oldest first. */
+  history(subject: string, type: MemoryType, id: string): AsyncIterableIterator<MemoryRecord>;
   delete(subject: string, type: MemoryType, id: string): Promise<JSONObject | null>;
   deleteMany(subject: string, options: { ids?: RowLike[]; filters?: Filters }): Promise<JSONObject>;
-  core(subject: string): Promise<MemoryRecord[]>;
+  core(subject: string): AsyncIterableIterator<MemoryRecord>;
 }
 
 export declare class Graph {
@@ -427,7 +428,7 @@ export declare class Mirix {
   update(memoryId: string, changes: JSONObject, options: { userId: string; type: MemoryType }): Promise<MemoryRecord>;
   delete(memoryId: string, options: { userId: string; type: MemoryType }): Promise<JSONObject | null>;
   deleteAll(options: { userId: string }): Promise<ErasureAccepted>;
-  history(memoryId: string, options: { userId: string; type: MemoryType }): Promise<MemoryRecord[]>;
+  history(memoryId: string, options: { userId: string; type: MemoryType }): AsyncIterableIterator<MemoryRecord>;
 }
 
 export declare function signWebhook(

@@ -92,8 +92,9 @@ export class Memories extends Resource {
     return this._t.request({ method: "PATCH", path, json: { changes } });
   }
 
+  /** The row's chain of versions, oldest first (an async iterator). */
   history(subject, type, id) {
-    return this._t.request({ method: "GET", path: `${subjectPath(subject)}/memories/${p(type)}/${p(id)}/history` });
+    return this._t.paginate({ path: `${subjectPath(subject)}/memories/${p(type)}/${p(id)}/history` });
   }
 
   /** Remove one row from every store (a receipt). */
@@ -107,9 +108,9 @@ export class Memories extends Resource {
     return this._t.request({ method: "POST", path: `${subjectPath(subject)}/memories/delete`, json });
   }
 
-  /** The subject's core blocks (persona, preferences). */
+  /** The subject's core blocks (persona, preferences), an async iterator. */
   core(subject) {
-    return this._t.request({ method: "GET", path: `${subjectPath(subject)}/core` });
+    return this._t.paginate({ path: `${subjectPath(subject)}/core` });
   }
 }
 
@@ -167,7 +168,8 @@ export class Webhooks extends Resource {
   /** A new endpoint; the answer holds its signing secret once. */
   create(url, eventTypes, { includeContentFor, description } = {}) {
     const json = body({ url, event_types: eventTypes, include_content_for: includeContentFor, description });
-    return this._t.request({ method: "POST", path: "/v1/webhook-endpoints", json });
+    // The answer carries a secret: the service stores no answer to replay, so no Idempotency-Key.
+    return this._t.request({ method: "POST", path: "/v1/webhook-endpoints", json, idempotent: false });
   }
 
   list() {
@@ -192,7 +194,7 @@ export class Webhooks extends Resource {
 
   rotateSecret(endpointId, options = {}) {
     const path = `/v1/webhook-endpoints/${p(endpointId)}/rotate-secret`;
-    return this._t.request({ method: "POST", path, json: options });
+    return this._t.request({ method: "POST", path, json: options, idempotent: false });
   }
 
   eventTypes() {
@@ -223,7 +225,7 @@ export class Jobs extends Resource {
 export class ApiKeys extends Resource {
   create(name, scopes, { expiresAt, rateLimitPerMinute } = {}) {
     const json = body({ name, scopes, expires_at: iso(expiresAt), rate_limit_per_minute: rateLimitPerMinute });
-    return this._t.request({ method: "POST", path: "/v1/api-keys", json });
+    return this._t.request({ method: "POST", path: "/v1/api-keys", json, idempotent: false });
   }
 
   list() {
@@ -236,7 +238,7 @@ export class ApiKeys extends Resource {
 
   rotate(apiKeyId, { overlapSeconds } = {}) {
     const json = body({ overlap_seconds: overlapSeconds });
-    return this._t.request({ method: "POST", path: `/v1/api-keys/${p(apiKeyId)}/rotate`, json });
+    return this._t.request({ method: "POST", path: `/v1/api-keys/${p(apiKeyId)}/rotate`, json, idempotent: false });
   }
 }
 

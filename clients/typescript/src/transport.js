@@ -24,9 +24,14 @@ export class RetryPolicy {
     Object.assign(this, { maxRetries, baseDelay, maxDelay, maxRetryAfter });
   }
 
-  /** Seconds before attempt `attempt + 1`, or null when not retried (`response` null: a timeout or connection failure). */
-  delay(attempt, response) {
+  /**
+   * Seconds before attempt `attempt + 1`, or null when not retried (`response` null: a timeout
+   * or connection failure). A call that cannot carry an Idempotency-Key is retried only after a
+   * 429 (refused before it ran).
+   */
+  delay(attempt, response, { idempotent = true } = {}) {
     if (attempt >= this.maxRetries) return null;
+    if (!idempotent && (!response || response.status !== 429)) return null;
     if (response) {
       const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
       const retryable = RETRIED_STATUSES.has(response.status) || (response.status === 409 && retryAfter !== null);
@@ -79,9 +84,9 @@ export class Transport {
   }
 
   /** The raw answer of one call, after the retries: `{response, text}`. */
-  async send({ method, path, params, json, idempotencyKey, headers: extra }) {
+  async send({ method, path, params, json, idempotencyKey, idempotent = true, headers: extra }) {
     const headers = { ...this.headers, ...(extra || {}) };
-    if (WRITE_METHODS.has(method)) {
+    if (WRITE_METHODS.has(method) && idempotent) {
       // One key for every attempt of this call: a retry replays the first answer.
       headers["Idempotency-Key"] = idempotencyKey || globalThis.crypto.randomUUID();
     }
@@ -105,7 +110,7 @@ export class Transport {
             ? new APITimeoutError(`${method} ${path} timed out after ${this.timeout}s`, { cause: exc })
             : new APIConnectionError(`${method} ${path}: ${exc && exc.message}`, { cause: exc });
       }
-      const wait = this.retry.delay(attempt, response);
+      const wait = this.retry.delay(attempt, response, { idempotent });
       if (wait === null) {
         if (response === null) throw error;
         return { response, text };
@@ -122,14 +127,15 @@ export class Transport {
     return JSON.parse(text);
   }
 
-  /** Every item of every page, following `next_cursor`. */
+  /** Every item of every page, following `next_cursor` (a bare array, from an older service, is one page). */
   async *paginate({ path, params }) {
     const query = { ...(params || {}) };
     for (;;) {
       const page = await this.request({ method: "GET", path, params: query });
-      for (const item of page.results) yield item;
-      if (!page.next_cursor) return;
-      query.cursor = page.next_cursor;
+      const [results, cursor] = Array.isArray(page) ? [page, null] : [page.results, page.next_cursor];
+      yield* results;
+      if (!cursor) return;
+      query.cursor = cursor;
     }
   }
 

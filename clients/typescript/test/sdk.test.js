@@ -197,3 +197,24 @@ test("a delivery signed by the service verifies; a tampered or stale one does no
   assert.throws(() => verifyWebhook(body, headers, "whsec_" + Buffer.alloc(32).toString("base64"), { now }), WebhookVerificationError);
   assert.throws(() => verifyWebhook(body, { "webhook-id": "x" }, secret, { now }), WebhookVerificationError);
 });
+
+test("a write whose answer carries a secret sends no Idempotency-Key and is not retried blindly", async () => {
+  const sent = [];
+  const losing = async (url, init) => {
+    const response = await fetch(url, init);
+    sent.push(init.headers);
+    await response.text();
+    throw new TypeError("fetch failed");
+  };
+  const client = new Mirix({ fetch: losing, sleep: async () => {} });
+  await assert.rejects(client.apiKeys.create(unique("key"), ["memories:read"]), APIConnectionError);
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0]["Idempotency-Key"], undefined);
+
+  const owner = new Mirix();
+  const issued = await owner.apiKeys.create(unique("key"), ["memories:read"]);
+  assert.match(issued.secret, /^mx_/);
+  const listed = await collect(owner.apiKeys.list());
+  assert.ok(listed.some((k) => k.id === issued.api_key.id));
+  await owner.apiKeys.revoke(issued.api_key.id);
+});
