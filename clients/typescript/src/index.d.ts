@@ -191,7 +191,7 @@ export interface Answer {
 export interface Job {
   id: string;
   kind: string;
-  status: "queued" | "running" | "succeeded" | "failed" | (string & {});
+  status: "queued" | "running" | "indexing" | "succeeded" | "failed" | (string & {});
   subject_id?: string | null;
   attempts: number;
   created_at: string;

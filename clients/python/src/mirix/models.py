@@ -228,7 +228,7 @@ class Answer(Response):
 class Job(Response):
     id: str
     kind: str
-    status: Literal["queued", "running", "succeeded", "failed"] | str
+    status: Literal["queued", "running", "indexing", "succeeded", "failed"] | str
     subject_id: str | None = None
     attempts: int
     created_at: datetime
