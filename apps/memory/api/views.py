@@ -71,6 +71,7 @@ class MemoryCollectionApi(SubjectApiView):
                 session_id=chunk.validated_data["session_id"],
             )
         self.audit_targets = [str(r.id) for r in result.records]
+        self.usage_rows_written = len(result.records)
         return Response(WriteResultSerializer(result).data, status=201)
 
     @extend_schema(parameters=[MemoryListQuerySerializer], responses=MemoryPageSerializer, operation_id="memories_list")
@@ -140,6 +141,7 @@ class MemoryDetailApi(SubjectApiView):
             changes=payload.validated_data["changes"],
         )
         self.audit_targets = [str(record_id), str(new.id)]
+        self.usage_rows_written = 1
         return Response(MemoryRecordSerializer(with_currency([new])[0]).data, status=201)
 
 
