@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Sum
@@ -111,6 +112,23 @@ class UsageReport:
     totals: list[KeyUsage]
     storage: Storage
     quota: QuotaStatus
+
+    @property
+    def provider_tokens(self) -> Tokens:
+        return _tokens_sum(day.provider_tokens for day in self.days)
+
+    @property
+    def local_tokens(self) -> Tokens:
+        return _tokens_sum(day.local_tokens for day in self.days)
+
+
+def _tokens_sum(parts: Iterable[Tokens]) -> Tokens:
+    total = Tokens()
+    for part in parts:
+        total.add(
+            UsageTotals(calls=part.calls, prompt_tokens=part.prompt_tokens, completion_tokens=part.completion_tokens)
+        )
+    return total
 
 
 def usage_report(*, organization_id: uuid.UUID, period: Period, api_key_id: uuid.UUID | None = None) -> UsageReport:
