@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-COLUMN_X = (150, 450, 750)
+COLUMN_X = (150, 420, 690)
 WIDTH = 900
 ROW_HEIGHT = 28
 TOP = 40
