@@ -21,9 +21,14 @@ from django.core.management import call_command
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from apps.tenancy.models import Membership
+from apps.erasure.receipt import receipt_verify
+from apps.erasure.selectors import receipt_public_key
+from apps.graph import store
+from apps.tenancy.models import ApiKey, Membership
+from apps.tenancy.scope import organization_scope
 from tests.console.conftest import PASSWORD, make_staff
 from tests.console.support import World, populate
+from tests.erasure.support import run_erasure
 from tests.factories import Tenant, make_tenant
 from tests.processes import ROOT, celery_worker, purge_queues, wait_for
 from tests.webhooks.support import Receiver
@@ -246,13 +251,6 @@ def test_staff_of_another_organization_see_not_found(server: Server, browser: Br
 
 
 def test_usage_audit_names_receipt_download_and_graph_picture(server: Server, browser: Browser) -> None:
-    from apps.erasure.receipt import receipt_verify
-    from apps.erasure.selectors import receipt_public_key
-    from apps.graph import store
-    from apps.tenancy.models import ApiKey
-    from apps.tenancy.scope import organization_scope
-    from tests.erasure.support import run_erasure
-
     tenant = make_tenant("usage-co")
     world: World = populate(tenant)
     run_erasure(world.erasure_request_id)

@@ -3,11 +3,15 @@ day, over a range; bad ranges are 400s; another organization sees only its own."
 
 from __future__ import annotations
 
+import os
+import threading
 import uuid
 from datetime import date, timedelta
 from typing import Any
 
+import psycopg
 from django.conf import settings
+from django.db import connections, transaction
 from django.utils import timezone
 
 from apps.memory.models import STORES
@@ -18,6 +22,7 @@ from apps.tenancy.scope import organization_scope
 from apps.usage.models import UsageCounter
 from apps.usage.services import usage_count
 from tests.factories import Tenant, make_tenant
+from tests.processes import wait_for
 
 MESSAGES = [{"role": "user", "content": "I adopted a cat named Miso last Sunday."}]
 
@@ -210,3 +215,45 @@ def test_another_organization_sees_only_its_own_usage() -> None:
     assert "No API key" in body["message"]
     assert _counters(owner) == before  # the intruder's calls were counted as its own
     assert [c[2:5] for c in _counters(intruder)] == [("GET /v1/usage", 2, 1)]  # the 404 is an error
+
+
+def test_the_count_is_written_after_the_requests_own_commit() -> None:
+    """With the counter row locked elsewhere, a request's own write is committed and visible
+    while its count waits: counting never holds the request's transaction or its locks."""
+    tenant = make_tenant()
+    tenant.subject("first")  # makes the counter row of POST /v1/subjects exist
+    assert tenant.client().post("/v1/subjects", {"external_id": "a", "kind": "user"}, format="json").status_code == 201
+    owner = connections["owner"]
+    done = threading.Event()
+    statuses: list[int] = []
+
+    def create() -> None:
+        try:
+            response = tenant.client().post("/v1/subjects", {"external_id": "b", "kind": "user"}, format="json")
+            statuses.append(response.status_code)
+        finally:
+            connections.close_all()
+            done.set()
+
+    with transaction.atomic(using="owner"), owner.cursor() as cursor:
+        cursor.execute(
+            "SELECT requests FROM usage_counter WHERE organization_id = %s AND operation = %s FOR UPDATE",
+            [tenant.id, "POST /v1/subjects"],
+        )
+        assert cursor.fetchone() == (1,)
+        worker = threading.Thread(target=create)
+        worker.start()
+
+        def created() -> bool:
+            with psycopg.connect(os.environ["DATABASE_OWNER_URL"]) as other:
+                row = other.execute(
+                    "SELECT count(*) FROM tenancy_subject WHERE organization_id = %s AND external_id = 'b'",
+                    [tenant.id],
+                ).fetchone()
+            return row == (1,)
+
+        wait_for(created, timeout=30, interval=0.1)
+        assert not done.is_set()  # answered and committed; its count waits for the lock
+    worker.join(timeout=30)
+    assert done.is_set() and statuses == [201]
+    assert [c[2:4] for c in _counters(tenant) if c[2] == "POST /v1/subjects"] == [("POST /v1/subjects", 2)]
