@@ -99,7 +99,8 @@ def audit_entry_search(
 @dataclass(frozen=True)
 class AuditRow:
     """An entry with names a reader knows beside its ids: the key's name, the staff user's
-    username, the subject's external id (blank when it no longer exists)."""
+    username, the subject's external id (blank when it no longer exists, or, for a task or
+    the system, when its id is already its name)."""
 
     entry: AuditEntry
     actor_kind: str
@@ -128,7 +129,7 @@ def audit_rows(*, entries: list[AuditEntry]) -> list[AuditRow]:
         AuditRow(
             entry=entry,
             actor_kind=kind,
-            actor_name=names[kind].get(ident, "") if kind in names else ident,
+            actor_name=names[kind].get(ident, "") if kind in names else "",
             subject_external_id=external_ids.get(entry.subject_id, "") if entry.subject_id else "",
         )
         for entry, (kind, ident) in zip(entries, parts, strict=True)
