@@ -13,7 +13,6 @@ import binascii
 from mirix_saas.settings.env import MissingSetting, env_optional
 
 
-
 def _signing_key(raw: str | None) -> bytes | None:
     if raw is None:
         return None
