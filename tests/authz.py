@@ -186,6 +186,7 @@ ENDPOINTS += [
     # in tests/erasure/test_audit_log.py, another organization's key included).
     Endpoint("GET", "/v1/audit-log?limit=50", "admin"),
     Endpoint("GET", "/v1/audit-log/verify", "admin"),
+    Endpoint("GET", "/v1/usage", "admin"),
 ]
 
 

@@ -94,6 +94,7 @@ class MemoryCollectionApi(SubjectApiView):
                 session_id=chunk.validated_data["session_id"],
             )
         self.audit_targets = [str(r.id) for r in result.records]
+        self.usage_rows_written = len(result.records)
         response = Response(WriteResultSerializer(result).data, status=201)
         if wait is not None:
             self._wait_for(response, wait, job_id=result.job_id)
@@ -195,6 +196,7 @@ class MemoryDetailApi(SubjectApiView):
             changes=payload.validated_data["changes"],
         )
         self.audit_targets = [str(record_id), str(new.id)]
+        self.usage_rows_written = 1
         return Response(MemoryRecordSerializer(with_currency([new])[0]).data, status=201)
 
 
