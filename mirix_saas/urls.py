@@ -17,6 +17,7 @@ v1 = [
     path("", include("apps.audit.api.urls")),
     path("", include("apps.dream.urls")),
     path("", include("apps.procedural.api.urls")),
+    path("", include("apps.usage.api.urls")),
     path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
     path("subjects/<str:external_id>/graph/anchors", AnchorListApi.as_view(), name="graph-anchors"),
     path("subjects/<str:external_id>/graph/frames", FrameListApi.as_view(), name="graph-frames"),

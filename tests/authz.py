@@ -107,13 +107,13 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/v1/subjects/{subject}/memories?type=episodic", "memories:read"),
     Endpoint(
         "POST",
-        "/v1/subjects/{subject}/memories",
+        "/v1/subjects/{subject}/memories?wait=true&wait_timeout=0.1",  # the wait runs after the checks
         "memories:write",
         {"messages": [{"role": "user", "content": "I adopted a cat named Miso."}]},
     ),
     Endpoint(
         "POST",
-        "/v1/subjects/{subject}/memories/batch",
+        "/v1/subjects/{subject}/memories/batch?wait=true&wait_timeout=0.1",
         "memories:write",
         {"chunks": [{"text": "We moved to Lisbon in 2021."}]},
     ),
@@ -186,6 +186,7 @@ ENDPOINTS += [
     # in tests/erasure/test_audit_log.py, another organization's key included).
     Endpoint("GET", "/v1/audit-log?limit=50", "admin"),
     Endpoint("GET", "/v1/audit-log/verify", "admin"),
+    Endpoint("GET", "/v1/usage", "admin"),
 ]
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,6 +48,37 @@ class ApiKeyRateThrottle(BaseThrottle):
         return self._wait
 
 
+def _month_key(organization_id: object, now: datetime) -> str:
+    return f"quota:{organization_id}:{now.year:04d}{now.month:02d}"
+
+
+def _next_month(now: datetime) -> datetime:
+    return datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class QuotaStatus:
+    """The organization's monthly request quota as the throttle counts it (UTC months)."""
+
+    limit: int
+    used: int
+    resets_at: datetime
+
+    @property
+    def left(self) -> int:
+        return max(0, self.limit - self.used)
+
+
+def quota_status(*, organization_id: uuid.UUID, monthly_request_quota: int | None) -> QuotaStatus:
+    now = datetime.now(UTC)
+    used = cache.get(_month_key(organization_id, now)) or 0
+    return QuotaStatus(
+        limit=monthly_request_quota or settings.ORGANIZATION_DEFAULT_MONTHLY_QUOTA,
+        used=int(used),
+        resets_at=_next_month(now),
+    )
+
+
 class OrganizationQuotaThrottle(BaseThrottle):
     def __init__(self) -> None:
         self._wait: float | None = None
@@ -56,11 +89,9 @@ class OrganizationQuotaThrottle(BaseThrottle):
             return True
         quota = principal.monthly_request_quota or settings.ORGANIZATION_DEFAULT_MONTHLY_QUOTA
         now = datetime.now(UTC)
-        month = f"{now.year:04d}{now.month:02d}"
-        if _count(f"quota:{principal.organization_id}:{month}", 32 * 24 * 3600) <= quota:
+        if _count(_month_key(principal.organization_id, now), 32 * 24 * 3600) <= quota:
             return True
-        next_month = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
-        self._wait = (next_month - now).total_seconds()
+        self._wait = (_next_month(now) - now).total_seconds()
         return False
 
     def wait(self) -> float | None:

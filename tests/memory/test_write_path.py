@@ -111,7 +111,8 @@ def test_write_returns_ids_and_an_indexing_job_published_after_commit() -> None:
     result = _write_sessions(tenant)[0]
     assert result["job_id"]
     job = tenant.client().get(f"/v1/jobs/{result['job_id']}").json()
-    assert job["kind"] == "memory.index" and job["status"] == "queued"
+    # Written in the request, so the job is at its indexing (ADR 0031).
+    assert job["kind"] == "memory.index" and job["status"] == "indexing"
     for record in result["records"]:
         if record["type"] == "vault":
             continue

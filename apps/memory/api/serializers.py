@@ -7,6 +7,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.jobs.api.serializers import JobOutputSerializer
 from apps.memory import filters, metadata
 from apps.platform.serializers import StrictFieldsSerializer
 
@@ -230,6 +231,19 @@ class BatchAcceptedSerializer(serializers.Serializer[Any]):
     batch_id = serializers.UUIDField(source="id")
     job_id = serializers.UUIDField()
     chunks_total = serializers.IntegerField()
+
+
+class WaitedWriteResultSerializer(WriteResultSerializer):
+    """The answer of a write; ``job`` only with ``?wait=true``."""
+
+    job = JobOutputSerializer(required=False, allow_null=True)
+
+
+class WaitedBatchSerializer(BatchAcceptedSerializer):
+    """The answer of a batch; ``job`` and ``records`` (stored so far) only with ``?wait=true``."""
+
+    job = JobOutputSerializer(required=False)
+    records = WrittenRecordSerializer(many=True, required=False)
 
 
 class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):

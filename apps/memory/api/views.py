@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.jobs.api.waiting import WaitRequest, answer_when_finished, wait_request
 from apps.memory import selectors, services
 from apps.memory.api.serializers import (
     BatchAcceptedSerializer,
@@ -20,6 +21,8 @@ from apps.memory.api.serializers import (
     MemoryUpdateSerializer,
     VaultEntrySerializer,
     VaultValueSerializer,
+    WaitedBatchSerializer,
+    WaitedWriteResultSerializer,
     WriteResultSerializer,
 )
 from apps.memory.currency import with_currency
@@ -33,6 +36,22 @@ READ = {"memories:read"}
 WRITE = {"memories:write"}
 VAULT = {"vault:read"}
 TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
+WAIT_PARAMETERS = [
+    OpenApiParameter(
+        "wait",
+        bool,
+        OpenApiParameter.QUERY,
+        description="Answer only once the written rows are searchable (their job finished), or 202 with "
+        "the job's link when the wait runs out.",
+    ),
+    OpenApiParameter(
+        "wait_timeout",
+        float,
+        OpenApiParameter.QUERY,
+        description="Seconds to wait with wait=true: default 10, above 0 and at most 50 (and never past the "
+        "request budget).",
+    ),
+]
 
 
 class MemoryCollectionApi(SubjectApiView):
@@ -45,10 +64,12 @@ class MemoryCollectionApi(SubjectApiView):
 
     @extend_schema(
         request={"application/json": ChunkWriteSerializer, "multipart/form-data": DocumentSerializer},
-        responses={201: WriteResultSerializer},
+        parameters=WAIT_PARAMETERS,
+        responses={201: WaitedWriteResultSerializer, 202: WaitedWriteResultSerializer},
         operation_id="memories_write",
     )
     def post(self, request: Request, external_id: str) -> Response:
+        wait = wait_request(request.query_params)
         if request.content_type.startswith("multipart/"):
             document = DocumentSerializer(data=request.data)
             document.is_valid(raise_exception=True)
@@ -75,7 +96,20 @@ class MemoryCollectionApi(SubjectApiView):
                 metadata=chunk.validated_data.get("metadata"),
             )
         self.audit_targets = [str(r.id) for r in result.records]
-        return Response(WriteResultSerializer(result).data, status=201)
+        self.usage_rows_written = len(result.records)
+        response = Response(WriteResultSerializer(result).data, status=201)
+        if wait is not None:
+            self._wait_for(response, wait, job_id=result.job_id)
+        return response
+
+    def _wait_for(self, response: Response, wait: WaitRequest, *, job_id: uuid.UUID | None) -> None:
+        if job_id is None:  # nothing to index: searchable as written
+            response.data = {**response.data, "job": None}
+            return
+        organization_id = self.organization_id
+        self.after_commit = lambda answer: answer_when_finished(
+            answer, organization_id=organization_id, job_id=job_id, timeout=wait.timeout
+        )
 
     @extend_schema(parameters=[MemoryListQuerySerializer], responses=MemoryPageSerializer, operation_id="memories_list")
     def get(self, request: Request, external_id: str) -> Response:
@@ -99,8 +133,14 @@ class MemoryBatchApi(SubjectApiView):
     audit_actions = {"POST": "memory.batch"}
     subject_created_on = frozenset({"POST"})
 
-    @extend_schema(request=BatchSerializer, responses={202: BatchAcceptedSerializer}, operation_id="memories_batch")
+    @extend_schema(
+        request=BatchSerializer,
+        parameters=WAIT_PARAMETERS,
+        responses={201: WaitedBatchSerializer, 202: WaitedBatchSerializer},
+        operation_id="memories_batch",
+    )
     def post(self, request: Request, external_id: str) -> Response:
+        wait = wait_request(request.query_params)
         payload = BatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         subject = self.subject_for_write(external_id, kind=payload.validated_data["subject_kind"])
@@ -120,7 +160,20 @@ class MemoryBatchApi(SubjectApiView):
             metadata=payload.validated_data.get("metadata"),
         )
         self.audit_targets = [str(batch.id), str(batch.job_id)]
-        return Response(BatchAcceptedSerializer(batch).data, status=202)
+        response = Response(BatchAcceptedSerializer(batch).data, status=202)
+        if wait is not None:
+            organization_id, batch_id, job_id = self.organization_id, batch.id, batch.job_id
+            self.after_commit = lambda answer: answer_when_finished(
+                answer,
+                organization_id=organization_id,
+                job_id=job_id,
+                timeout=wait.timeout,
+                records=lambda: [
+                    {"type": memory_type, "id": str(row_id)}
+                    for memory_type, row_id in selectors.batch_records(batch_id=batch_id)
+                ],
+            )
+        return response
 
 
 class MemoryDetailApi(SubjectApiView):
@@ -149,6 +202,7 @@ class MemoryDetailApi(SubjectApiView):
             changes=payload.validated_data["changes"],
         )
         self.audit_targets = [str(record_id), str(new.id)]
+        self.usage_rows_written = 1
         return Response(MemoryRecordSerializer(with_currency([new])[0]).data, status=201)
 
 

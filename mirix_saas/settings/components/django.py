@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "apps.erasure",
     "apps.dream",
     "apps.procedural",
+    "apps.usage",
     "apps.console",
 ]
 
