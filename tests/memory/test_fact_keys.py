@@ -104,7 +104,7 @@ def test_a_patch_is_a_value_that_survives_an_unrelated_write_and_yields_to_its_o
         {"changes": {"summary": "Lena lives in Braga."}},
         format="json",
     )
-    assert patched.status_code == 201, patched.content
+    assert patched.status_code == 200, patched.content
     assert patched.json()["content"]["attribute"] == "home city"  # kept from the row it supersedes
     _say(tenant, "I'm allergic to peanuts.", day=2)
     current = _by_attribute(_semantic(tenant))
@@ -124,7 +124,7 @@ def test_a_patch_may_set_the_attribute_and_refuses_an_empty_one() -> None:
     assert empty.status_code == 400 and "attribute" in empty.json()["error"]["message"]
     assert len(_semantic(tenant, include_superseded=True)) == 1  # nothing written
     renamed = tenant.client().patch(url, {"changes": {"attribute": "Hobby"}}, format="json")
-    assert renamed.status_code == 201 and renamed.json()["content"]["attribute"] == "hobby"
+    assert renamed.status_code == 200 and renamed.json()["content"]["attribute"] == "hobby"
 
 
 def _human_core(tenant: Tenant) -> dict[str, Any]:
@@ -159,5 +159,5 @@ def test_core_memory_follows_a_patched_fact() -> None:
         {"changes": {"summary": "Lena: I live in Braga."}},
         format="json",
     )
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert _human_core(tenant)["content"]["value"].splitlines() == ["Lena: I live in Braga.", "Lena: I'm a nurse."]

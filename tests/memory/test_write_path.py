@@ -129,7 +129,7 @@ def test_updates_append_a_superseding_row_and_keep_history() -> None:
         {"changes": {"summary": "Maya ran Bay to Breakers with Tom."}},
         format="json",
     )
-    assert first.status_code == 201 and first.json()["supersedes"] == original["id"]
+    assert first.status_code == 200 and first.json()["supersedes"] == original["id"]
     # The old row is unchanged and still readable.
     again = client.get(f"/v1/subjects/maya/memories/episodic/{original['id']}").json()
     assert again["content"] == original["content"]

@@ -27,7 +27,7 @@ def _patch(tenant: Tenant, memory_type: str, record_id: str, summary: str) -> di
     response = tenant.client().patch(
         f"/v1/subjects/nadia/memories/{memory_type}/{record_id}", {"changes": {"summary": summary}}, format="json"
     )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 200, response.content
     new = response.json()
     with organization_scope(tenant.id):
         index_chunk(chunk_id=new["provenance"]["chunk_id"])

@@ -105,7 +105,11 @@ class BatchAcceptedSerializer(serializers.Serializer[Any]):
 
 
 class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
-    type = serializers.ChoiceField(choices=("core", "episodic", "semantic", "procedural", "resource"))
+    type = serializers.ChoiceField(
+        choices=("core", "episodic", "semantic", "procedural", "resource"),
+        required=False,
+        help_text="One store; without it, every store (each row says its type).",
+    )
     session_id = serializers.CharField(max_length=200, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
@@ -113,7 +117,7 @@ class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
     event_before = serializers.DateTimeField(required=False)
     include_superseded = serializers.BooleanField(required=False, default=False)
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
-    cursor = serializers.CharField(required=False, max_length=200)
+    cursor = serializers.CharField(required=False, max_length=300)
 
 
 class SearchInputSerializer(StrictFieldsSerializer):
@@ -123,7 +127,8 @@ class SearchInputSerializer(StrictFieldsSerializer):
         min_value=1,
         max_value=100_000,
         required=False,
-        help_text="Resources: at most this many tokens of passages in all hits (default: the best passage of each).",
+        help_text="At most this many tokens of content in all hits; for resources, of their passages "
+        "(default: every hit, and the best passage of each resource).",
     )
 
 
@@ -238,7 +243,14 @@ class ExcerptSerializer(serializers.Serializer[Any]):
 class ResourceSearchHitSerializer(SearchHitSerializer):
     """A resource hit: the record without its whole text, and the passages that answer."""
 
-    excerpts = ExcerptSerializer(many=True)
+    excerpts = ExcerptSerializer(many=True, required=False, help_text="Resource hits only.")
+
+
+class SearchHitPageSerializer(serializers.Serializer[Any]):
+    """One store's hits, best first: one page, so ``next_cursor`` is always null."""
+
+    results = ResourceSearchHitSerializer(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
 
 
 class VaultEntrySerializer(serializers.Serializer[Any]):

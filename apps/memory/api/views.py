@@ -25,18 +25,21 @@ from apps.memory.api.serializers import (
 from apps.memory.currency import with_currency
 from apps.memory.selectors import MemoryFilter
 from apps.platform.parsers import StrictJSONParser, StrictMultiPartParser
+from apps.platform.serializers import one_page, page_serializer
 from apps.resources.storage import storage
 from apps.tenancy.api.base import SubjectApiView
-from apps.tenancy.api.cursors import decode_cursor, encode_cursor
+from apps.tenancy.api.cursors import decode_typed_cursor, encode_typed_cursor
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
 VAULT = {"vault:read"}
+MemoryChainSerializer = page_serializer("MemoryRecordList", MemoryRecordSerializer)
 TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
 
 
 class MemoryCollectionApi(SubjectApiView):
-    """POST writes one chunk (messages, text or a document); GET lists one store's rows."""
+    """POST writes one chunk (messages, text or a document); GET lists one store's rows, or
+    every store's (without ``type``), each row with its ``type``."""
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
@@ -73,7 +76,13 @@ class MemoryCollectionApi(SubjectApiView):
         self.audit_targets = [str(r.id) for r in result.records]
         return Response(WriteResultSerializer(result).data, status=201)
 
-    @extend_schema(parameters=[MemoryListQuerySerializer], responses=MemoryPageSerializer, operation_id="memories_list")
+    @extend_schema(
+        parameters=[MemoryListQuerySerializer],
+        responses=MemoryPageSerializer,
+        operation_id="memories_list",
+        description="The subject's rows oldest first, in (created_at, type, id) order: of one store with "
+        "`type`, else of every store (the vault excepted). Pass `next_cursor` back as `cursor` for the next page.",
+    )
     def get(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         query = MemoryListQuerySerializer(data=request.query_params)
@@ -81,11 +90,14 @@ class MemoryCollectionApi(SubjectApiView):
         params: dict[str, Any] = query.validated_data
         limit = params.pop("limit")
         cursor = params.pop("cursor", None)
-        filters = MemoryFilter(memory_type=params.pop("type"), **params)
+        filters = MemoryFilter(memory_type=params.pop("type", None), **params)
         rows = selectors.memory_list(
-            subject=subject, filters=filters, after=decode_cursor(cursor) if cursor else None, limit=limit + 1
+            subject=subject, filters=filters, after=decode_typed_cursor(cursor) if cursor else None, limit=limit + 1
         )
-        next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+        last = rows[limit - 1] if len(rows) > limit else None
+        next_cursor = (
+            encode_typed_cursor(last.created_at, selectors.memory_type_of(last), last.id) if last is not None else None
+        )
         self.audit_targets = [str(r.id) for r in rows[:limit]]
         return Response({"results": MemoryRecordSerializer(rows[:limit], many=True).data, "next_cursor": next_cursor})
 
@@ -127,8 +139,10 @@ class MemoryDetailApi(SubjectApiView):
     @extend_schema(
         parameters=[TYPE_PARAMETER],
         request=MemoryUpdateSerializer,
-        responses={201: MemoryRecordSerializer},
+        responses={200: MemoryRecordSerializer},
         operation_id="memories_update",
+        description="Append a new version of the row with the changes; the old row stays, superseded by it. "
+        "Answers the new row.",
     )
     def patch(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
         payload = MemoryUpdateSerializer(data=request.data)
@@ -140,7 +154,7 @@ class MemoryDetailApi(SubjectApiView):
             changes=payload.validated_data["changes"],
         )
         self.audit_targets = [str(record_id), str(new.id)]
-        return Response(MemoryRecordSerializer(with_currency([new])[0]).data, status=201)
+        return Response(MemoryRecordSerializer(with_currency([new])[0]).data)
 
 
 class MemoryHistoryApi(SubjectApiView):
@@ -148,23 +162,30 @@ class MemoryHistoryApi(SubjectApiView):
     audit_actions = {"GET": "memory.read"}
 
     @extend_schema(
-        parameters=[TYPE_PARAMETER], responses=MemoryRecordSerializer(many=True), operation_id="memories_history"
+        parameters=[TYPE_PARAMETER],
+        responses=MemoryChainSerializer,
+        operation_id="memories_history",
+        description="The supersession chain through the row, newest first, in one page.",
     )
     def get(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
         rows = selectors.memory_history(subject=self.subject(external_id), memory_type=memory_type, record_id=record_id)
         self.audit_targets = [str(r.id) for r in rows]
-        return Response(MemoryRecordSerializer(rows, many=True).data)
+        return Response(one_page(MemoryRecordSerializer(rows, many=True).data))
 
 
 class CoreBlocksApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
-    @extend_schema(responses=MemoryRecordSerializer(many=True), operation_id="core_blocks")
+    @extend_schema(
+        responses=MemoryChainSerializer,
+        operation_id="core_blocks",
+        description="The subject's current core blocks, by label, in one page.",
+    )
     def get(self, request: Request, external_id: str) -> Response:
         rows = selectors.core_blocks(subject=self.subject(external_id))
         self.audit_targets = [str(r.id) for r in rows]
-        return Response(MemoryRecordSerializer(rows, many=True).data)
+        return Response(one_page(MemoryRecordSerializer(rows, many=True).data))
 
 
 class ResourceContentApi(SubjectApiView):
@@ -188,11 +209,15 @@ class VaultListApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.list"}
 
-    @extend_schema(responses=VaultEntrySerializer(many=True), operation_id="vault_list")
+    @extend_schema(
+        responses=page_serializer("VaultEntryPage", VaultEntrySerializer),
+        operation_id="vault_list",
+        description="The subject's vault entries (captions, never values), in one page.",
+    )
     def get(self, request: Request, external_id: str) -> Response:
         entries = selectors.vault_entries(subject=self.subject(external_id))
         self.audit_targets = [str(e.id) for e in entries]
-        return Response(VaultEntrySerializer(entries, many=True).data)
+        return Response(one_page(VaultEntrySerializer(entries, many=True).data))
 
 
 class VaultEntryApi(SubjectApiView):

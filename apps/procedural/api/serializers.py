@@ -55,6 +55,9 @@ class SkillSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
     query = serializers.CharField(max_length=2000)
     domain = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     limit = serializers.IntegerField(min_value=1, max_value=20, default=5)
+    token_budget = serializers.IntegerField(
+        min_value=1, max_value=100_000, required=False, help_text="At most this many tokens of skill text in all."
+    )
 
 
 class FeedbackInputSerializer(serializers.Serializer[dict[str, Any]]):

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.platform.errors import NotFound
+from apps.platform.serializers import one_page, page_serializer
 from apps.procedural import evolution_store, selectors, services
 from apps.procedural.api.serializers import (
     FeedbackInputSerializer,
@@ -75,8 +76,9 @@ class SkillListApi(SubjectApiView):
 
     @extend_schema(
         parameters=[SkillListQuerySerializer],
-        responses={200: dict},
+        responses=page_serializer("SkillPage", SkillSerializer),
         operation_id="skills_list",
+        description="The subject's skills by weight, in one page.",
     )
     def get(self, request: Request, external_id: str) -> Response:
         query = SkillListQuerySerializer(data=request.query_params)
@@ -84,7 +86,7 @@ class SkillListApi(SubjectApiView):
         include = query.validated_data["include_archived"]
         skills = selectors.skill_list(subject=self.subject(external_id), include_archived=include)
         self.audit_targets = [str(s.id) for s in skills]
-        return Response({"results": SkillSerializer(skills, many=True).data})
+        return Response(one_page(SkillSerializer(skills, many=True).data))
 
 
 class SkillDetailApi(SubjectApiView):
@@ -125,6 +127,7 @@ class SkillSearchApi(SubjectApiView):
             embedder=embedder(),
             domain=data["domain"] or None,
             limit=data["limit"],
+            token_budget=data.get("token_budget"),
         )
         self.audit_targets = [str(found.retrieval.id), *(str(i.skill.id) for i in found.items)]
         return Response(SkillRetrievalSerializer(found).data)

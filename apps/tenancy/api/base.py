@@ -30,7 +30,7 @@ from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import subject_get
 from apps.tenancy.services import api_key_touch
-from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle
+from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle, RateLimitState
 
 _SEALED = ("dispatch", "initial", "get_queryset", "get_object", "finalize_response", "head", "options")
 _HANDLERS = ("get", "post", "put", "patch", "delete")
@@ -89,6 +89,7 @@ class OrganizationApiView(APIView):
         return principal
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        self.rate_limit: RateLimitState | None = None
         self.audit_subject_id: uuid.UUID | None = None
         self.audit_targets: list[str] = []
         self._scoped = False
@@ -112,6 +113,9 @@ class OrganizationApiView(APIView):
         api_key_touch(api_key_id=principal.api_key_id)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Response:
+        if self.rate_limit is not None and isinstance(response, HttpResponseBase):
+            for header, value in self.rate_limit.headers().items():
+                response[header] = value
         action = self.audit_action_for(request.method or "")
         if self._scoped and action and isinstance(response, HttpResponse) and response.status_code < 400:
             # Same transaction as the change: the entry and what it records commit together.

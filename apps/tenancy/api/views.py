@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.platform.serializers import one_page, page_serializer
 from apps.tenancy import selectors, services
 from apps.tenancy.api.base import OrganizationApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
@@ -62,9 +63,13 @@ class ApiKeyListCreateApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "POST": ADMIN}
     audit_actions = {"POST": "api_key.create"}
 
-    @extend_schema(responses=ApiKeyOutputSerializer(many=True), operation_id="api_keys_list")
+    @extend_schema(
+        responses=page_serializer("ApiKeyPage", ApiKeyOutputSerializer),
+        operation_id="api_keys_list",
+        description="Every key of the organization, oldest first, in one page.",
+    )
     def get(self, request: Request) -> Response:
-        return Response(ApiKeyOutputSerializer(selectors.api_key_list(), many=True).data)
+        return Response(one_page(ApiKeyOutputSerializer(selectors.api_key_list(), many=True).data))
 
     @extend_schema(
         request=ApiKeyInputSerializer, responses={201: IssuedApiKeyOutputSerializer}, operation_id="api_keys_create"

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.platform.serializers import one_page, page_serializer
 from apps.tenancy.api.base import OrganizationApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
 from apps.webhooks import events, selectors, services
@@ -29,19 +30,25 @@ ADMIN = {"admin"}
 class WebhookEventTypesApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN}
 
-    @extend_schema(responses=EventTypeOutputSerializer(many=True), operation_id="webhook_event_types_list")
+    @extend_schema(
+        responses=page_serializer("EventTypePage", EventTypeOutputSerializer), operation_id="webhook_event_types_list"
+    )
     def get(self, request: Request) -> Response:
         types = [{"type": name, "description": text} for name, text in events.EVENT_TYPES.items()]
-        return Response(EventTypeOutputSerializer(types, many=True).data)
+        return Response(one_page(EventTypeOutputSerializer(types, many=True).data))
 
 
 class WebhookEndpointListCreateApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "POST": ADMIN}
     audit_actions = {"POST": "webhook_endpoint.create"}
 
-    @extend_schema(responses=EndpointOutputSerializer(many=True), operation_id="webhook_endpoints_list")
+    @extend_schema(
+        responses=page_serializer("EndpointPage", EndpointOutputSerializer),
+        operation_id="webhook_endpoints_list",
+        description="Every endpoint of the organization, in one page.",
+    )
     def get(self, request: Request) -> Response:
-        return Response(EndpointOutputSerializer(selectors.webhook_endpoint_list(), many=True).data)
+        return Response(one_page(EndpointOutputSerializer(selectors.webhook_endpoint_list(), many=True).data))
 
     @extend_schema(
         request=EndpointInputSerializer,
