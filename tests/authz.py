@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import URLPattern, URLResolver, get_resolver
 
 from apps.graph import adapter
 from apps.graph.services import index_chunk
@@ -20,6 +21,18 @@ from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
 from apps.webhooks import services as webhook_services
 from tests.factories import Tenant
+
+
+def url_routes(resolver: URLResolver | None = None, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every route of the URLconf (``v1/subjects/<str:external_id>``) with its view."""
+    found: list[tuple[str, Any]] = []
+    for pattern in (resolver or get_resolver()).url_patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            found += url_routes(pattern, route)
+        elif isinstance(pattern, URLPattern):
+            found.append((route, pattern.callback))
+    return found
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,7 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/v1/api-keys", "admin", {"name": "k", "scopes": ["memories:read"]}),
     Endpoint("POST", "/v1/api-keys/{api_key}/revoke", "admin"),
     Endpoint("POST", "/v1/api-keys/{api_key}/rotate", "admin", {"overlap_seconds": 60}),
+    Endpoint("GET", "/v1/jobs", "memories:read"),
     Endpoint("GET", "/v1/jobs/{job}", "memories:read"),
     Endpoint("POST", "/v1/graph/check", "admin"),
     Endpoint("POST", "/v1/subjects/{subject}/search", "memories:read", {"query": "Where did Ana hike?"}),
@@ -195,7 +209,7 @@ EXTRA_OBJECTS.append(_erasure_objects)
 
 # Answers (the local answerer: extractive, offline).
 ENDPOINTS += [
-    Endpoint("POST", "/v1/subjects/{subject}/answer", "memories:read", {"question": "Where did Ana hike with Leo?"}),
+    Endpoint("POST", "/v1/subjects/{subject}/answer", "memories:read", {"query": "Where did Ana hike with Leo?"}),
 ]
 
 

@@ -61,7 +61,7 @@ class DreamApi(SubjectApiView):
     audit_actions = {"POST": "dream.request"}
 
     @extend_schema(
-        request=DreamRequestSerializer, responses={202: DreamAcceptedSerializer}, operation_id="dream_request"
+        request=DreamRequestSerializer, responses={202: DreamAcceptedSerializer}, operation_id="dream_round_create"
     )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
@@ -81,7 +81,7 @@ class DreamMergeListApi(SubjectApiView):
     @extend_schema(
         parameters=[MergeQuerySerializer],
         responses=page_serializer("DreamMergePage", DreamMergeSerializer),
-        operation_id="dream_merges",
+        operation_id="dream_merges_list",
         description="The subject's merges, newest first; pass `next_cursor` back as `cursor` for the next page.",
     )
     def get(self, request: Request, external_id: str) -> Response:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,14 +27,19 @@ from apps.tenancy.api.base import SubjectApiView
 
 MAX_QUESTION_CHARS = 2000
 MAX_TOKEN_BUDGET = 100_000
-ANSWER_OPERATION = "subjects_answer"
+ANSWER_OPERATION = "search_answer"
+
+
+@extend_schema_field({"type": "string", "maxLength": MAX_QUESTION_CHARS, "deprecated": True})
+class _DeprecatedCharField(serializers.CharField):
+    """A field kept for one release under its old name; the schema marks it deprecated."""
 
 
 class AnswerInputSerializer(serializers.Serializer[dict[str, Any]]):
     query = serializers.CharField(
         max_length=MAX_QUESTION_CHARS, required=False, help_text="The question to answer (as in search)."
     )
-    question = serializers.CharField(
+    question = _DeprecatedCharField(
         max_length=MAX_QUESTION_CHARS,
         required=False,
         help_text="Deprecated alias of `query`, accepted for one release (the answer then carries a "

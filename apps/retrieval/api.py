@@ -197,7 +197,7 @@ class SearchApi(SubjectApiView):
     audit_actions = {"POST": "memory.search"}
 
     @extend_schema(
-        request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="subjects_search"
+        request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="search_evidence"
     )
     def post(self, request: Request, external_id: str) -> Response:
         payload = SubjectSearchInputSerializer(data=request.data)
@@ -237,7 +237,7 @@ class MemoryTypeSearchApi(SubjectApiView):
         description="The store's rows ranked by meaning and words, at most `limit`, within `token_budget` "
         "tokens of their content; resource hits also carry `excerpts`: passages of the resource within "
         "`token_budget`. One page (`next_cursor` is null).",
-        operation_id="memories_type_search",
+        operation_id="search_store",
     )
     def post(self, request: Request, external_id: str, memory_type: str) -> Response:
         subject = self.subject(external_id)

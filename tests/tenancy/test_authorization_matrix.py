@@ -16,14 +16,13 @@ from typing import Any
 
 import pytest
 from django.db import connections
-from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from apps.tenancy import keys
-from tests.authz import ENDPOINTS, EXTRA_OBJECTS, Endpoint, tenant_objects
+from tests.authz import ENDPOINTS, EXTRA_OBJECTS, Endpoint, tenant_objects, url_routes
 from tests.factories import Tenant, make_tenant
 
-UNDOCUMENTED = {"v1/schema", "v1/docs"}
+UNDOCUMENTED = {"v1/schema", "v1/docs", "v1/docs/swagger"}
 METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "PROPFIND")
 READS = ("GET", "HEAD", "OPTIONS")
 SCOPE_SETS = [
@@ -31,17 +30,6 @@ SCOPE_SETS = [
     for n in range(1, len(keys.SCOPES) + 1)
     for combination in itertools.combinations(keys.SCOPES, n)
 ]
-
-
-def _routes(resolver: URLResolver, prefix: str = "") -> list[tuple[str, Any]]:
-    found: list[tuple[str, Any]] = []
-    for pattern in resolver.url_patterns:
-        route = prefix + str(pattern.pattern)
-        if isinstance(pattern, URLResolver):
-            found += _routes(pattern, route)
-        elif isinstance(pattern, URLPattern):
-            found.append((route, pattern.callback))
-    return found
 
 
 def _handlers(view_class: Any) -> list[str]:
@@ -79,7 +67,7 @@ class Route:
 
 ROUTES = [
     Route(route, callback.view_class, tuple(_handlers(callback.view_class)))
-    for route, callback in _routes(get_resolver())
+    for route, callback in url_routes()
     if route.startswith("v1/") and route not in UNDOCUMENTED
 ]
 

@@ -2,13 +2,12 @@ from __future__ import annotations
 
 import uuid
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.erasure import selectors, services
-from apps.erasure.api.serializers import ErasureAcceptedSerializer, ErasureRequestSerializer
+from apps.erasure.api.serializers import ErasureAcceptedSerializer, ErasureRequestSerializer, SubjectExportSerializer
 from apps.erasure.models import ErasureRequest
 from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 from apps.tenancy.api.serializers import SubjectOutputSerializer
@@ -30,7 +29,7 @@ class SubjectDetailApi(SubjectApiView):
 
     @extend_schema(
         responses={202: ErasureAcceptedSerializer, 200: ErasureAcceptedSerializer},
-        operation_id="subjects_erase",
+        operation_id="erasure_subject_erase",
         description="Erase every trace of the subject (ADR 0008): 202 with the erasure request and its job "
         "while it runs (a repeated DELETE returns the same request), 200 once it has completed.",
     )
@@ -63,7 +62,7 @@ class SubjectExportApi(SubjectApiView):
     required_scopes = {"GET": ADMIN}
     audit_actions = {"GET": "subject.export"}
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="subjects_export")
+    @extend_schema(responses=SubjectExportSerializer, operation_id="erasure_subject_export")
     def get(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         export = selectors.subject_export(subject=subject, include_secrets="vault:read" in self.principal.scopes)

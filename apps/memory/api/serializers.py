@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.platform.serializers import StrictFieldsSerializer
@@ -139,6 +140,16 @@ class _Provenance(serializers.Serializer[Any]):
     source_message_ids = serializers.ListField(child=serializers.CharField())
 
 
+class _PassagePosition(serializers.Serializer[Any]):
+    id = serializers.UUIDField(help_text="The resource the row is a passage of.")
+    start = serializers.IntegerField(allow_null=True, help_text="Character offset in the resource's text.")
+    end = serializers.IntegerField(allow_null=True)
+
+
+class _ProvenanceOutput(_Provenance):
+    resource = _PassagePosition(allow_null=True, help_text="Where the row sits in a resource, if it is a passage.")
+
+
 class MemoryRecordSerializer(serializers.Serializer[Any]):
     """Any store's row: common fields, provenance, and the type's own fields under ``content``."""
 
@@ -184,12 +195,14 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
         "ResourceItem": "resource",
     }
 
+    @extend_schema_field(serializers.ChoiceField(choices=("core", "episodic", "semantic", "procedural", "resource")))
     def get_type(self, row: Any) -> str:
         return self.TYPES[type(row).__name__]
 
     # Left out of a resource found by search: its excerpts are the text it returns.
     EXCERPTED = frozenset({"summary", "extracted_text"})
 
+    @extend_schema_field(_ProvenanceOutput)
     def get_provenance(self, row: Any) -> dict[str, Any]:
         provenance = dict(_Provenance(row).data)
         resource_id = getattr(row, "resource_id", None)  # a passage of a resource: which, and where
@@ -198,6 +211,9 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
         )
         return provenance
 
+    @extend_schema_field(
+        serializers.DictField(help_text="The store's own fields (e.g. episodic: actor, summary, event_time, ...).")
+    )
     def get_content(self, row: Any) -> dict[str, Any]:
         content: dict[str, Any] = {}
         excerpted = self.context.get("excerpted", False)

@@ -179,7 +179,7 @@ class CoreBlocksApi(SubjectApiView):
 
     @extend_schema(
         responses=MemoryChainSerializer,
-        operation_id="core_blocks",
+        operation_id="memories_core_list",
         description="The subject's current core blocks, by label, in one page.",
     )
     def get(self, request: Request, external_id: str) -> Response:
@@ -195,7 +195,7 @@ class ResourceContentApi(SubjectApiView):
     @extend_schema(
         # The blob comes back with the media type it was stored with (text/plain, application/pdf, …).
         responses={(200, "*/*"): OpenApiResponse(bytes, description="The stored bytes, in their own media type.")},
-        operation_id="resources_content",
+        operation_id="memories_resource_content",
     )
     def get(self, request: Request, external_id: str, record_id: uuid.UUID) -> HttpResponse:
         resource = selectors.resource_get(subject=self.subject(external_id), resource_id=record_id)
@@ -211,7 +211,7 @@ class VaultListApi(SubjectApiView):
 
     @extend_schema(
         responses=page_serializer("VaultEntryPage", VaultEntrySerializer),
-        operation_id="vault_list",
+        operation_id="memories_vault_list",
         description="The subject's vault entries (captions, never values), in one page.",
     )
     def get(self, request: Request, external_id: str) -> Response:
@@ -224,7 +224,7 @@ class VaultEntryApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.read"}
 
-    @extend_schema(responses=VaultValueSerializer, operation_id="vault_read")
+    @extend_schema(responses=VaultValueSerializer, operation_id="memories_vault_get")
     def get(self, request: Request, external_id: str, entry_id: uuid.UUID) -> Response:
         entry, value = selectors.vault_value(subject=self.subject(external_id), entry_id=entry_id)
         self.audit_targets = [str(entry.id)]

@@ -12,8 +12,11 @@ from apps.platform.errors import NotFound
 from apps.platform.serializers import one_page, page_serializer
 from apps.procedural import evolution_store, selectors, services
 from apps.procedural.api.serializers import (
+    FeedbackAcceptedSerializer,
     FeedbackInputSerializer,
     SessionInputSerializer,
+    SessionWrittenSerializer,
+    SkillDetailSerializer,
     SkillEventSerializer,
     SkillListQuerySerializer,
     SkillRetrievalSerializer,
@@ -34,7 +37,9 @@ class SessionCreateApi(SubjectApiView):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "procedural.session.write"}
 
-    @extend_schema(request=SessionInputSerializer, responses={201: dict}, operation_id="sessions_write")
+    @extend_schema(
+        request=SessionInputSerializer, responses={201: SessionWrittenSerializer}, operation_id="skills_sessions_create"
+    )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         payload = SessionInputSerializer(data=request.data)
@@ -93,7 +98,7 @@ class SkillDetailApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "procedural.skill.get"}
 
-    @extend_schema(responses={200: dict}, operation_id="skills_get")
+    @extend_schema(responses=SkillDetailSerializer, operation_id="skills_get")
     def get(self, request: Request, external_id: str, skill_id: uuid.UUID) -> Response:
         skill = selectors.skill_get(subject=self.subject(external_id), skill_id=skill_id)
         if skill is None:
@@ -143,8 +148,8 @@ class FeedbackApi(OrganizationApiView):
     @extend_schema(
         request=FeedbackInputSerializer,
         parameters=[OpenApiParameter("retrieval_id", str, OpenApiParameter.QUERY, required=False)],
-        responses={202: dict},
-        operation_id="feedback_create",
+        responses={202: FeedbackAcceptedSerializer},
+        operation_id="skills_feedback_create",
     )
     def post(self, request: Request) -> Response:
         body = dict(request.data)
@@ -170,7 +175,7 @@ class SkillEventRevertApi(OrganizationApiView):
     required_scopes = {"POST": {"admin"}}
     audit_actions = {"POST": "procedural.skill_event.revert"}
 
-    @extend_schema(responses={201: SkillEventSerializer}, operation_id="skill_events_revert")
+    @extend_schema(request=None, responses={201: SkillEventSerializer}, operation_id="skills_events_revert")
     def post(self, request: Request, event_id: uuid.UUID) -> Response:
         revert = evolution_store.skill_event_revert(event_id=event_id)
         self.audit_targets = [str(event_id), str(revert.id)]
