@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connections
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from apps.graph import adapter
@@ -33,6 +34,21 @@ def url_routes(resolver: URLResolver | None = None, prefix: str = "") -> list[tu
         elif isinstance(pattern, URLPattern):
             found.append((route, pattern.callback))
     return found
+
+
+def organization_snapshot(organization_id: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row the organization owns, read as the owner (beneath RLS)."""
+    snapshot: dict[str, list[tuple[Any, ...]]] = {}
+    with connections["owner"].cursor() as cursor:
+        cursor.execute(
+            """SELECT c.relname, CASE WHEN c.relname = 'tenancy_organization' THEN 'id' ELSE 'organization_id' END
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relrowsecurity"""
+        )
+        for table, column in cursor.fetchall():
+            cursor.execute(f'SELECT * FROM "{table}" WHERE "{column}" = %s ORDER BY 1', [organization_id])
+            snapshot[table] = [tuple(str(v) for v in row) for row in cursor.fetchall()]
+    return snapshot
 
 
 @dataclass(frozen=True)
