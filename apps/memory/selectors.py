@@ -95,11 +95,12 @@ def memory_list(*, subject: Subject, filters: MemoryFilter, after: ListPosition 
     return with_currency(rows[:limit])
 
 
-def memory_type_of(row: Any) -> str:
-    return _TYPE_NAMES[type(row)]
-
-
 _TYPE_NAMES = {model: name for name, model in STORES.items()}
+
+
+def memory_type_of(row: Any) -> str:
+    """The store a row belongs to (``episodic``, ``resource``, ...)."""
+    return _TYPE_NAMES[type(row)]
 
 
 def _row(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> Any:
