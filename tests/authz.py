@@ -115,6 +115,8 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
 
 
 ENDPOINTS: list[Endpoint] = [
+    Endpoint("GET", "/v1/organization", "admin"),
+    Endpoint("PATCH", "/v1/organization", "admin", {"subjects_created_on_write": True}),
     Endpoint("GET", "/v1/subjects", "memories:read"),
     Endpoint("POST", "/v1/subjects", "memories:write", {"external_id": "new-subject", "kind": "user"}),
     Endpoint("GET", "/v1/subjects/{subject}", "memories:read"),
@@ -153,6 +155,13 @@ ENDPOINTS: list[Endpoint] = [
         {"changes": {"summary": "Ana hiked Mount Tamalpais with Leo."}},
     ),
     Endpoint("GET", "/v1/subjects/{subject}/memories/episodic/{episodic}/history", "memories:read"),
+    Endpoint("DELETE", "/v1/subjects/{subject}/memories/episodic/{episodic}", "memories:delete"),
+    Endpoint(
+        "POST",
+        "/v1/subjects/{subject}/memories/delete",
+        "memories:delete",
+        {"ids": [{"type": "semantic", "id": "00000000-0000-4000-8000-000000000000"}]},
+    ),
     Endpoint("POST", "/v1/subjects/{subject}/memories/resource/search", "memories:read", {"query": "repotting"}),
     Endpoint("GET", "/v1/subjects/{subject}/core", "memories:read"),
     Endpoint("GET", "/v1/subjects/{subject}/resources/{resource}/content", "memories:read"),

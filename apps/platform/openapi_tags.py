@@ -18,4 +18,5 @@ TAGS: dict[str, str] = {
     "jobs": "Background work and its outcome.",
     "usage": "What the organization used, per day and per key.",
     "providers": "The organization's own model provider.",
+    "organization": "The organization's settings.",
 }

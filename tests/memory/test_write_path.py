@@ -245,6 +245,9 @@ def test_unsupported_and_oversized_documents_are_refused() -> None:
     assert binary.status_code == 400 and "UTF-8" in binary.json()["error"]["message"]
     huge = client.post("/v1/subjects/maya/memories", {"text": "x" * (11 * 1024 * 1024)}, format="json")
     assert huge.status_code in (400, 413)
+    # An unknown subject is created by its first write unless the organization turned that
+    # off (tests/tenancy/test_subjects_on_first_write.py); off, the write is a 404.
+    client.patch("/v1/organization", {"subjects_created_on_write": False}, format="json")
     unknown = client.post("/v1/subjects/nobody/memories", {"text": "hello"}, format="json")
     assert unknown.status_code == 404
 

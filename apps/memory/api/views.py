@@ -12,7 +12,7 @@ from apps.memory import selectors, services
 from apps.memory.api.serializers import (
     BatchAcceptedSerializer,
     BatchSerializer,
-    ChunkSerializer,
+    ChunkWriteSerializer,
     DocumentSerializer,
     MemoryListQuerySerializer,
     MemoryPageSerializer,
@@ -43,18 +43,19 @@ class MemoryCollectionApi(SubjectApiView):
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
+    subject_created_on = frozenset({"POST"})
     parser_classes = [StrictJSONParser, StrictMultiPartParser]
 
     @extend_schema(
-        request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
+        request={"application/json": ChunkWriteSerializer, "multipart/form-data": DocumentSerializer},
         responses={201: WriteResultSerializer},
         operation_id="memories_write",
     )
     def post(self, request: Request, external_id: str) -> Response:
-        subject = self.subject(external_id)
         if request.content_type.startswith("multipart/"):
             document = DocumentSerializer(data=request.data)
             document.is_valid(raise_exception=True)
+            subject = self.subject_for_write(external_id, kind=document.validated_data["subject_kind"])
             upload = document.validated_data["file"]
             result = services.memory_write_document(
                 subject=subject,
@@ -65,8 +66,9 @@ class MemoryCollectionApi(SubjectApiView):
                 session_id=document.validated_data["session_id"],
             )
         else:
-            chunk = ChunkSerializer(data=request.data)
+            chunk = ChunkWriteSerializer(data=request.data)
             chunk.is_valid(raise_exception=True)
+            subject = self.subject_for_write(external_id, kind=chunk.validated_data["subject_kind"])
             result = services.memory_write_messages(
                 subject=subject,
                 messages=services.incoming_messages(chunk.validated_data["messages"]),
@@ -105,12 +107,13 @@ class MemoryCollectionApi(SubjectApiView):
 class MemoryBatchApi(SubjectApiView):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "memory.batch"}
+    subject_created_on = frozenset({"POST"})
 
     @extend_schema(request=BatchSerializer, responses={202: BatchAcceptedSerializer}, operation_id="memories_batch")
     def post(self, request: Request, external_id: str) -> Response:
-        subject = self.subject(external_id)
         payload = BatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
+        subject = self.subject_for_write(external_id, kind=payload.validated_data["subject_kind"])
         chunks = [
             {
                 "messages": [{**m, "timestamp": m["timestamp"].isoformat()} for m in chunk["messages"]],

@@ -41,6 +41,7 @@ class WebhookEventTypesApi(OrganizationApiView):
 class WebhookEndpointListCreateApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "POST": ADMIN}
     audit_actions = {"POST": "webhook_endpoint.create"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(
         responses=page_serializer("EndpointPage", EndpointOutputSerializer),
@@ -93,6 +94,7 @@ class WebhookEndpointDetailApi(OrganizationApiView):
 class WebhookEndpointRotateSecretApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
     audit_actions = {"POST": "webhook_endpoint.rotate_secret"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(
         request=RotateSecretInputSerializer,
