@@ -7,7 +7,7 @@ from rest_framework import serializers
 from apps.jobs.models import Job
 
 
-class JobOutputSerializer(serializers.Serializer[Job]):
+class JobOutputSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     kind = serializers.CharField()
     status = serializers.ChoiceField(choices=Job.Status.choices)
