@@ -1,5 +1,5 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from apps.graph.api import AnchorListApi, FrameDetailApi, FrameListApi, GraphCheckApi
 from apps.platform import health
@@ -33,8 +33,15 @@ v1 = [
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "docs",
-        SpectacularRedocView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        SpectacularRedocView.as_view(
+            url_name="schema", template_name="platform/redoc.html", authentication_classes=[], permission_classes=[]
+        ),
         name="docs",
+    ),
+    path(
+        "docs/swagger",
+        SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        name="docs-swagger",
     ),
 ]
 

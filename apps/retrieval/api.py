@@ -15,15 +15,17 @@ from apps.memory.api.serializers import (
     MemoryRecordSerializer,
     MetadataField,
     ResourceSearchHitSerializer,
+    SearchHitPageSerializer,
     SearchHitSerializer,
     SearchInputSerializer,
 )
 from apps.memory.resource_search import ResourceHit, resource_hits
-from apps.platform.errors import ValidationFailed
 from apps.platform.serializers import StrictFieldsSerializer
 from apps.procedural.api.hooks import SkillRetrievalSerializer, procedural_skills
 from apps.providers.registry import embedder
+from apps.retrieval.fusion import trim_to_token_budget
 from apps.retrieval.selectors import search_evidence
+from apps.retrieval.services import TOKEN_BUDGET_ROW_LIMIT
 from apps.retrieval.types import AnswerType, FrameStatus, FusedSource, Operator, Plan, ScoredFact
 from apps.tenancy.api.base import SubjectApiView
 
@@ -46,6 +48,12 @@ class SubjectSearchInputSerializer(StrictFieldsSerializer):
         max_value=100_000,
         required=False,
         help_text="At most this many tokens of rows and resource passages in all.",
+    )
+    limit = serializers.IntegerField(
+        min_value=1,
+        max_value=TOKEN_BUDGET_ROW_LIMIT,
+        required=False,
+        help_text="At most this many evidence rows (default: the plan's row budgets).",
     )
     since = serializers.DateTimeField(
         required=False, help_text="Only rows whose event (else mention) time is at or after."
@@ -195,7 +203,7 @@ class SearchApi(SubjectApiView):
     audit_actions = {"POST": "memory.search"}
 
     @extend_schema(
-        request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="subjects_search"
+        request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="search_evidence"
     )
     def post(self, request: Request, external_id: str) -> Response:
         payload = SubjectSearchInputSerializer(data=request.data)
@@ -208,6 +216,7 @@ class SearchApi(SubjectApiView):
             mode=params["mode"],
             memory_types=params["memory_types"],
             token_budget=params.get("token_budget"),
+            limit=params.get("limit"),
             since=params.get("since"),
             until=params.get("until"),
             where=params.get("filters"),
@@ -231,9 +240,11 @@ class MemoryTypeSearchApi(SubjectApiView):
             OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(memory_selectors.SEARCHABLE_TYPES))
         ],
         request=SearchInputSerializer,
-        responses=SearchHitSerializer(many=True),
-        description="Resource hits also carry `excerpts`: passages of the resource within `token_budget`.",
-        operation_id="memories_type_search",
+        responses=SearchHitPageSerializer,
+        description="The store's rows ranked by meaning and words, at most `limit`, within `token_budget` "
+        "tokens of their content; resource hits also carry `excerpts`: passages of the resource within "
+        "`token_budget`. One page (`next_cursor` is null).",
+        operation_id="search_store",
     )
     def post(self, request: Request, external_id: str, memory_type: str) -> Response:
         subject = self.subject(external_id)
@@ -241,8 +252,6 @@ class MemoryTypeSearchApi(SubjectApiView):
         payload.is_valid(raise_exception=True)
         params = payload.validated_data
         token_budget = params.get("token_budget")
-        if token_budget is not None and memory_type != "resource":
-            raise ValidationFailed("token_budget applies to resource search, whose hits carry passages of text.")
         model = embedder()
         vector = model.embed([params["query"]])[0]
         hits = memory_selectors.memory_search(
@@ -254,9 +263,11 @@ class MemoryTypeSearchApi(SubjectApiView):
             model=model.model_name,
             where=params.get("filters"),
         )
-        self.audit_targets = [str(hit.row.id) for hit in hits]
         if memory_type != "resource":
-            return Response(SearchHitSerializer(hits, many=True).data)
+            if token_budget is not None:
+                hits = trim_to_token_budget(hits, token_budget, text=lambda hit: _content_text(hit.row))
+            self.audit_targets = [str(hit.row.id) for hit in hits]
+            return Response({"results": SearchHitSerializer(hits, many=True).data, "next_cursor": None})
         excerpted = resource_hits(
             subject=subject,
             resources=[hit.row for hit in hits],
@@ -267,5 +278,12 @@ class MemoryTypeSearchApi(SubjectApiView):
         )
         found = {hit.resource.id: hit for hit in excerpted}
         body = [{**vars(hit), "excerpts": found[hit.row.id].excerpts} for hit in hits if hit.row.id in found]
+        self.audit_targets = [str(hit["row"].id) for hit in body]
         serializer = ResourceSearchHitSerializer(body, many=True, context={"excerpted": True})
-        return Response(serializer.data)
+        return Response({"results": serializer.data, "next_cursor": None})
+
+
+def _content_text(row: Any) -> str:
+    """The text a hit returns (its record's content), which a token budget counts."""
+    content = MemoryRecordSerializer(row).data["content"]
+    return "\n".join(str(v) for value in content.values() for v in (value if isinstance(value, list) else [value]))

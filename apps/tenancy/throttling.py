@@ -16,6 +16,22 @@ from rest_framework.throttling import BaseThrottle
 from apps.tenancy.authentication import ApiKeyPrincipal
 
 
+@dataclass(frozen=True)
+class RateLimitState:
+    """The key's window after this request, for the ``X-RateLimit-*`` headers."""
+
+    limit: int
+    remaining: int
+    reset: int  # Unix time (seconds) when the window ends and the count starts again
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset),
+        }
+
+
 def _count(key: str, ttl: int) -> int:
     # add() is atomic (SET NX); incr() is atomic; together a fixed-window counter.
     cache.add(key, 0, timeout=ttl)
@@ -39,7 +55,12 @@ class ApiKeyRateThrottle(BaseThrottle):
         limit = principal.rate_limit_per_minute or settings.API_KEY_RATE_PER_MINUTE
         now = time.time()
         window = int(now // self.window_seconds)
-        if _count(f"rate:{principal.api_key_id}:{window}", self.window_seconds + 5) <= limit:
+        used = _count(f"rate:{principal.api_key_id}:{window}", self.window_seconds + 5)
+        # The view sends it back as headers, on success and on a 429 alike.
+        view.rate_limit = RateLimitState(
+            limit=limit, remaining=max(limit - used, 0), reset=(window + 1) * self.window_seconds
+        )
+        if used <= limit:
             return True
         self._wait = (window + 1) * self.window_seconds - now
         return False

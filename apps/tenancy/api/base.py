@@ -43,7 +43,7 @@ from apps.tenancy.models import IdempotencyRecord, Subject
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import subject_get
 from apps.tenancy.services import api_key_touch, idempotency_claim, idempotency_store, subject_for_write
-from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle
+from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle, RateLimitState
 from apps.usage.periods import operation_name
 from apps.usage.services import usage_count
 
@@ -116,6 +116,7 @@ class OrganizationApiView(APIView):
         return principal
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        self.rate_limit: RateLimitState | None = None
         self.audit_subject_id: uuid.UUID | None = None
         self.audit_targets: list[str] = []
         self.after_commit: Callable[[Response], None] | None = None
@@ -176,6 +177,9 @@ class OrganizationApiView(APIView):
         return super().handle_exception(exc)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Response:
+        if self.rate_limit is not None and isinstance(response, HttpResponseBase):
+            for header, value in self.rate_limit.headers().items():
+                response[header] = value
         if (
             self._idempotency is not None
             and isinstance(response, Response)
