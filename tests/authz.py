@@ -37,13 +37,14 @@ def url_routes(resolver: URLResolver | None = None, prefix: str = "") -> list[tu
 
 
 def organization_snapshot(organization_id: Any) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row the organization owns, read as the owner (beneath RLS)."""
+    """Every row the organization owns, read as the owner (beneath RLS), but its request
+    counters: they count each answered call, a refused one included, as usage and not as data."""
     snapshot: dict[str, list[tuple[Any, ...]]] = {}
     with connections["owner"].cursor() as cursor:
         cursor.execute(
             """SELECT c.relname, CASE WHEN c.relname = 'tenancy_organization' THEN 'id' ELSE 'organization_id' END
                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-               WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relrowsecurity"""
+               WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relrowsecurity AND c.relname <> 'usage_counter'"""
         )
         for table, column in cursor.fetchall():
             cursor.execute(f'SELECT * FROM "{table}" WHERE "{column}" = %s ORDER BY 1', [organization_id])
