@@ -118,7 +118,7 @@ def test_a_filter_on_current_matches_the_currency_the_read_returns() -> None:
     patched = tenant.client().patch(
         f"/v1/subjects/maya/memories/episodic/{old['id']}", {"changes": {"summary": "Flew to Porto."}}, format="json"
     )
-    assert patched.status_code == 201, patched.content
+    assert patched.status_code == 200, patched.content
     new_id = patched.json()["id"]
     assert patched.json()["metadata"] == WRITES["a"][2]  # an update keeps the row's tags
     superseded = _list(tenant, {"current": False}, include_superseded="true")

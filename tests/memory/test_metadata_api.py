@@ -35,7 +35,7 @@ def _stored_metadata(tenant: Tenant, records: list[dict[str, str]]) -> list[Any]
 def _read_back(client: APIClient, records: list[dict[str, str]]) -> list[Any]:
     """Each written row's metadata as the API returns it (GET of the row; the vault's list)."""
     found = []
-    vault = {e["id"]: e for e in client.get("/v1/subjects/maya/vault").json()}
+    vault = {e["id"]: e for e in client.get("/v1/subjects/maya/vault").json()["results"]}
     for record in records:
         if record["type"] == "vault":
             found.append(vault[record["id"]]["metadata"])
