@@ -11,11 +11,19 @@ class RecordingMeter:
     records: list[dict[str, object]] = field(default_factory=list)
 
     def record(
-        self, *, organization_id: uuid.UUID, purpose: str, model: str, prompt_tokens: int, completion_tokens: int
+        self,
+        *,
+        organization_id: uuid.UUID,
+        api_key_id: uuid.UUID | None,
+        purpose: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
     ) -> None:
         self.records.append(
             {
                 "organization_id": organization_id,
+                "api_key_id": api_key_id,
                 "purpose": purpose,
                 "model": model,
                 "prompt_tokens": prompt_tokens,

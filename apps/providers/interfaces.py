@@ -57,20 +57,30 @@ class Purpose(StrEnum):
 
 class UsageMeter(Protocol):
     def record(
-        self, *, organization_id: uuid.UUID, purpose: str, model: str, prompt_tokens: int, completion_tokens: int
+        self,
+        *,
+        organization_id: uuid.UUID,
+        api_key_id: uuid.UUID | None,
+        purpose: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
     ) -> None: ...
 
 
 @dataclass(frozen=True)
 class MeteringContext:
-    """Whose usage a call is; the provider adds the purpose of each call it makes."""
+    """Whose usage a call is; the provider adds the purpose of each call it makes.
+    ``api_key_id`` is the key whose request makes the call, None for background work."""
 
     organization_id: uuid.UUID
     meter: UsageMeter
+    api_key_id: uuid.UUID | None = None
 
     def record(self, *, purpose: Purpose, model: str, prompt_tokens: int, completion_tokens: int) -> None:
         self.meter.record(
             organization_id=self.organization_id,
+            api_key_id=self.api_key_id,
             purpose=purpose.value,
             model=model,
             prompt_tokens=prompt_tokens,

@@ -18,6 +18,9 @@ class ProviderUsage(TenantModel):
     model = models.CharField(max_length=200)
     prompt_tokens = models.PositiveIntegerField()
     completion_tokens = models.PositiveIntegerField()
+    # The API key whose request made the call; null for background work (a write's worker,
+    # dreaming, indexing). Not a foreign key, like ``usage_counter.api_key_id`` (ADR 0042).
+    api_key_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

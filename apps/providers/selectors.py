@@ -39,17 +39,20 @@ def usage_totals_by_purpose(*, since: datetime | None = None, until: datetime | 
     }
 
 
-def usage_totals_by_day_and_model(*, since: datetime, until: datetime) -> dict[tuple[date, str], UsageTotals]:
-    """The organization in scope's token usage per UTC day and model, over ``[since, until)``."""
+def usage_totals_by_day_key_and_model(
+    *, since: datetime, until: datetime
+) -> dict[tuple[date, uuid.UUID | None, str], UsageTotals]:
+    """The organization in scope's token usage per UTC day, API key (None for background work)
+    and model, over ``[since, until)``."""
     rows = (
         ProviderUsage.objects.filter(created_at__gte=since, created_at__lt=until)
         .annotate(day=TruncDate("created_at", tzinfo=UTC))
-        .values("day", "model")
+        .values("day", "api_key_id", "model")
         .annotate(calls=Count("id"), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
-        .order_by("day", "model")
+        .order_by("day", "api_key_id", "model")
     )
     return {
-        (row["day"], row["model"]): UsageTotals(
+        (row["day"], row["api_key_id"], row["model"]): UsageTotals(
             calls=row["calls"], prompt_tokens=row["prompt"], completion_tokens=row["completion"]
         )
         for row in rows

@@ -14,11 +14,18 @@ from apps.vault.services import vault_encrypt
 
 
 def usage_record(
-    *, organization_id: uuid.UUID, purpose: str, model: str, prompt_tokens: int, completion_tokens: int
+    *,
+    organization_id: uuid.UUID,
+    api_key_id: uuid.UUID | None = None,
+    purpose: str,
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
 ) -> ProviderUsage:
     """Needs the organization in scope: the fail-closed manager and RLS both check it."""
     return ProviderUsage.objects.create(
         organization_id=organization_id,
+        api_key_id=api_key_id,
         purpose=purpose,
         model=model,
         prompt_tokens=prompt_tokens,
@@ -34,11 +41,19 @@ class DatabaseUsageMeter:
     """
 
     def record(
-        self, *, organization_id: uuid.UUID, purpose: str, model: str, prompt_tokens: int, completion_tokens: int
+        self,
+        *,
+        organization_id: uuid.UUID,
+        api_key_id: uuid.UUID | None,
+        purpose: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
     ) -> None:
         with organization_scope(organization_id):
             usage_record(
                 organization_id=organization_id,
+                api_key_id=api_key_id,
                 purpose=purpose,
                 model=model,
                 prompt_tokens=prompt_tokens,

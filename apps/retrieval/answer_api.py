@@ -138,7 +138,9 @@ class AnswerApi(SubjectApiView):
             token_budget=payload.validated_data.get("token_budget"),
             embedder=embedder(),
             answerer=answer_llm_for(organization_id, override=provider_override(organization_id=organization_id)),
-            metering=MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter()),
+            metering=MeteringContext(
+                organization_id=organization_id, meter=DatabaseUsageMeter(), api_key_id=self.principal.api_key_id
+            ),
         )
         self.audit_targets = list(result.cited_row_ids)
         response = Response(AnswerSerializer(result).data)

@@ -15,7 +15,7 @@ from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.memory.models import STORES, ResourceItem
 from apps.platform.errors import NotFound
 from apps.providers.local_embedder import MODEL_NAME as LOCAL_EMBEDDING_MODEL
-from apps.providers.selectors import UsageTotals, usage_totals_by_day_and_model
+from apps.providers.selectors import UsageTotals, usage_totals_by_day_key_and_model
 from apps.tenancy.models import ApiKey, Organization
 from apps.tenancy.throttling import QuotaStatus, quota_status
 from apps.usage import adapter
@@ -55,11 +55,23 @@ class KeyUsage:
 
 
 @dataclass
+class KeyTokens:
+    """One key's model tokens on one day; ``api_key_id`` None is background work (a write's
+    worker, dreaming, indexing), which no request's key is charged for."""
+
+    api_key_id: uuid.UUID | None
+    name: str
+    provider_tokens: Tokens = field(default_factory=Tokens)
+    local_tokens: Tokens = field(default_factory=Tokens)
+
+
+@dataclass
 class DayUsage:
     date: datetime.date
     keys: list[KeyUsage]
     provider_tokens: Tokens
     local_tokens: Tokens
+    key_tokens: list[KeyTokens]
 
     @property
     def requests(self) -> int:
@@ -133,8 +145,9 @@ def _tokens_sum(parts: Iterable[Tokens]) -> Tokens:
 
 def usage_report(*, organization_id: uuid.UUID, period: Period, api_key_id: uuid.UUID | None = None) -> UsageReport:
     """Every day of ``period``, the quiet ones included (zeros), so a plot needs no gaps filled.
-    ``api_key_id`` narrows requests and rows to one of the organization's keys (another
-    organization's key is a 404); tokens and storage are the organization's."""
+    ``api_key_id`` narrows requests, rows and the per-key tokens to one of the organization's
+    keys (another organization's key is a 404); the day's token totals and storage are the
+    organization's."""
     names = dict(ApiKey.objects.values_list("id", "name"))
     if api_key_id is not None and api_key_id not in names:
         raise NotFound(f"No API key {api_key_id} in this organization.")
@@ -149,14 +162,30 @@ def usage_report(*, organization_id: uuid.UUID, period: Period, api_key_id: uuid
         day_keys.setdefault(counter.api_key_id, KeyUsage(api_key_id=counter.api_key_id, name=name)).add(counter)
         totals.setdefault(counter.api_key_id, KeyUsage(api_key_id=counter.api_key_id, name=name)).add(counter)
     since, until = period.bounds()
-    tokens = usage_totals_by_day_and_model(since=since, until=until)
+    tokens = usage_totals_by_day_key_and_model(since=since, until=until)
     days = []
     for day in period.each_day():
         provider, local = Tokens(), Tokens()
-        for (token_day, model), used in tokens.items():
-            if token_day == day:
-                (local if model in LOCAL_MODELS else provider).add(used)
-        days.append(DayUsage(date=day, keys=list(per_day[day].values()), provider_tokens=provider, local_tokens=local))
+        by_key: dict[uuid.UUID | None, KeyTokens] = {}
+        for (token_day, token_key, model), used in tokens.items():
+            if token_day != day:
+                continue
+            is_local = model in LOCAL_MODELS
+            (local if is_local else provider).add(used)
+            if api_key_id is None or token_key == api_key_id:
+                entry = by_key.setdefault(
+                    token_key, KeyTokens(api_key_id=token_key, name=names.get(token_key, "") if token_key else "")
+                )
+                (entry.local_tokens if is_local else entry.provider_tokens).add(used)
+        days.append(
+            DayUsage(
+                date=day,
+                keys=list(per_day[day].values()),
+                provider_tokens=provider,
+                local_tokens=local,
+                key_tokens=list(by_key.values()),
+            )
+        )
     organization = Organization.objects.get(id=organization_id)
     return UsageReport(
         period=period,

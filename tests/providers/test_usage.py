@@ -30,7 +30,12 @@ def test_recording_needs_the_organization_in_scope() -> None:
 def test_another_organizations_scope_cannot_write_or_read_its_usage() -> None:
     tenant, other = make_tenant(), make_tenant()
     DatabaseUsageMeter().record(
-        organization_id=tenant.id, purpose="route", model="gpt-test", prompt_tokens=10, completion_tokens=2
+        organization_id=tenant.id,
+        api_key_id=None,
+        purpose="route",
+        model="gpt-test",
+        prompt_tokens=10,
+        completion_tokens=2,
     )
     with pytest.raises(DatabaseError, match="row-level security"), organization_scope(other.id):
         usage_record(organization_id=tenant.id, purpose="route", model="m", prompt_tokens=1, completion_tokens=1)
@@ -47,6 +52,7 @@ def test_totals_per_purpose_over_a_window() -> None:
     for purpose, prompt, completion in [("route", 100, 10), ("route", 50, 5), ("write.core", 70, 30), ("embed", 9, 0)]:
         meter.record(
             organization_id=tenant.id,
+            api_key_id=None,
             purpose=purpose,
             model="gpt-test",
             prompt_tokens=prompt,

@@ -7,11 +7,13 @@ import os
 import threading
 import uuid
 from datetime import date, timedelta
+from functools import partial
 from typing import Any
 
 import psycopg
 from django.conf import settings
 from django.db import connections, transaction
+from django.test import override_settings
 from django.utils import timezone
 
 from apps.memory.models import STORES
@@ -23,6 +25,8 @@ from apps.usage.models import UsageCounter
 from apps.usage.services import usage_count
 from tests.factories import Tenant, make_tenant
 from tests.processes import wait_for
+from tests.providers.openai_stub import OpenAIStub, deployment_settings, json_reply
+from tests.retrieval.test_answering import ingest_conversation, row_id_containing
 
 MESSAGES = [{"role": "user", "content": "I adopted a cat named Miso last Sunday."}]
 
@@ -113,13 +117,67 @@ def test_storage_and_quota_are_reported() -> None:
 def test_model_tokens_per_day_split_local_and_provider() -> None:
     tenant, other = make_tenant(), make_tenant()
     meter = DatabaseUsageMeter()
-    meter.record(organization_id=tenant.id, purpose="route", model="gpt-test", prompt_tokens=120, completion_tokens=15)
-    meter.record(organization_id=tenant.id, purpose="answer", model="gpt-test", prompt_tokens=80, completion_tokens=5)
-    meter.record(organization_id=tenant.id, purpose="embed", model=MINILM, prompt_tokens=9, completion_tokens=0)
-    meter.record(organization_id=other.id, purpose="route", model="gpt-test", prompt_tokens=999, completion_tokens=9)
-    tokens = _today(_usage(tenant))["model_tokens"]
+    key = _key_id(tenant.key)
+    record = partial(meter.record, organization_id=tenant.id, api_key_id=None)
+    record(purpose="route", model="gpt-test", prompt_tokens=120, completion_tokens=15)
+    record(purpose="answer", model="gpt-test", prompt_tokens=80, completion_tokens=5, api_key_id=key)
+    record(purpose="embed", model=MINILM, prompt_tokens=9, completion_tokens=0)
+    meter.record(
+        organization_id=other.id,
+        api_key_id=None,
+        purpose="route",
+        model="gpt-test",
+        prompt_tokens=999,
+        completion_tokens=9,
+    )
+    day = _today(_usage(tenant))
+    tokens = day["model_tokens"]
     assert tokens["provider"] == {"calls": 2, "prompt_tokens": 200, "completion_tokens": 20}
     assert tokens["local"] == {"calls": 1, "prompt_tokens": 9, "completion_tokens": 0}
+    by_key = {entry["api_key_id"]: entry for entry in day["key_tokens"]}
+    assert set(by_key) == {str(key), None}  # the background work is the null key's
+    assert by_key[str(key)]["provider"] == {"calls": 1, "prompt_tokens": 80, "completion_tokens": 5}
+    assert by_key[str(key)]["local"] == {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    assert by_key[None]["provider"] == {"calls": 1, "prompt_tokens": 120, "completion_tokens": 15}
+    assert by_key[None]["local"] == {"calls": 1, "prompt_tokens": 9, "completion_tokens": 0}
+    assert by_key[None]["name"] == ""
+
+
+def _answer_reply(tenant: Tenant, *, prompt_tokens: int) -> Any:
+    adopted = row_id_containing(tenant, "adopted a beagle puppy")
+    reply = {"answer": "4 March 2023", "cited_row_ids": [adopted], "needs_more": None}
+    return json_reply(reply, prompt_tokens=prompt_tokens, completion_tokens=prompt_tokens // 10)
+
+
+def test_each_keys_answer_calls_are_its_own_tokens(openai_stub: OpenAIStub) -> None:
+    tenant, other = make_tenant(), make_tenant()
+    ingest_conversation(tenant)
+    ingest_conversation(other)
+    first, second = tenant.issue_key(["memories:read"]), tenant.issue_key(["memories:read"])
+    outsider = other.issue_key(["memories:read"])
+    question = {"query": "When did Priya adopt Biscuit?"}
+    with override_settings(**deployment_settings(openai_stub, OPENAI_MAX_ATTEMPTS=1)):
+        for who, key, tokens in ((tenant, first, 40), (tenant, second, 300), (other, outsider, 5000)):
+            openai_stub.queue(_answer_reply(who, prompt_tokens=tokens))
+            response = who.client(key).post("/v1/subjects/priya/answer", question, format="json")
+            assert response.status_code == 200, response.content
+    assert len(openai_stub.requests) == 3  # one model call per answer
+
+    day = _today(_usage(tenant))
+    assert day["model_tokens"]["provider"] == {"calls": 2, "prompt_tokens": 340, "completion_tokens": 34}
+    by_key = {entry["api_key_id"]: entry for entry in day["key_tokens"]}
+    assert set(by_key) == {str(_key_id(first)), str(_key_id(second))}  # nothing of the other organization's
+    assert by_key[str(_key_id(first))]["provider"] == {"calls": 1, "prompt_tokens": 40, "completion_tokens": 4}
+    assert by_key[str(_key_id(second))]["provider"] == {"calls": 1, "prompt_tokens": 300, "completion_tokens": 30}
+    assert by_key[str(_key_id(first))]["name"].startswith("key-")
+
+    narrowed = _today(_usage(tenant, f"?key={_key_id(second)}"))
+    assert [entry["api_key_id"] for entry in narrowed["key_tokens"]] == [str(_key_id(second))]
+    assert narrowed["model_tokens"] == day["model_tokens"]  # the day's totals stay the organization's
+
+    theirs = _today(_usage(other))
+    assert [entry["api_key_id"] for entry in theirs["key_tokens"]] == [str(_key_id(outsider))]
+    assert theirs["model_tokens"]["provider"]["prompt_tokens"] == 5000
 
 
 def test_a_date_range_reports_every_day_of_it_and_only_those() -> None:

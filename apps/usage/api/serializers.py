@@ -46,6 +46,15 @@ class KeyUsageSerializer(serializers.Serializer[Any]):
     )
 
 
+class KeyTokensSerializer(serializers.Serializer[Any]):
+    api_key_id = serializers.UUIDField(
+        allow_null=True, help_text="Null for background work (a write's worker, dreaming, indexing)."
+    )
+    name = serializers.CharField(help_text="Blank for background work and for a key that no longer exists.")
+    provider = TokensSerializer(source="provider_tokens", help_text="Calls to the model provider (billed).")
+    local = TokensSerializer(source="local_tokens", help_text="Models run on the service's own hosts.")
+
+
 class DayUsageSerializer(serializers.Serializer[Any]):
     date = serializers.DateField()
     requests = serializers.IntegerField()
@@ -53,6 +62,9 @@ class DayUsageSerializer(serializers.Serializer[Any]):
     rows_written = serializers.IntegerField()
     keys = KeyUsageSerializer(many=True)
     model_tokens = ModelTokensSerializer(source="*", help_text="The organization's, whichever key is asked for.")
+    key_tokens = KeyTokensSerializer(
+        many=True, help_text="The day's model tokens per API key (only the asked-for key's with `key`)."
+    )
 
 
 class StoreSizeSerializer(serializers.Serializer[Any]):
