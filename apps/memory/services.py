@@ -109,8 +109,8 @@ class Provenance:
     metadata: dict[str, Any] = field(default_factory=dict)  # the write's tags, on each of its rows
 
 
-def _metering(organization_id: uuid.UUID) -> MeteringContext:
-    return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter())
+def _metering(organization_id: uuid.UUID, api_key_id: uuid.UUID | None = None) -> MeteringContext:
+    return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter(), api_key_id=api_key_id)
 
 
 def _mention_time(cited: Sequence[str], messages: Sequence[InputMessage]) -> datetime:
@@ -330,9 +330,11 @@ def memory_write_messages(
     llm: MemoryLLM | None = None,
     embedder: Embedder | None = None,
     job: Job | None = None,
+    api_key_id: uuid.UUID | None = None,
 ) -> WriteResult:
     """Route and write one chunk of messages; sensitive values go only to the vault. The rows'
     indexing belongs to ``job`` (the batch's) if given, else to a job of the write's own.
+    ``api_key_id`` is the key whose request writes, whose the model tokens are (None: a job's).
 
     Every message of an accepted chunk ends up in a row: the writers' drafts, a verbatim
     episode for a message no writer cited, or, for a pasted document, a resource and its
@@ -344,7 +346,7 @@ def memory_write_messages(
     organization_id = subject.organization_id
     llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
     embedder = embedder or default_embedder()
-    metering = _metering(organization_id)
+    metering = _metering(organization_id, api_key_id)
     provenance = Provenance(
         source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4(), metadata=dict(metadata or {})
     )

@@ -315,3 +315,30 @@ def test_the_count_is_written_after_the_requests_own_commit() -> None:
     worker.join(timeout=30)
     assert done.is_set() and statuses == [201]
     assert [c[2:4] for c in _counters(tenant) if c[2] == "POST /v1/subjects"] == [("POST /v1/subjects", 2)]
+
+
+def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deployment: OpenAIStub) -> None:
+    tenant = make_tenant()
+    writer = tenant.issue_key(["memories:write"])
+    tenant.subject("ravi")
+    episode = {
+        "source_message_ids": ["m1"],
+        "actor": "Ravi",
+        "event_type": "trip",
+        "summary": "Ravi flew to Denver for the robotics meetup.",
+        "details": "Flew to Denver on Friday for the robotics meetup.",
+        "event_time": "2024-02-09",
+        "status": "done",
+    }
+    openai_deployment.queue(
+        json_reply({"memory_types": ["episodic"], "reason": "a trip"}, prompt_tokens=50, completion_tokens=5),
+        json_reply({"drafts": [episode]}, prompt_tokens=70, completion_tokens=9),
+    )
+    message = {"id": "m1", "role": "user", "content": "Last Friday I flew to Denver for the robotics meetup."}
+    response = tenant.client(writer).post("/v1/subjects/ravi/memories", {"messages": [message]}, format="json")
+    assert response.status_code == 201, response.content
+    assert len(openai_deployment.requests) == 2  # routing and writing, both in the request
+
+    day = _today(_usage(tenant))
+    [entry] = [e for e in day["key_tokens"] if e["api_key_id"] == str(_key_id(writer))]
+    assert entry["provider"] == {"calls": 2, "prompt_tokens": 120, "completion_tokens": 14}

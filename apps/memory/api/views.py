@@ -97,6 +97,7 @@ class MemoryCollectionApi(SubjectApiView):
                 source_kind=chunk.validated_data["source_kind"],
                 session_id=chunk.validated_data["session_id"],
                 metadata=chunk.validated_data.get("metadata"),
+                api_key_id=self.principal.api_key_id,
             )
         self.audit_targets = [str(r.id) for r in result.records]
         self.usage_rows_written = len(result.records)
