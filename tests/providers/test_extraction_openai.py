@@ -146,6 +146,7 @@ def test_extract_frames_request_and_parsed_extraction(
     assert meter.records == [
         {
             "organization_id": metering.organization_id,
+            "api_key_id": None,
             "purpose": "extract",
             "model": "gpt-test",
             "prompt_tokens": 90,

@@ -299,6 +299,7 @@ def test_embeddings_request_dimensions_and_return_unit_vectors_in_order(
     assert meter.records == [
         {
             "organization_id": metering.organization_id,
+            "api_key_id": None,
             "purpose": "embed",
             "model": "text-embedding-stub",
             "prompt_tokens": 9,
