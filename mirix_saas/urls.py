@@ -5,7 +5,7 @@ from apps.graph.api import AnchorListApi, FrameDetailApi, FrameListApi, GraphChe
 from apps.platform import health
 from apps.providers.api.views import ProviderConfigApi
 from apps.retrieval.answer_api import AnswerApi
-from apps.retrieval.api import MemoryTypeSearchApi, SearchApi
+from apps.retrieval.api import SearchApi
 
 v1 = [
     path("", include("apps.tenancy.api.urls")),
@@ -23,11 +23,6 @@ v1 = [
     path("subjects/<str:external_id>/graph/frames/<str:frame_id>", FrameDetailApi.as_view(), name="graph-frame"),
     path("provider-config", ProviderConfigApi.as_view(), name="provider-config"),
     path("subjects/<str:external_id>/search", SearchApi.as_view(), name="subject-search"),
-    path(
-        "subjects/<str:external_id>/memories/<str:memory_type>/search",
-        MemoryTypeSearchApi.as_view(),
-        name="memories-search",
-    ),
     path("subjects/<str:external_id>/answer", AnswerApi.as_view(), name="subject-answer"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(

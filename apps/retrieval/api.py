@@ -3,24 +3,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, get_args
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory import selectors as memory_selectors
 from apps.memory.api.serializers import (
     ExcerptSerializer,
     MemoryRecordSerializer,
-    ResourceSearchHitSerializer,
-    SearchHitSerializer,
-    SearchInputSerializer,
 )
-from apps.memory.resource_search import ResourceHit, resource_hits
-from apps.platform.errors import ValidationFailed
+from apps.memory.resource_search import ResourceHit
 from apps.platform.serializers import StrictFieldsSerializer
 from apps.procedural.api.hooks import SkillRetrievalSerializer, procedural_skills
-from apps.providers.registry import embedder
 from apps.retrieval.selectors import search_evidence
 from apps.retrieval.types import AnswerType, FrameStatus, FusedSource, Operator, Plan, ScoredFact
 from apps.tenancy.api.base import SubjectApiView
@@ -210,54 +204,3 @@ class SearchApi(SubjectApiView):
             skills = procedural_skills(subject=subject, query=params["query"])
             evidence = dataclasses.replace(evidence, typed={**evidence.typed, "skills": skills})
         return Response(SearchOutputSerializer(evidence).data)
-
-
-class MemoryTypeSearchApi(SubjectApiView):
-    """Search one memory store; resource hits carry excerpts chosen by retrieval (this view is
-    retrieval's because the excerpts are)."""
-
-    required_scopes = {"POST": {"memories:read"}}
-    audit_actions = {"POST": "memory.search"}
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(memory_selectors.SEARCHABLE_TYPES))
-        ],
-        request=SearchInputSerializer,
-        responses=SearchHitSerializer(many=True),
-        description="Resource hits also carry `excerpts`: passages of the resource within `token_budget`.",
-        operation_id="memories_type_search",
-    )
-    def post(self, request: Request, external_id: str, memory_type: str) -> Response:
-        subject = self.subject(external_id)
-        payload = SearchInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        params = payload.validated_data
-        token_budget = params.get("token_budget")
-        if token_budget is not None and memory_type != "resource":
-            raise ValidationFailed("token_budget applies to resource search, whose hits carry passages of text.")
-        model = embedder()
-        vector = model.embed([params["query"]])[0]
-        hits = memory_selectors.memory_search(
-            subject=subject,
-            memory_type=memory_type,
-            query=params["query"],
-            limit=params["limit"],
-            vector=vector,
-            model=model.model_name,
-        )
-        self.audit_targets = [str(hit.row.id) for hit in hits]
-        if memory_type != "resource":
-            return Response(SearchHitSerializer(hits, many=True).data)
-        excerpted = resource_hits(
-            subject=subject,
-            resources=[hit.row for hit in hits],
-            question=params["query"],
-            vector=vector,
-            model=model.model_name,
-            token_budget=token_budget,
-        )
-        found = {hit.resource.id: hit for hit in excerpted}
-        body = [{**vars(hit), "excerpts": found[hit.row.id].excerpts} for hit in hits if hit.row.id in found]
-        serializer = ResourceSearchHitSerializer(body, many=True, context={"excerpted": True})
-        return Response(serializer.data)

@@ -18,13 +18,19 @@ from apps.memory.api.serializers import (
     MemoryPageSerializer,
     MemoryRecordSerializer,
     MemoryUpdateSerializer,
+    ResourceSearchHitSerializer,
+    SearchHitSerializer,
+    SearchInputSerializer,
     VaultEntrySerializer,
     VaultValueSerializer,
     WriteResultSerializer,
 )
 from apps.memory.currency import with_currency
+from apps.memory.resource_search import resource_hits
 from apps.memory.selectors import MemoryFilter
+from apps.platform.errors import ValidationFailed
 from apps.platform.parsers import StrictJSONParser, StrictMultiPartParser
+from apps.providers.registry import embedder
 from apps.resources.storage import storage
 from apps.tenancy.api.base import SubjectApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
@@ -165,6 +171,52 @@ class CoreBlocksApi(SubjectApiView):
         rows = selectors.core_blocks(subject=self.subject(external_id))
         self.audit_targets = [str(r.id) for r in rows]
         return Response(MemoryRecordSerializer(rows, many=True).data)
+
+
+class MemoryTypeSearchApi(SubjectApiView):
+    required_scopes = {"POST": READ}
+    audit_actions = {"POST": "memory.search"}
+
+    @extend_schema(
+        parameters=[OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.SEARCHABLE_TYPES))],
+        request=SearchInputSerializer,
+        responses=SearchHitSerializer(many=True),
+        description="Resource hits also carry `excerpts`: passages of the resource within `token_budget`.",
+        operation_id="memories_type_search",
+    )
+    def post(self, request: Request, external_id: str, memory_type: str) -> Response:
+        subject = self.subject(external_id)
+        payload = SearchInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        params = payload.validated_data
+        token_budget = params.get("token_budget")
+        if token_budget is not None and memory_type != "resource":
+            raise ValidationFailed("token_budget applies to resource search, whose hits carry passages of text.")
+        model = embedder()
+        vector = model.embed([params["query"]])[0]
+        hits = selectors.memory_search(
+            subject=subject,
+            memory_type=memory_type,
+            query=params["query"],
+            limit=params["limit"],
+            vector=vector,
+            model=model.model_name,
+        )
+        self.audit_targets = [str(hit.row.id) for hit in hits]
+        if memory_type != "resource":
+            return Response(SearchHitSerializer(hits, many=True).data)
+        excerpted = resource_hits(
+            subject=subject,
+            resources=[hit.row for hit in hits],
+            question=params["query"],
+            vector=vector,
+            model=model.model_name,
+            token_budget=token_budget,
+        )
+        found = {hit.resource.id: hit for hit in excerpted}
+        body = [{**vars(hit), "excerpts": found[hit.row.id].excerpts} for hit in hits if hit.row.id in found]
+        serializer = ResourceSearchHitSerializer(body, many=True, context={"excerpted": True})
+        return Response(serializer.data)
 
 
 class ResourceContentApi(SubjectApiView):
