@@ -19,7 +19,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.consent.services import consent_check_memory_write
+from apps.consent.checks import consent_check_memory_write
 from apps.jobs import task_names
 from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
