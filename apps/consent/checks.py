@@ -31,15 +31,17 @@ class SubjectBeingErased(Conflict):
     code = "erasure_in_progress"
 
 
+def subject_erasure_refuse(*, subject: Subject, refusal: str) -> None:
+    """Raise ``SubjectBeingErased`` (409, with ``refusal``) while the subject's erasure runs."""
+    pending = subject_erasure_pending(subject_id=subject.id)
+    if pending is not None:
+        raise SubjectBeingErased(refusal, details={"erasure_request_id": str(pending.id)})
+
+
 def _lock_shared(subject: Subject) -> None:
     if not subject_lock_shared(organization_id=subject.organization_id, subject_id=subject.id):
         raise NotFound("No such subject in this organization.")
-    pending = subject_erasure_pending(subject_id=subject.id)
-    if pending is not None:
-        raise SubjectBeingErased(
-            "The subject is being erased; nothing more can be stored for it.",
-            details={"erasure_request_id": str(pending.id)},
-        )
+    subject_erasure_refuse(subject=subject, refusal="The subject is being erased; nothing more can be stored for it.")
 
 
 def _require(subject: Subject, purpose: str, states: Mapping[str, ConsentState]) -> None:

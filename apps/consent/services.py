@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from apps.audit.services import current_actor
-from apps.consent.checks import SubjectBeingErased
+from apps.consent.checks import subject_erasure_refuse
 from apps.consent.models import ConsentRecord
 from apps.consent.purposes import PURPOSES, unknown_purposes
 from apps.consent.selectors import ConsentState, consent_state
 from apps.erasure.erasers import delete_batch
 from apps.erasure.models import ErasureRequest
-from apps.erasure.pending import purposes_being_erased, subject_erasure_pending
+from apps.erasure.pending import purposes_being_erased
 from apps.erasure.registry import Counts, ErasureTarget
 from apps.erasure.services import erasure_request_create
 from apps.platform.errors import Conflict, NotFound, ValidationFailed
@@ -53,12 +53,7 @@ def consent_update(*, subject: Subject, changes: Mapping[str, bool]) -> ConsentC
     locked = Subject.objects.select_for_update().filter(id=subject.id).first()
     if locked is None:
         raise NotFound("No such subject in this organization.")
-    pending = subject_erasure_pending(subject_id=subject.id)
-    if pending is not None:
-        raise SubjectBeingErased(
-            "The subject is being erased; its consent can no longer change.",
-            details={"erasure_request_id": str(pending.id)},
-        )
+    subject_erasure_refuse(subject=subject, refusal="The subject is being erased; its consent can no longer change.")
     states = consent_state(subject=subject)
     being_erased = purposes_being_erased(subject_id=subject.id)
     actor = current_actor()
