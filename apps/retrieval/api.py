@@ -8,10 +8,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory.api.serializers import (
-    ExcerptSerializer,
-    MemoryRecordSerializer,
-)
+from apps.memory.api.serializers import ExcerptSerializer, MemoryRecordSerializer
 from apps.memory.resource_search import ResourceHit
 from apps.platform.serializers import StrictFieldsSerializer
 from apps.retrieval.extensions import search_extensions, search_extensions_run
