@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 
 .PHONY: run test test-unit system-packages lint format bench clean-var
 
-$(INSTALLED): requirements/base.txt requirements/dev.txt requirements/prod.txt
+$(INSTALLED): requirements/base.txt requirements/dev.txt requirements/prod.txt clients/python/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/dev.txt

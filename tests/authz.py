@@ -86,6 +86,8 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
 
 
 ENDPOINTS: list[Endpoint] = [
+    Endpoint("GET", "/v1/organization", "admin"),
+    Endpoint("PATCH", "/v1/organization", "admin", {"subjects_created_on_write": True}),
     Endpoint("GET", "/v1/subjects", "memories:read"),
     Endpoint("POST", "/v1/subjects", "memories:write", {"external_id": "new-subject", "kind": "user"}),
     Endpoint("GET", "/v1/subjects/{subject}", "memories:read"),
@@ -105,13 +107,13 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/v1/subjects/{subject}/memories?type=episodic", "memories:read"),
     Endpoint(
         "POST",
-        "/v1/subjects/{subject}/memories",
+        "/v1/subjects/{subject}/memories?wait=true&wait_timeout=0.1",  # the wait runs after the checks
         "memories:write",
         {"messages": [{"role": "user", "content": "I adopted a cat named Miso."}]},
     ),
     Endpoint(
         "POST",
-        "/v1/subjects/{subject}/memories/batch",
+        "/v1/subjects/{subject}/memories/batch?wait=true&wait_timeout=0.1",
         "memories:write",
         {"chunks": [{"text": "We moved to Lisbon in 2021."}]},
     ),
@@ -123,6 +125,13 @@ ENDPOINTS: list[Endpoint] = [
         {"changes": {"summary": "Ana hiked Mount Tamalpais with Leo."}},
     ),
     Endpoint("GET", "/v1/subjects/{subject}/memories/episodic/{episodic}/history", "memories:read"),
+    Endpoint("DELETE", "/v1/subjects/{subject}/memories/episodic/{episodic}", "memories:delete"),
+    Endpoint(
+        "POST",
+        "/v1/subjects/{subject}/memories/delete",
+        "memories:delete",
+        {"ids": [{"type": "semantic", "id": "00000000-0000-4000-8000-000000000000"}]},
+    ),
     Endpoint("POST", "/v1/subjects/{subject}/memories/resource/search", "memories:read", {"query": "repotting"}),
     Endpoint("GET", "/v1/subjects/{subject}/core", "memories:read"),
     Endpoint("GET", "/v1/subjects/{subject}/resources/{resource}/content", "memories:read"),

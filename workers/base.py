@@ -4,6 +4,8 @@
 message for a finished job does nothing), run the service inside the organization's scope
 and transaction, record success or failure on the job, retry only recoverable errors with
 bounded exponential backoff, and never let raw error text reach the job record.
+``job_part_task``: one part of a job that another task claimed (a chunk's indexing for a
+write's job); it leaves the job's state to the body, and fails the job only on a terminal error.
 ``per_organization_task``: a beat sweep that runs its body once per organization.
 """
 
@@ -19,15 +21,20 @@ from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
-from apps.audit.services import acting_as, audit_record
+from apps.audit.services import acting_as
 from apps.jobs.models import Job
-from apps.jobs.selectors import job_get
-from apps.jobs.services import job_fail, job_heartbeat, job_progress, job_release, job_start, job_succeed
-from apps.platform.errors import NotFound
+from apps.jobs.outcomes import job_announce_failed, job_announce_succeeded
+from apps.jobs.services import (
+    job_fail,
+    job_finish_writing,
+    job_heartbeat,
+    job_progress,
+    job_release,
+    job_start,
+    job_succeed,
+)
 from apps.tenancy.models import Organization
 from apps.tenancy.scope import organization_scope
-from apps.webhooks.events import JOB_FAILED
-from apps.webhooks.services import webhook_event_emit
 from mirix_saas.celery import app
 
 logger = logging.getLogger(__name__)
@@ -36,6 +43,7 @@ RECOVERABLE_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceEr
 
 JobBody = Callable[..., dict[str, Any]]
 StepwiseBody = Callable[..., Generator[dict[str, Any], None, dict[str, Any]]]
+PartBody = Callable[..., None]
 
 
 Execute = Callable[[uuid.UUID, uuid.UUID, dict[str, str], dict[str, Any]], None]
@@ -100,7 +108,7 @@ def _claim(job_uuid: uuid.UUID, log: dict[str, str]) -> Job | None:
 
 def _succeed(org_id: uuid.UUID, job: Job, result: dict[str, Any]) -> None:
     job_succeed(job_id=job.id, result=result)
-    audit_record(organization_id=org_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[str(job.id)])
+    job_announce_succeeded(organization_id=org_id, job=job)
 
 
 def job_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Callable[[JobBody], Task[Any, Any]]:
@@ -128,7 +136,8 @@ def stepwise_job_task(
     on the job; its return value is the result. While it runs, the job's heartbeat is kept
     fresh; a worker that dies leaves it to go stale, and the jobs sweep publishes the job
     again, to resume after the last committed step: every step must be idempotent with
-    respect to its own commit."""
+    respect to its own commit. A job that wrote rows to index is ``indexing`` at the end, not
+    ``succeeded``: its indexing settles it (ADR 0031)."""
 
     def decorate(body: StepwiseBody) -> Task[Any, Any]:
         def execute(org_id: uuid.UUID, job_uuid: uuid.UUID, log: dict[str, str], kwargs: dict[str, Any]) -> None:
@@ -143,9 +152,27 @@ def stepwise_job_task(
                         try:
                             job_progress(job_id=job_uuid, result=next(steps))
                         except StopIteration as finished:
-                            _succeed(org_id, job, finished.value)
+                            status = job_finish_writing(job_id=job_uuid, result=finished.value)
+                            if status == Job.Status.SUCCEEDED:
+                                job_announce_succeeded(organization_id=org_id, job=job)
                             break
-            logger.info("job succeeded", extra=log)
+            logger.info("job finished writing", extra={**log, "status": status})
+
+        return _tenant_job_task(name=name, time_limit=time_limit, max_retries=max_retries, execute=execute)
+
+    return decorate
+
+
+def job_part_task(*, name: str, time_limit: int = 600, max_retries: int = 5) -> Callable[[PartBody], Task[Any, Any]]:
+    """One part of a job, run without claiming it: the body gets the organization and job ids
+    and its own keyword arguments, opens its own scopes (a transaction per piece of work), and
+    settles the job itself. Errors as for every job task: recoverable ones retried, any other
+    recorded on the job as terminal."""
+
+    def decorate(body: PartBody) -> Task[Any, Any]:
+        def execute(org_id: uuid.UUID, job_uuid: uuid.UUID, log: dict[str, str], kwargs: dict[str, Any]) -> None:
+            with acting_as(f"task:{name}"):
+                body(org_id, job_uuid, **kwargs)
 
         return _tenant_job_task(name=name, time_limit=time_limit, max_retries=max_retries, execute=execute)
 
@@ -191,21 +218,4 @@ def _record_failure(organization_id: uuid.UUID, job_id: uuid.UUID, exc: Exceptio
         code, message = type(exc).__name__, "The job failed; the error has been logged."
     with organization_scope(organization_id), acting_as(f"task:{log['task']}"):
         job_fail(job_id=job_id, code=code, message=message)
-        try:
-            job: Job | None = job_get(job_id=job_id)
-        except NotFound:
-            job = None  # erased meanwhile: there is nothing left to report
-        if job is not None:
-            webhook_event_emit(
-                organization_id=organization_id,
-                event_type=JOB_FAILED,
-                subject_id=job.subject_id,
-                payload={
-                    "job_id": str(job.id),
-                    "kind": job.kind,
-                    "subject_id": str(job.subject_id) if job.subject_id else None,
-                    "error_code": job.error_code,
-                },
-            )
-        # Last: the audit chain's lock is the last lock of a transaction (apps.memory.locks).
-        audit_record(organization_id=organization_id, action="job.failed", target_ids=[str(job_id)])
+        job_announce_failed(organization_id=organization_id, job_id=job_id)

@@ -5,17 +5,31 @@ from collections.abc import Generator
 from typing import Any
 
 from apps.dream.services import dream_after_chunk
-from apps.graph.services import index_chunk, index_sweep
+from apps.graph.services import index_chunk, index_sweep, job_chunks_needing_index, write_jobs_settle
 from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.memory.services import memory_batch_step
 from apps.tenancy.models import Subject
-from workers.base import JobIncomplete, job_task, per_organization_task, stepwise_job_task
+from apps.tenancy.scope import organization_scope
+from workers.base import JobIncomplete, job_part_task, per_organization_task, stepwise_job_task
 
 
-@job_task(name=task_names.INDEX_CHUNK, time_limit=600)
-def index_chunk_task(job: Job, *, chunk_id: str) -> dict[str, Any]:
-    return index_chunk(chunk_id=uuid.UUID(chunk_id))
+@job_part_task(name=task_names.INDEX_CHUNK, time_limit=600)
+def index_job_chunks(organization_id: uuid.UUID, job_id: uuid.UUID, *, chunk_id: str | None = None) -> None:
+    """Index one chunk of a write's job, or (without ``chunk_id``: the job's last step, or the
+    sweep publishing it again) every chunk of it still pending, each in a transaction of its
+    own; then settle the job (``index_chunk`` settles the jobs waiting on each chunk it
+    commits; the last call covers a job none of whose chunks needed anything)."""
+    if chunk_id is not None:
+        chunks = [uuid.UUID(chunk_id)]
+    else:
+        with organization_scope(organization_id):
+            chunks = job_chunks_needing_index(job_id=job_id)
+    for chunk in chunks:
+        with organization_scope(organization_id):
+            index_chunk(chunk_id=chunk)
+    with organization_scope(organization_id):
+        write_jobs_settle(job_id=job_id)
 
 
 @stepwise_job_task(name=task_names.BATCH_INGEST, time_limit=6 * 3600)

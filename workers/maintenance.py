@@ -9,6 +9,7 @@ from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import jobs_sweep
 from apps.providers.registry import embedder
+from apps.tenancy.services import idempotency_purge
 from workers.base import job_task, per_organization_task, stepwise_job_task
 
 
@@ -21,6 +22,12 @@ def graph_check_task(job: Job) -> dict[str, Any]:
 def jobs_sweep_task(organization_id: uuid.UUID) -> int:
     """Beat: jobs whose worker died are resumed (or failed), lost publishes published again."""
     return jobs_sweep().total
+
+
+@per_organization_task(name=task_names.IDEMPOTENCY_PURGE)
+def idempotency_purge_task(organization_id: uuid.UUID) -> int:
+    """Beat: stored answers to idempotency keys go once their 24 hours have passed."""
+    return idempotency_purge()
 
 
 @stepwise_job_task(name=task_names.REEMBED, time_limit=6 * 3600)

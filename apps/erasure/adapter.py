@@ -9,6 +9,7 @@ platform operation on the owner connection, inside the caller's owner transactio
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Collection
 from typing import Any
@@ -44,12 +45,82 @@ def graph_subject_erase_batch(*, organization_id: uuid.UUID, subject_id: uuid.UU
     return {"graph_vertices": int(rows[0][0]) if rows else 0}
 
 
+_FRAMES_CITATIONS_SET = """
+UNWIND $frames AS x
+MATCH (f:Frame) WHERE f.subject_id = $subject_id AND f.frame_id = x.frame_id
+SET f.citations = x.citations
+RETURN count(f)
+"""
+_FRAMES_DELETE = """
+UNWIND $frame_ids AS i
+MATCH (f:Frame) WHERE f.subject_id = $subject_id AND f.frame_id = i
+DETACH DELETE f
+RETURN count(*)
+"""
+_ANCHORS_MENTIONS_SET = """
+UNWIND $anchors AS x
+MATCH (a:Anchor) WHERE a.subject_id = $subject_id AND a.key = x.key
+SET a.episodic_ids = x.episodic_ids, a.semantic_ids = x.semantic_ids, a.mention_count = x.mention_count
+RETURN count(a)
+"""
+_ANCHORS_DELETE = """
+UNWIND $keys AS k
+MATCH (a:Anchor) WHERE a.subject_id = $subject_id AND a.key = k
+DETACH DELETE a
+RETURN count(*)
+"""
+
+
+def _graph_write(organization_id: uuid.UUID, query: str, subject_id: uuid.UUID, **params: Any) -> int:
+    if not any(params.values()):
+        return 0
+    rows = graph.cypher(
+        organization_id=organization_id, query=query, params={"subject_id": str(subject_id), **params}, returns=["n"]
+    )
+    return int(rows[0][0]) if rows else 0
+
+
+def graph_frames_update(*, organization_id: uuid.UUID, subject_id: uuid.UUID, frames: list[dict[str, Any]]) -> int:
+    """Set the citations of the subject's frames (``frame_id``, ``citations`` each)."""
+    return _graph_write(organization_id, _FRAMES_CITATIONS_SET, subject_id, frames=frames)
+
+
+def graph_frames_delete(*, organization_id: uuid.UUID, subject_id: uuid.UUID, frame_ids: list[str]) -> int:
+    """Delete the subject's frames with these ids and their arms; how many frames went."""
+    return _graph_write(organization_id, _FRAMES_DELETE, subject_id, frame_ids=frame_ids)
+
+
+def graph_anchors_update(*, organization_id: uuid.UUID, subject_id: uuid.UUID, anchors: list[dict[str, Any]]) -> int:
+    """Set what the subject's anchors keep of their mentions (``key``, ``episodic_ids``,
+    ``semantic_ids``, ``mention_count`` each)."""
+    return _graph_write(organization_id, _ANCHORS_MENTIONS_SET, subject_id, anchors=anchors)
+
+
+def graph_anchors_delete(*, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: list[str]) -> int:
+    """Delete the subject's anchors with these keys (and any edge left on them)."""
+    return _graph_write(organization_id, _ANCHORS_DELETE, subject_id, keys=keys)
+
+
 def graph_subject_elements(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, list[Any]]:
     """The subject's vertices (anchors, frames, ...) and every edge touching them."""
     params = {"subject_id": str(subject_id)}
     vertices = graph.cypher(organization_id=organization_id, query=_VERTICES, params=params, returns=["n"])
     edges = graph.cypher(organization_id=organization_id, query=_EDGES, params=params, returns=["e"])
     return {"vertices": [row[0] for row in vertices], "edges": [row[0] for row in edges]}
+
+
+def evidence_rows_delete(
+    *, table: str, subject_id: uuid.UUID, ids: Collection[uuid.UUID]
+) -> tuple[int, list[tuple[uuid.UUID, uuid.UUID | None]]]:
+    """Delete the subject's rows with these ids from one evidence table, in the caller's
+    organization scope; a surviving row that superseded one of them supersedes the nearest
+    older survivor instead (erasure 0004). How many went, and those (row, supersedes) changes."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT erasure_evidence_rows_delete(%s, %s, %s::uuid[])", [table, subject_id, list(ids)])
+        row = cursor.fetchone()
+    result: dict[str, Any] = json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else {})
+    relinked = [(uuid.UUID(s), uuid.UUID(p) if p else None) for s, p in result["relinked"]]
+    return int(result["deleted"]), relinked
 
 
 def _owner_connection() -> psycopg.Connection[Any]:

@@ -3,18 +3,22 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
+from apps.audit.services import acting_as
 from apps.graph import adapter, adjacency, store
 from apps.graph.indexing import IndexStats, SubjectIndexer
 from apps.graph.models import AnchorRow, AnchorVector
-from apps.jobs import task_names
-from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.jobs.models import Job
+from apps.jobs.outcomes import job_announce_failed, job_announce_succeeded
+from apps.jobs.selectors import job_get
+from apps.jobs.services import job_create_indexing, job_fail, job_succeed, job_touch, jobs_lock_indexing
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.memory.services import REEMBED_BATCH, memory_reembed_step
 from apps.platform.faults import fault_pause
@@ -22,6 +26,7 @@ from apps.providers.interfaces import Embedder, MeteringContext
 from apps.providers.registry import embedder, graph_llm_for
 from apps.providers.services import DatabaseUsageMeter
 from apps.tenancy.models import Subject
+from apps.tenancy.scope import current_organization_id, organization_scope
 
 logger = logging.getLogger(__name__)
 
@@ -90,16 +95,24 @@ def _add(totals: IndexStats, stats: IndexStats) -> None:
         setattr(totals, name, getattr(totals, name) + value)
 
 
+_NEEDS_INDEXING = Q(index_status=IndexedRecord.IndexStatus.PENDING) | Q(
+    index_status=IndexedRecord.IndexStatus.FAILED, index_attempts__lt=MAX_INDEX_ATTEMPTS
+)
+
+
 def index_chunk(*, chunk_id: uuid.UUID) -> dict[str, Any]:
     """Index the chunk's rows that still need it. Idempotent: indexed rows are skipped, and
-    rows another worker is indexing right now are skipped too (SKIP LOCKED)."""
-    needs = Q(index_status=IndexedRecord.IndexStatus.PENDING) | Q(
-        index_status=IndexedRecord.IndexStatus.FAILED, index_attempts__lt=MAX_INDEX_ATTEMPTS
+    rows another worker is indexing right now are skipped too (SKIP LOCKED). Once this
+    transaction commits, the write jobs waiting on the chunk are settled (whoever indexes a
+    chunk, a job's own task, another job's, a dream round, completes the jobs it finishes)."""
+    organization_id = current_organization_id()
+    transaction.on_commit(
+        lambda: write_jobs_settle_now(organization_id=organization_id, chunk_id=chunk_id), robust=True
     )
     by_subject: dict[uuid.UUID, list[IndexedRecord]] = defaultdict(list)
     for model in INDEXED_STORES:
         rows = (
-            model.objects.filter(needs, chunk_id=chunk_id)
+            model.objects.filter(_NEEDS_INDEXING, chunk_id=chunk_id)
             # NO KEY: writers superseding these rows check their foreign key (FOR KEY SHARE)
             # without waiting for the indexer (the lock order is in apps.memory.locks).
             .select_for_update(skip_locked=True, no_key=True)
@@ -112,6 +125,92 @@ def index_chunk(*, chunk_id: uuid.UUID) -> dict[str, Any]:
     for subject in Subject.objects.filter(id__in=list(by_subject)):
         failed += _index_subject_rows(subject, by_subject[subject.id], totals)
     return {**totals.as_dict(), "failed": len(failed)}
+
+
+MAX_FAILURES_LISTED = 100
+
+
+@dataclass
+class IndexProgress:
+    """How far the indexing of some chunks' rows got."""
+
+    pending: int = 0
+    indexed: int = 0
+    failed: int = 0
+    failures: list[dict[str, str]] = field(default_factory=list)  # {type, id, error}, the first 100 failed rows
+
+
+def index_progress(*, chunk_ids: list[uuid.UUID]) -> IndexProgress:
+    progress = IndexProgress()
+    status = IndexedRecord.IndexStatus
+    for model in INDEXED_STORES:
+        memory_type = "episodic" if model is EpisodicEvent else "semantic"
+        rows = model.objects.filter(chunk_id__in=chunk_ids)
+        counts = rows.aggregate(
+            pending=Count("id", filter=Q(index_status=status.PENDING)),
+            indexed=Count("id", filter=Q(index_status=status.INDEXED)),
+            failed=Count("id", filter=Q(index_status=status.FAILED)),
+        )
+        progress.pending += counts["pending"]
+        progress.indexed += counts["indexed"]
+        progress.failed += counts["failed"]
+        if counts["failed"] and len(progress.failures) < MAX_FAILURES_LISTED:
+            progress.failures += [
+                {"type": memory_type, "id": str(row_id), "error": error}
+                for row_id, error in rows.filter(index_status=status.FAILED)
+                .order_by("created_at", "id")
+                .values_list("id", "index_error")[: MAX_FAILURES_LISTED - len(progress.failures)]
+            ]
+    return progress
+
+
+def job_chunks_needing_index(*, job_id: uuid.UUID) -> list[uuid.UUID]:
+    """The chunks of a write's job with rows still to index, in the order they were written."""
+    chunk_ids = job_get(job_id=job_id).chunk_ids
+    waiting: set[uuid.UUID] = set()
+    for model in INDEXED_STORES:
+        waiting |= set(model.objects.filter(_NEEDS_INDEXING, chunk_id__in=chunk_ids).values_list("chunk_id", flat=True))
+    return [chunk_id for chunk_id in chunk_ids if chunk_id in waiting]
+
+
+def write_jobs_settle(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
+    """Settle the ``indexing`` jobs waiting on ``chunk_id`` (or the job ``job_id``), in the
+    organization in scope: a job none of whose rows is pending any more is ``succeeded`` when
+    all of them are indexed, else ``failed`` with each failed row and its reason in
+    ``result.rows_not_indexed`` (the first 100); a job with rows pending is only marked as moving. Returns
+    the jobs it finished. Race-free under concurrent indexers: the jobs are locked first (in
+    id order) and their rows counted after, so of two indexers committing the last two
+    chunks of a job, the later one sees both, and a job is finished once."""
+    finished = []
+    organization_id = current_organization_id()
+    for job in jobs_lock_indexing(chunk_id=chunk_id, job_id=job_id):
+        progress = index_progress(chunk_ids=job.chunk_ids)
+        if progress.pending:
+            job_touch(job_id=job.id)
+            continue
+        result = {**job.result, "rows_indexed": progress.indexed, "rows_failed": progress.failed}
+        if progress.failed:
+            result["rows_not_indexed"] = progress.failures
+            job_fail(
+                job_id=job.id,
+                code="rows_not_indexed",
+                message=f"{progress.failed} of {progress.indexed + progress.failed} rows were stored but could not be indexed, so search "
+                "may not find them; see result.rows_not_indexed for each reason. The index sweep retries them "
+                f"(up to {MAX_INDEX_ATTEMPTS} attempts each).",
+                result=result,
+            )
+            job_announce_failed(organization_id=organization_id, job_id=job.id)
+        else:
+            job_succeed(job_id=job.id, result=result)
+            job_announce_succeeded(organization_id=organization_id, job=job)
+        finished.append(job)
+    return finished
+
+
+def write_jobs_settle_now(*, organization_id: uuid.UUID, chunk_id: uuid.UUID) -> None:
+    """``write_jobs_settle`` in a transaction of its own (after an indexing commit)."""
+    with organization_scope(organization_id), acting_as("task:indexing.settle"):
+        write_jobs_settle(chunk_id=chunk_id)
 
 
 def index_sweep_chunks() -> list[uuid.UUID]:
@@ -136,8 +235,7 @@ def index_sweep(*, organization_id: uuid.UUID) -> int:
     adjacency_rebuild_missing()
     chunks = index_sweep_chunks()
     for chunk_id in chunks:
-        job = job_create(organization_id=organization_id, kind="memory.index")
-        job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
+        job_create_indexing(organization_id=organization_id, chunk_id=chunk_id)
     return len(chunks)
 
 
@@ -154,8 +252,7 @@ def index_retry_failed(*, organization_id: uuid.UUID, subject_id: uuid.UUID | No
         rows.update(index_status=IndexedRecord.IndexStatus.PENDING, index_attempts=0, index_error="")
     job_ids = []
     for chunk_id, row_subject_id in chunks.items():
-        job = job_create(organization_id=organization_id, kind="memory.index", subject_id=row_subject_id)
-        job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
+        job = job_create_indexing(organization_id=organization_id, chunk_id=chunk_id, subject_id=row_subject_id)
         job_ids.append(job.id)
     return job_ids
 

@@ -2,17 +2,24 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from apps.tenancy.models import Subject, TenantModel
 
 
 class Job(TenantModel):
-    """Background work visible to the customer: kind, status, timestamps, error, result summary."""
+    """Background work visible to the customer: kind, status, timestamps, error, result summary.
+
+    A write's job covers the whole write: routing, writing, embedding and graph indexing. Its
+    rows are found through ``chunk_ids`` (every row carries the chunk id of the write that
+    made it); once they are all written the job is ``indexing`` until the last of them is
+    indexed or failed, and only then ``succeeded`` or ``failed`` (ADR 0031)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
+        INDEXING = "indexing"  # written; waiting for graph indexing of the rows it wrote
         SUCCEEDED = "succeeded"
         FAILED = "failed"
 
@@ -33,6 +40,8 @@ class Job(TenantModel):
     # The last sign of life of the worker running it (or the sweep's last publish of it).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     resumes = models.PositiveIntegerField(default=0)  # times the sweep resumed it after its worker died
+    # The chunks (write units) whose rows this job wrote and waits on being indexed.
+    chunk_ids = ArrayField(models.UUIDField(), default=list, blank=True)
 
     class Meta:
         db_table = "jobs_job"

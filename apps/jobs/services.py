@@ -5,13 +5,19 @@ A job row commits with the work that asked for it; its task is published after c
 died between commit and publish) is found again: events that must happen (webhooks,
 erasure) through their outbox tables and drains, jobs through :func:`jobs_sweep`, which
 also resumes a stepwise job whose worker died (its heartbeat stopped) from its last
-committed step.
+committed step, and publishes again the indexing of a write whose job stopped moving (its
+publish was lost, e.g. the process died right after the commit).
+
+A write's job (ADR 0031) records the chunks it wrote; once written it is ``indexing``, and
+the indexing step settles it (``apps.graph.services.write_jobs_settle``) when the last of
+its rows is indexed or failed. :func:`job_wait` is how a request waits for that.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -20,13 +26,18 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.core.cache import cache
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import connection, models, transaction
+from django.db.models import F, Func, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from apps.jobs import task_names
 from apps.jobs.models import Job
+from apps.jobs.selectors import job_get
+from apps.platform.budget import budget_remaining
+from apps.platform.faults import fault_pause
 from apps.tenancy.scope import organization_scope
 
 logger = logging.getLogger(__name__)
@@ -57,6 +68,7 @@ def publish_on_commit(
         options["expires"] = expires
 
     def publish() -> None:
+        fault_pause("jobs.publish")  # the crash tests kill a process here, after its commit
         if coalesce_key is not None and not cache.add(coalesce_key, 1, timeout=coalesce_seconds):
             return
         app.send_task(task_name, kwargs=task_kwargs, **options)
@@ -66,6 +78,42 @@ def publish_on_commit(
 
 def job_create(*, organization_id: uuid.UUID, kind: str, subject_id: uuid.UUID | None = None) -> Job:
     return Job.objects.create(organization_id=organization_id, kind=kind, subject_id=subject_id)
+
+
+def job_create_indexing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> Job:
+    """The job of rows already written (a write in the request, or rows the index sweep
+    picks up again): ``indexing`` from the start, its indexing published after commit. The
+    job row commits with the rows, so it is their outbox: if the publish is lost, the jobs
+    sweep publishes it again once the job has not moved for ``JOBS_STALE_SECONDS``."""
+    now = timezone.now()
+    job = Job.objects.create(
+        organization_id=organization_id,
+        kind="memory.index",
+        subject_id=subject_id,
+        status=Job.Status.INDEXING,
+        chunk_ids=[chunk_id],
+        started_at=now,
+        heartbeat_at=now,
+    )
+    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK)
+    return job
+
+
+def job_add_chunk(*, job: Job, chunk_id: uuid.UUID) -> None:
+    """A job that is writing (a batch) wrote ``chunk_id``: it waits on its rows too, and the
+    chunk's indexing is published after commit (one task per chunk, so that several indexing
+    workers share a batch)."""
+    appended = Func(
+        F("chunk_ids"),
+        Value(chunk_id, output_field=models.UUIDField()),
+        function="array_append",
+        output_field=ArrayField(models.UUIDField()),
+    )
+    Job.objects.filter(id=job.id).update(chunk_ids=appended)
+    publish_on_commit(
+        task_names.INDEX_CHUNK,
+        kwargs={"organization_id": str(job.organization_id), "job_id": str(job.id), "chunk_id": str(chunk_id)},
+    )
 
 
 def job_enqueue_on_commit(*, job: Job, task_name: str, kwargs: dict[str, Any] | None = None) -> None:
@@ -80,8 +128,8 @@ def job_enqueue_on_commit(*, job: Job, task_name: str, kwargs: dict[str, Any] | 
 def job_start(*, job_id: uuid.UUID) -> Job | None:
     """Claim a job for running. Returns None when it already finished (a redelivered message)."""
     job = Job.objects.select_for_update().filter(id=job_id).first()
-    if job is None or job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
-        return None
+    if job is None or job.status in (Job.Status.INDEXING, Job.Status.SUCCEEDED, Job.Status.FAILED):
+        return None  # finished, or its writing is (an indexing job is its indexing's to settle)
     now = timezone.now()
     job.status = Job.Status.RUNNING
     job.attempts += 1
@@ -106,10 +154,89 @@ def job_succeed(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
     Job.objects.filter(id=job_id).update(status=Job.Status.SUCCEEDED, finished_at=timezone.now(), result=result)
 
 
-def job_fail(*, job_id: uuid.UUID, code: str, message: str) -> None:
+def job_fail(*, job_id: uuid.UUID, code: str, message: str, result: dict[str, Any] | None = None) -> None:
+    changes: dict[str, Any] = {"result": result} if result is not None else {}
     Job.objects.filter(id=job_id).update(
-        status=Job.Status.FAILED, finished_at=timezone.now(), error_code=code[:64], error_message=message[:500]
+        status=Job.Status.FAILED,
+        finished_at=timezone.now(),
+        error_code=code[:64],
+        error_message=message[:500],
+        **changes,
     )
+
+
+def job_finish_writing(*, job_id: uuid.UUID, result: dict[str, Any]) -> str:
+    """A running job's work is done: ``succeeded`` if it wrote no rows to index, else
+    ``indexing``, with one more indexing task published after commit (it indexes whatever of
+    the job is still pending, then settles the job: the job's last chunk may have been indexed
+    before this commit). A job failed meanwhile stays failed. Returns the job's status."""
+    job = Job.objects.select_for_update().get(id=job_id)
+    if job.status != Job.Status.RUNNING:
+        return str(job.status)
+    now = timezone.now()
+    job.result = result
+    if job.chunk_ids:
+        job.status, job.heartbeat_at = Job.Status.INDEXING, now
+        job.save(update_fields=["status", "heartbeat_at", "result"])
+        publish_on_commit(
+            task_names.INDEX_CHUNK, kwargs={"organization_id": str(job.organization_id), "job_id": str(job.id)}
+        )
+    else:
+        job.status, job.finished_at = Job.Status.SUCCEEDED, now
+        job.save(update_fields=["status", "finished_at", "result"])
+    return str(job.status)
+
+
+def jobs_lock_indexing(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
+    """The ``indexing`` jobs waiting on ``chunk_id`` (or the one job ``job_id``), locked in id
+    order (one order for every settler, so two never deadlock). A settler holding the lock
+    counts the job's pending rows with a snapshot taken after every earlier settler's commit."""
+    jobs = Job.objects.select_for_update().filter(status=Job.Status.INDEXING)
+    if job_id is not None:
+        jobs = jobs.filter(id=job_id)
+    if chunk_id is not None:
+        jobs = jobs.filter(chunk_ids__contains=[chunk_id])
+    return list(jobs.order_by("id"))
+
+
+def job_touch(*, job_id: uuid.UUID) -> None:
+    """The job moved (one of its chunks was indexed): the sweep leaves it alone for a while."""
+    Job.objects.filter(id=job_id).update(heartbeat_at=timezone.now())
+
+
+WAIT_FIRST_POLL_SECONDS = 0.05
+WAIT_MAX_POLL_SECONDS = 0.5
+WAIT_BUDGET_MARGIN_SECONDS = 1.0
+
+
+def wait_poll_delays(*, first: float = WAIT_FIRST_POLL_SECONDS, cap: float = WAIT_MAX_POLL_SECONDS) -> Iterator[float]:
+    """The pauses between two looks at a job: from 50 ms, growing by half each time, at most
+    500 ms (a short write is answered soon after it is indexed; a long wait costs two short
+    queries a second)."""
+    delay = first
+    while True:
+        yield delay
+        delay = min(cap, delay * 1.5)
+
+
+def job_wait(*, organization_id: uuid.UUID, job_id: uuid.UUID, timeout: float) -> Job:
+    """The job once it is finished (``succeeded`` or ``failed``), or as it is when ``timeout``
+    seconds (cut to what is left of the request's budget, less a second to answer) have
+    passed. Each look is a short transaction of its own; nothing is held between looks. Call
+    it outside any transaction: what it waits for is work that other processes commit."""
+    assert not connection.in_atomic_block, "job_wait runs outside a transaction"
+    remaining = budget_remaining()
+    if remaining is not None:
+        timeout = min(timeout, remaining - WAIT_BUDGET_MARGIN_SECONDS)
+    deadline = time.monotonic() + timeout
+    delays = wait_poll_delays()
+    while True:
+        with organization_scope(organization_id):
+            job = job_get(job_id=job_id)
+        left = deadline - time.monotonic()
+        if job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED) or left <= 0:
+            return job
+        time.sleep(min(next(delays), left))
 
 
 @contextmanager
@@ -140,7 +267,7 @@ def job_heartbeat(*, organization_id: uuid.UUID, job_id: uuid.UUID) -> Iterator[
 
 @dataclass(frozen=True)
 class SweepResult:
-    resumed: int  # running jobs whose worker died, published again
+    resumed: int  # running jobs whose worker died, and indexing jobs that stopped moving, published again
     republished: int  # queued jobs whose publish was lost, published again
     failed: int  # running jobs whose worker died and that cannot be resumed
 
@@ -155,7 +282,9 @@ def jobs_sweep(*, now: datetime | None = None) -> SweepResult:
     (its steps are idempotent and resume after the last committed one), or is failed when it
     records no task or was resumed ``JOBS_MAX_RESUMES`` times already (a job that kills its
     worker). A queued job not picked up within ``JOBS_QUEUED_REPUBLISH_SECONDS`` is published
-    again. A job whose heartbeat is fresh is never touched, however long it has run."""
+    again. An ``indexing`` job none of whose chunks was indexed for ``JOBS_STALE_SECONDS`` has
+    its indexing published again (the same bound of resumes, then it fails). A job whose
+    heartbeat is fresh is never touched, however long it has run."""
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.JOBS_STALE_SECONDS)
     resumed = failed = republished = 0
@@ -183,6 +312,27 @@ def jobs_sweep(*, now: datetime | None = None) -> SweepResult:
         job.save(update_fields=["heartbeat_at"])
         publish_on_commit(job.task_name, kwargs=job.task_kwargs)
         republished += 1
+    for job in Job.objects.select_for_update(skip_locked=True).filter(
+        status=Job.Status.INDEXING, heartbeat_at__lt=stale
+    ):
+        # Written, but no chunk of it indexed for a while: its indexing publish was lost (the
+        # process died after its commit) or its indexing worker died. Published again: the
+        # task indexes what is still pending and settles the job.
+        if job.resumes < settings.JOBS_MAX_RESUMES:
+            job.heartbeat_at, job.resumes = now, job.resumes + 1
+            job.save(update_fields=["heartbeat_at", "resumes"])
+            publish_on_commit(
+                task_names.INDEX_CHUNK, kwargs={"organization_id": str(job.organization_id), "job_id": str(job.id)}
+            )
+            resumed += 1
+        else:
+            job_fail(
+                job_id=job.id,
+                code="indexing_stalled",
+                message="The rows were written but their indexing did not progress; they stay stored, "
+                "and the index sweep indexes them once an indexing worker is back.",
+            )
+            failed += 1
     if resumed or failed or republished:
         logger.warning("jobs swept", extra={"resumed": resumed, "failed": failed, "republished": republished})
     return SweepResult(resumed=resumed, republished=republished, failed=failed)

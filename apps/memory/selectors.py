@@ -8,7 +8,15 @@ from typing import Any
 from django.db.models import QuerySet
 
 from apps.memory.currency import with_currency
-from apps.memory.models import STORES, CoreBlock, EpisodicEvent, EvidenceRecord, ResourceItem, VaultEntry
+from apps.memory.models import (
+    STORES,
+    CoreBlock,
+    EpisodicEvent,
+    EvidenceRecord,
+    IngestionBatchChunk,
+    ResourceItem,
+    VaultEntry,
+)
 from apps.memory.search import SearchHit, fuse, keyword_lane, vector_lane
 from apps.platform.errors import NotFound, ValidationFailed
 from apps.tenancy.models import Subject
@@ -138,3 +146,23 @@ def vault_value(*, subject: Subject, entry_id: uuid.UUID) -> tuple[VaultEntry, s
         ),
     )
     return entry, value
+
+
+def batch_records(*, batch_id: uuid.UUID) -> list[tuple[str, uuid.UUID]]:
+    """(type, id) of every row the batch's chunks have written so far, chunk by chunk."""
+    chunk_ids = [
+        chunk_id
+        for chunk_id in IngestionBatchChunk.objects.filter(batch_id=batch_id)
+        .order_by("index")
+        .values_list("chunk_id", flat=True)
+        if chunk_id is not None  # a chunk that stored nothing
+    ]
+    if not chunk_ids:
+        return []
+    return [
+        (memory_type, row_id)
+        for memory_type, model in STORES.items()
+        for row_id in model.objects.filter(chunk_id__in=chunk_ids)
+        .order_by("created_at", "id")
+        .values_list("id", flat=True)
+    ]

@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from apps.consent.checks import consent_check_memory_write
 from apps.jobs import task_names
-from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.jobs.models import Job
+from apps.jobs.services import job_add_chunk, job_create, job_create_indexing, job_enqueue_on_commit
 from apps.language.dates import parse_event_time
 from apps.language.facts import normalize_attribute
 from apps.memory.core_text import FactChange, restate_superseded
@@ -300,11 +301,15 @@ def _save_all(groups: Sequence[Sequence[EvidenceRecord]]) -> None:
         raise Conflict("A concurrent write updated the same memory; retry the request.") from exc
 
 
-def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteResult) -> None:
+def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteResult, job: Job | None) -> None:
+    """The write's rows that the graph indexes are the job's to wait on: the write's own job
+    (``indexing`` from the start), or the job the write is part of (a batch's)."""
     if not any(r.memory_type in ("episodic", "semantic") for r in result.records):
         return
-    job = job_create(organization_id=subject.organization_id, kind="memory.index", subject_id=subject.id)
-    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK, kwargs={"chunk_id": str(chunk_id)})
+    if job is None:
+        job = job_create_indexing(organization_id=subject.organization_id, chunk_id=chunk_id, subject_id=subject.id)
+    # else the batch step adds the chunk to its job as the step's last write (the job row's
+    # lock, held to commit, would otherwise stall the job's heartbeat for the whole chunk).
     result.job_id = job.id
 
 
@@ -321,8 +326,10 @@ def memory_write_messages(
     stopwatch: Stopwatch | None = None,
     llm: MemoryLLM | None = None,
     embedder: Embedder | None = None,
+    job: Job | None = None,
 ) -> WriteResult:
-    """Route and write one chunk of messages; sensitive values go only to the vault.
+    """Route and write one chunk of messages; sensitive values go only to the vault. The rows'
+    indexing belongs to ``job`` (the batch's) if given, else to a job of the write's own.
 
     Every message of an accepted chunk ends up in a row: the writers' drafts, a verbatim
     episode for a message no writer cited, or, for a pasted document, a resource and its
@@ -389,7 +396,7 @@ def memory_write_messages(
         )
         for memory_type, rows in stored:
             result.records += [WrittenRecord(memory_type, row.id) for row in rows]
-        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result)
+        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result, job=job)
         _emit_memory_created(
             subject=subject,
             result=result,
@@ -566,7 +573,7 @@ def memory_write_document(
             *(WrittenRecord("episodic", p.id) for p in passages),
             *(WrittenRecord("vault", v.id) for v in vault),
         ]
-        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result)
+        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result, job=None)
         _emit_memory_created(
             subject=subject, result=result, source_kind=provenance.source_kind, rows=[resource, *passages]
         )
@@ -671,7 +678,7 @@ def memory_supersede(
         result = WriteResult(
             chunk_id=new.chunk_id, routed_types=[memory_type], records=[WrittenRecord(memory_type, new.id)]
         )
-        _enqueue_indexing(subject=subject, chunk_id=new.chunk_id, result=result)
+        _enqueue_indexing(subject=subject, chunk_id=new.chunk_id, result=result, job=None)
     return new
 
 
@@ -761,7 +768,7 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
     that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
     again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
-    chunk_id, rejected = None, None
+    chunk_id, rejected, to_index = None, None, False
     if batch.chunks_done < batch.chunks_total:
         index = batch.chunks_done
         chunk = batch.chunks[index]
@@ -773,13 +780,14 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
                     messages=incoming_messages(chunk["messages"]),
                     source_kind=chunk.get("source_kind", EvidenceRecord.SourceKind.CHAT),
                     session_id=chunk.get("session_id") or batch.session_id,
+                    job=batch.job,
                 )
         except NothingToStore as exc:  # reported on the job, which then cannot succeed
             rejected = exc.message
         else:
             written = len(result.records)
             batch.records_written += written
-            chunk_id = result.chunk_id
+            chunk_id, to_index = result.chunk_id, result.job_id is not None
         IngestionBatchChunk.objects.create(
             organization_id=batch.organization_id,
             batch=batch,
@@ -788,6 +796,8 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
             records_written=written,
         )
         fault_pause(f"memory.batch.chunk.{index}")
+        if chunk_id is not None and to_index:
+            job_add_chunk(job=batch.job, chunk_id=chunk_id)
         batch.chunks_done += 1
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use

@@ -35,6 +35,12 @@ def request_budget(seconds: int) -> Iterator[None]:
         _deadline.reset(token)
 
 
+def budget_remaining() -> float | None:
+    """Seconds left of the current request's budget (negative once spent); None outside a request."""
+    deadline = _deadline.get()
+    return None if deadline is None else deadline[0] - time.monotonic()
+
+
 def check_budget() -> None:
     """Raise ``RequestTimedOut`` when the current request's budget is spent."""
     deadline = _deadline.get()

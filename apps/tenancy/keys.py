@@ -18,7 +18,8 @@ LOOKUP_ID_LENGTH = 12
 SECRET_BYTES = 32
 SECRET_LENGTH = 43  # ceil(256 / log2(62))
 
-SCOPES = ("memories:read", "memories:write", "vault:read", "admin")
+# ``memories:delete`` is its own scope: updates append, and deleting rows is granted apart.
+SCOPES = ("memories:read", "memories:write", "memories:delete", "vault:read", "admin")
 
 
 def base62(data: bytes, length: int) -> str:

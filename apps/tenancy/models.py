@@ -5,6 +5,7 @@ import uuid
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from apps.tenancy.managers import OrganizationManager, TenantScopedManager
@@ -12,6 +13,9 @@ from apps.tenancy.managers import OrganizationManager, TenantScopedManager
 # The name of an organization's AGE graph: generated here, never taken from input, and
 # checked against this pattern wherever it is placed into SQL (``apps.graph.adapter``).
 GRAPH_NAME_PATTERN = re.compile(r"^g_[0-9a-f]{32}$")
+# What a subject's external id may be (the customer's own id, placed in URLs).
+EXTERNAL_ID_PATTERN = r"^[A-Za-z0-9._:@+\-]{1,200}$"
+EXTERNAL_ID_RULE = "Use 1-200 characters from letters, digits and . _ : @ + -"
 
 
 def new_graph_name() -> str:
@@ -31,6 +35,9 @@ class Organization(models.Model):
     graph_name = models.CharField(max_length=63, unique=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     monthly_request_quota = models.PositiveBigIntegerField(null=True, blank=True)
+    # A write to an unknown subject external_id creates the subject (ADR 0039); off, such a
+    # write is a 404 like every read, and subjects come only from POST /v1/subjects.
+    subjects_created_on_write = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = OrganizationManager()
@@ -119,3 +126,26 @@ class ApiKey(TenantModel):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.lookup_id})"
+
+
+class IdempotencyRecord(TenantModel):
+    """The stored answer to the first request made with an ``Idempotency-Key`` (ADR 0038):
+    a retry with the same key and the same request is answered from here, for 24 hours."""
+
+    id = models.BigAutoField(primary_key=True)
+    key = models.CharField(max_length=255)
+    # The subject the answer is about, if any: erasing the subject erases its stored answers.
+    subject = models.ForeignKey(Subject, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField(encoder=DjangoJSONEncoder)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "tenancy_idempotency_record"
+        constraints = [models.UniqueConstraint(fields=["organization", "key"], name="idempotency_key_unique")]
+        indexes = [models.Index(fields=["organization", "expires_at"], name="idempotency_expiry")]
+
+    def __str__(self) -> str:
+        return f"{self.key} → {self.status_code}"

@@ -7,13 +7,22 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from apps.platform.errors import Conflict, NotFound, ValidationFailed
-from apps.tenancy import keys
+from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
+from apps.tenancy import idempotency, keys
 from apps.tenancy.lifecycle import organization_created, organization_offboarded
-from apps.tenancy.models import ApiKey, Membership, Organization, Subject, new_graph_name
+from apps.tenancy.models import (
+    EXTERNAL_ID_PATTERN,
+    EXTERNAL_ID_RULE,
+    ApiKey,
+    IdempotencyRecord,
+    Membership,
+    Organization,
+    Subject,
+    new_graph_name,
+)
 from apps.tenancy.scope import organization_scope
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,98}[a-z0-9]$")
@@ -73,6 +82,40 @@ def subject_create(
     except IntegrityError as exc:
         raise Conflict(f"A subject with external_id {external_id!r} already exists.") from exc
     return subject
+
+
+def organization_settings_update(*, organization_id: uuid.UUID, subjects_created_on_write: bool) -> Organization:
+    """Change the organization's settings, in its scope (the row is its own under RLS)."""
+    updated = Organization.objects.filter(id=organization_id).update(
+        subjects_created_on_write=subjects_created_on_write
+    )
+    if not updated:
+        raise NotFound("Organization not found.")
+    return Organization.objects.get(id=organization_id)
+
+
+def subject_for_write(*, organization_id: uuid.UUID, external_id: str, kind: str) -> tuple[Subject, bool]:
+    """The subject a write goes to, created (of ``kind``) when the external id is unknown and
+    the organization creates subjects on first write (ADR 0039); whether it was created.
+    Race-safe: two concurrent first writes make one subject (the unique external id)."""
+    subject = Subject.objects.filter(external_id=external_id).first()
+    if subject is not None:
+        return subject, False
+    enabled = Organization.objects.filter(id=organization_id).values_list("subjects_created_on_write", flat=True)
+    if not enabled.first():
+        raise NotFound(
+            f"No subject with external_id {external_id!r} in this organization. Create it with POST /v1/subjects "
+            "(this organization does not create subjects on first write)."
+        )
+    if not re.match(EXTERNAL_ID_PATTERN, external_id):
+        raise ValidationFailed(f"external_id {external_id!r} cannot name a new subject. {EXTERNAL_ID_RULE}.")
+    if kind not in Subject.Kind.values:
+        raise ValidationFailed(f"subject_kind must be one of {list(Subject.Kind.values)}.")
+    # get_or_create inserts in a savepoint: a concurrent first write's uncommitted row makes
+    # this insert wait for it; once it commits, the insert fails and the row is read instead.
+    return Subject.objects.get_or_create(
+        external_id=external_id, defaults={"organization_id": organization_id, "kind": kind}
+    )
 
 
 def membership_create(*, organization_id: uuid.UUID, user_id: int, role: str) -> Membership:
@@ -177,3 +220,68 @@ def api_key_touch(*, api_key_id: uuid.UUID) -> None:
         .select_for_update(skip_locked=True, no_key=True)
     )
     ApiKey.objects.filter(id__in=due.values("id")).update(last_used_at=now)
+
+
+# --- idempotency keys (ADR 0038) ----------------------------------------------------------------
+
+
+def idempotency_claim(*, organization_id: uuid.UUID, key: str, request_hash: str) -> IdempotencyRecord | None:
+    """Claim ``key`` for this request, in the request's transaction; the stored answer when
+    the key already answered this same request (then nothing is to run), else None.
+
+    The claim is a transaction-scoped advisory lock on (organization, key): it is held until
+    the request's transaction ends — committed with the write and its stored answer, or
+    rolled back with nothing stored — so no marker outlives a failed or killed request. A
+    second request with the key while the first holds it is a 409; the same key with another
+    request is a 422."""
+    problem = idempotency.key_problem(key)
+    if problem:
+        raise ValidationFailed(problem, details={"header": idempotency.HEADER})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", [f"idempotency:{organization_id}:{key}"]
+        )
+        row = cursor.fetchone()
+    if not row or not row[0]:
+        raise Conflict(
+            f"A request with this {idempotency.HEADER} is still in progress; retry once it has finished.",
+            details={"header": idempotency.HEADER},
+        )
+    record = IdempotencyRecord.objects.filter(key=key, expires_at__gt=timezone.now()).first()
+    if record is not None and record.request_hash != request_hash:
+        raise Unprocessable(
+            f"This {idempotency.HEADER} was used for another request (method, path or body); "
+            "use a new key for a new request.",
+            details={"header": idempotency.HEADER},
+        )
+    return record
+
+
+def idempotency_store(
+    *,
+    organization_id: uuid.UUID,
+    key: str,
+    request_hash: str,
+    status_code: int,
+    response: Any,
+    subject_id: uuid.UUID | None = None,
+) -> None:
+    """Store the answer to the claimed key, in the request's transaction (it commits with the
+    write it answers). An expired record of the key is replaced."""
+    now = timezone.now()
+    IdempotencyRecord.objects.filter(key=key).delete()
+    IdempotencyRecord.objects.create(
+        organization_id=organization_id,
+        key=key,
+        subject_id=subject_id,
+        request_hash=request_hash,
+        status_code=status_code,
+        response=response,
+        expires_at=now + idempotency.RETENTION,
+    )
+
+
+def idempotency_purge(*, now: datetime | None = None) -> int:
+    """Beat, per organization: delete the records whose 24 hours have passed."""
+    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    return deleted

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 MEMORY_CREATED = "memory.created"
 MEMORY_INDEXED = "memory.indexed"
 MEMORY_INDEX_FAILED = "memory.index_failed"
+MEMORY_DELETED = "memory.deleted"
 DREAM_COMPLETED = "dream.completed"
 SKILL_CREATED = "skill.created"
 SKILL_UPDATED = "skill.updated"
@@ -39,6 +40,10 @@ EVENT_TYPES: dict[str, str] = {
     MEMORY_INDEX_FAILED: (
         "Graph indexing of a chunk failed; the records stay stored and citable (graph indexing job). "
         "payload: subject_id, chunk_id, job_id, error_code."
+    ),
+    MEMORY_DELETED: (
+        "Rows were deleted by DELETE …/memories/{type}/{id} or POST …/memories/delete (one event per call). "
+        "payload: subject_id, subject_external_id, records [{type, id}], counts per store and graph, receipt_sha256."
     ),
     DREAM_COMPLETED: (
         "An AutoDream consolidation round finished (dream jobs). "

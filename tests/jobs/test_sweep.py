@@ -23,7 +23,7 @@ from mirix_saas.celery import app
 from tests.factories import Tenant, make_tenant
 from tests.processes import wait_for
 from tests.reliability.support import message
-from workers.indexing import ingest_batch
+from workers.indexing import index_job_chunks, ingest_batch
 
 
 @pytest.fixture
@@ -129,7 +129,11 @@ def test_a_long_step_keeps_the_heartbeat_fresh_and_the_sweep_leaves_the_job_alon
         assert (timezone.now() - alive.heartbeat_at).total_seconds() < settings.JOBS_STALE_SECONDS
     finally:
         worker.join(timeout=120)
-    done = _job(tenant, Job(id=job_id))
-    assert done.status == Job.Status.SUCCEEDED and done.resumes == 0 and done.attempts == 1
+    written = _job(tenant, Job(id=job_id))
+    # Written, not yet indexed (no indexing worker here): the job waits on its rows.
+    assert written.status == Job.Status.INDEXING and written.resumes == 0 and written.attempts == 1
     with organization_scope(tenant.id):
         assert list(IngestionBatchChunk.objects.order_by("index").values_list("index", flat=True)) == [0, 1, 2]
+    index_job_chunks.apply(kwargs={"organization_id": str(tenant.id), "job_id": job_id})
+    done = _job(tenant, Job(id=job_id))
+    assert done.status == Job.Status.SUCCEEDED and done.result["rows_indexed"] == 3

@@ -111,7 +111,8 @@ def test_write_returns_ids_and_an_indexing_job_published_after_commit() -> None:
     result = _write_sessions(tenant)[0]
     assert result["job_id"]
     job = tenant.client().get(f"/v1/jobs/{result['job_id']}").json()
-    assert job["kind"] == "memory.index" and job["status"] == "queued"
+    # Written in the request, so the job is at its indexing (ADR 0031).
+    assert job["kind"] == "memory.index" and job["status"] == "indexing"
     for record in result["records"]:
         if record["type"] == "vault":
             continue
@@ -245,6 +246,9 @@ def test_unsupported_and_oversized_documents_are_refused() -> None:
     assert binary.status_code == 400 and "UTF-8" in binary.json()["error"]["message"]
     huge = client.post("/v1/subjects/maya/memories", {"text": "x" * (11 * 1024 * 1024)}, format="json")
     assert huge.status_code in (400, 413)
+    # An unknown subject is created by its first write unless the organization turned that
+    # off (tests/tenancy/test_subjects_on_first_write.py); off, the write is a 404.
+    client.patch("/v1/organization", {"subjects_created_on_write": False}, format="json")
     unknown = client.post("/v1/subjects/nobody/memories", {"text": "hello"}, format="json")
     assert unknown.status_code == 404
 

@@ -65,10 +65,14 @@ def test_writes_during_a_graph_outage_are_kept_and_the_sweep_indexes_them_on_a_r
             written = tenant.client().post("/v1/subjects/maya/memories", {"messages": SESSIONS[0]}, format="json")
             assert written.status_code == 201  # fail-soft: the graph is not on the write's path
             job_id = written.json()["job_id"]
-            wait_for(lambda: _job(tenant, job_id).status == Job.Status.SUCCEEDED, timeout=90)
+            wait_for(lambda: _job(tenant, job_id).status == Job.Status.FAILED, timeout=90)
             during = _rows(tenant)
             assert during and {status for _, _, status in during} == {"failed"}
-            assert _job(tenant, job_id).result["failed"] == len(during)
+            # Not findable, so not succeeded: the job names each row and why (ADR 0031).
+            failed = _job(tenant, job_id)
+            assert failed.error_code == "rows_not_indexed" and failed.result["rows_failed"] == len(during)
+            assert {row["id"] for row in failed.result["rows_not_indexed"]} == {str(i) for i, _, _ in during}
+            assert all(row["error"].endswith("indexing failed") for row in failed.result["rows_not_indexed"])
         assert graph_snapshot(tenant.id).anchors == []
         app.send_task(task_names.INDEX_SWEEP)  # what beat sends every five minutes
         wait_for(lambda: {status for _, _, status in _rows(tenant)} == {"indexed"}, timeout=90)

@@ -201,6 +201,11 @@ def test_every_method_and_scope_set(route: Route, owner: tuple[Tenant, dict[str,
             problems.append((method, "intruder", "leaked an id of the owner", body[:200]))
         if method == "OPTIONS":
             expect("intruder", method, response, 200)
+        elif method in getattr(route.view_class, "subject_created_on", ()):
+            # A write to an external id the intruder does not have creates its own subject
+            # (ADR 0039): a success in its organization, the owner's rows untouched (below).
+            if response.status_code >= 300:
+                problems.append((method, "intruder, first write", response.status_code, body[:200]))
         elif "{" in endpoint.route:
             expect("intruder", method, response, 404, "not_found")
         elif response.status_code >= 400:

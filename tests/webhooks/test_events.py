@@ -59,7 +59,7 @@ def test_the_outbox_row_commits_with_the_change_and_the_kick_follows_the_commit(
 def test_programming_errors_fail_loudly() -> None:
     tenant, other = make_tenant(), make_tenant()
     with pytest.raises(ValueError, match="unknown webhook event type"):
-        emit(tenant, "memory.deleted")
+        emit(tenant, "memory.vanished")
     with pytest.raises(ValueError, match="content"):
         emit(tenant, "memory.created", {"content": "text"})
     with pytest.raises(MissingTenantScope):
@@ -73,7 +73,7 @@ def test_every_documented_event_type_can_be_emitted() -> None:
     make_endpoint(tenant, "http://127.0.0.1:9/in")
     for event_type in events.EVENT_TYPES:
         assert emit(tenant, event_type, {"id": str(uuid.uuid4())}) is not None
-    assert len(_events(tenant)) == 11
+    assert len(_events(tenant)) == 12
 
 
 def test_a_memory_write_emits_memory_created_with_ids_and_text_only_for_opted_in(

@@ -4,6 +4,9 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.erasure.deletion import DELETABLE_TYPES, MAX_ROWS
+from apps.platform.serializers import StrictFieldsSerializer
+
 
 class ErasureAcceptedSerializer(serializers.Serializer[Any]):
     erasure_request_id = serializers.UUIDField(source="id")
@@ -30,3 +33,38 @@ class ErasureRequestSerializer(serializers.Serializer[Any]):
 
     def get_receipt_sha256(self, request: Any) -> str | None:
         return request.receipt_sha256 or None
+
+
+class RowRefSerializer(StrictFieldsSerializer):
+    type = serializers.ChoiceField(
+        choices=DELETABLE_TYPES, error_messages={"invalid_choice": f"type must be one of {list(DELETABLE_TYPES)}."}
+    )
+    id = serializers.UUIDField()
+
+
+class MemoryDeleteSerializer(StrictFieldsSerializer):
+    ids = serializers.ListField(
+        child=RowRefSerializer(),
+        allow_empty=False,
+        help_text=f"The rows to delete, as {{type, id}}; at most {MAX_ROWS} per call (page beyond that).",
+    )
+
+
+class RelinkSerializer(serializers.Serializer[Any]):
+    type = serializers.CharField()
+    id = serializers.UUIDField(help_text="A surviving row that superseded a deleted one.")
+    supersedes = serializers.UUIDField(allow_null=True, help_text="What it supersedes now: the nearest older survivor.")
+
+
+class DeletionReceiptSerializer(serializers.Serializer[Any]):
+    subject_id = serializers.UUIDField()
+    deleted = RowRefSerializer(many=True, help_text="Every row deleted (a document's passages included).")
+    not_found = RowRefSerializer(many=True, help_text="Ids named that the subject has no row of; nothing done.")
+    counts = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Removed per store, from the graph (graph_frames, graph_anchors, graph_edges), the index beside "
+        "it (anchor_rows, anchor_frames, anchor_vectors) and object storage (objects).",
+    )
+    relinked = RelinkSerializer(many=True)
+    deleted_at = serializers.DateTimeField()
+    receipt_sha256 = serializers.CharField(help_text="SHA-256 of the receipt's canonical JSON (without this field).")

@@ -3,18 +3,27 @@ from __future__ import annotations
 import uuid
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.erasure import selectors, services
-from apps.erasure.api.serializers import ErasureAcceptedSerializer, ErasureRequestSerializer
+from apps.erasure.api.serializers import (
+    DeletionReceiptSerializer,
+    ErasureAcceptedSerializer,
+    ErasureRequestSerializer,
+    MemoryDeleteSerializer,
+)
+from apps.erasure.deletion import DELETABLE_TYPES, RowRef, memory_rows_delete
 from apps.erasure.models import ErasureRequest
+from apps.memory.api import views as memory_views
 from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 from apps.tenancy.api.serializers import SubjectOutputSerializer
 
 READ = {"memories:read"}
+DELETE = {"memories:delete"}
 ADMIN = {"admin"}
+DELETABLE_TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(DELETABLE_TYPES))
 
 
 class SubjectDetailApi(SubjectApiView):
@@ -71,3 +80,53 @@ class SubjectExportApi(SubjectApiView):
         response = Response(export.data)
         response["Content-Disposition"] = f'attachment; filename="subject-{subject.id}.json"'
         return response
+
+
+def _audit_deletion(view: OrganizationApiView, receipt: dict[str, object]) -> None:
+    deleted = receipt["deleted"]
+    assert isinstance(deleted, list)
+    view.audit_targets = [*(str(r["id"]) for r in deleted), f"receipt:sha256:{receipt['receipt_sha256']}"]
+
+
+class MemoryRowApi(memory_views.MemoryDetailApi):
+    """One row: read and update it (apps.memory), or delete it. Served here because deleting
+    rows is erasure's machinery (ADR 0037); the route is the memory row's."""
+
+    required_scopes = {**memory_views.MemoryDetailApi.required_scopes, "DELETE": DELETE}
+    audit_actions = {**memory_views.MemoryDetailApi.audit_actions, "DELETE": "memory.delete"}
+
+    @extend_schema(
+        parameters=[DELETABLE_TYPE_PARAMETER],
+        responses={200: DeletionReceiptSerializer},
+        operation_id="memories_delete",
+        description="Delete the row from its store, the graph, the index beside it and (a document) object "
+        "storage; answers the receipt. A row it superseded becomes current again (ADR 0037). Needs memories:delete.",
+    )
+    def delete(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
+        receipt = memory_rows_delete(
+            subject=self.subject(external_id), rows=[RowRef(memory_type, record_id)], missing_ok=False
+        )
+        _audit_deletion(self, receipt)
+        return Response(DeletionReceiptSerializer(receipt).data)
+
+
+class MemoryDeleteApi(SubjectApiView):
+    """Delete many rows of a subject by id, up to 1,000 per call."""
+
+    required_scopes = {"POST": DELETE}
+    audit_actions = {"POST": "memory.delete"}
+
+    @extend_schema(
+        request=MemoryDeleteSerializer,
+        responses={200: DeletionReceiptSerializer},
+        operation_id="memories_delete_many",
+        description="Delete rows by id, as DELETE does each (ADR 0037), in one transaction: all or none. Ids "
+        "the subject has no row of are listed in not_found. At most 1,000 rows per call. Needs memories:delete.",
+    )
+    def post(self, request: Request, external_id: str) -> Response:
+        payload = MemoryDeleteSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        rows = [RowRef(r["type"], r["id"]) for r in payload.validated_data["ids"]]
+        receipt = memory_rows_delete(subject=self.subject(external_id), rows=rows)
+        _audit_deletion(self, receipt)
+        return Response(DeletionReceiptSerializer(receipt).data)

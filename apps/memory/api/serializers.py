@@ -5,6 +5,7 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
+from apps.jobs.api.serializers import JobOutputSerializer
 from apps.platform.serializers import StrictFieldsSerializer
 
 MAX_MESSAGES = 200
@@ -14,7 +15,7 @@ MAX_CHUNKS = 500
 ROLES = ("user", "assistant", "system", "tool")
 # Fields clients bring from other memory APIs (mem0's add), and where they belong here.
 WRITE_FIELD_HINTS = {
-    "user_id": "the subject is in the path: POST /v1/subjects/{external_id}/memories (create it with POST /v1/subjects)",
+    "user_id": "the subject is in the path: POST /v1/subjects/{external_id}/memories (an unknown one is created)",
     "agent_id": "the subject is in the path: POST /v1/subjects/{external_id}/memories",
     "run_id": "use session_id to group the messages of one conversation",
     "metadata": (
@@ -73,8 +74,24 @@ class ChunkSerializer(StrictFieldsSerializer):
         return attrs
 
 
+def _subject_kind() -> serializers.ChoiceField:
+    return serializers.ChoiceField(
+        choices=("user", "agent"),
+        required=False,
+        default="user",
+        help_text="The subject's kind when this write creates it (an unknown external_id); ignored otherwise.",
+    )
+
+
+class ChunkWriteSerializer(ChunkSerializer):
+    """A chunk written on its own: it may create its subject."""
+
+    subject_kind = _subject_kind()
+
+
 class DocumentSerializer(StrictFieldsSerializer):
     file = serializers.FileField()
+    subject_kind = _subject_kind()
     title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
@@ -84,6 +101,7 @@ class BatchSerializer(StrictFieldsSerializer):
 
     chunks = serializers.ListField(child=ChunkSerializer(), min_length=1, max_length=MAX_CHUNKS)
     session_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    subject_kind = _subject_kind()
 
 
 class WrittenRecordSerializer(serializers.Serializer[Any]):
@@ -102,6 +120,19 @@ class BatchAcceptedSerializer(serializers.Serializer[Any]):
     batch_id = serializers.UUIDField(source="id")
     job_id = serializers.UUIDField()
     chunks_total = serializers.IntegerField()
+
+
+class WaitedWriteResultSerializer(WriteResultSerializer):
+    """The answer of a write; ``job`` only with ``?wait=true``."""
+
+    job = JobOutputSerializer(required=False, allow_null=True)
+
+
+class WaitedBatchSerializer(BatchAcceptedSerializer):
+    """The answer of a batch; ``job`` and ``records`` (stored so far) only with ``?wait=true``."""
+
+    job = JobOutputSerializer(required=False)
+    records = WrittenRecordSerializer(many=True, required=False)
 
 
 class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):

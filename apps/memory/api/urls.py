@@ -7,9 +7,7 @@ urlpatterns = [
     path(f"{prefix}/memories", views.MemoryCollectionApi.as_view(), name="memories"),
     path(f"{prefix}/memories/batch", views.MemoryBatchApi.as_view(), name="memories-batch"),
     path(f"{prefix}/memories/<str:memory_type>/search", views.MemoryTypeSearchApi.as_view(), name="memories-search"),
-    path(
-        f"{prefix}/memories/<str:memory_type>/<uuid:record_id>", views.MemoryDetailApi.as_view(), name="memory-detail"
-    ),
+    # memories/<type>/<id> itself is served by apps.erasure.api (it adds DELETE).
     path(
         f"{prefix}/memories/<str:memory_type>/<uuid:record_id>/history",
         views.MemoryHistoryApi.as_view(),

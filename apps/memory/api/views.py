@@ -8,11 +8,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.jobs.api.waiting import WaitRequest, answer_when_finished, wait_request
 from apps.memory import selectors, services
 from apps.memory.api.serializers import (
     BatchAcceptedSerializer,
     BatchSerializer,
-    ChunkSerializer,
+    ChunkWriteSerializer,
     DocumentSerializer,
     MemoryListQuerySerializer,
     MemoryPageSerializer,
@@ -23,6 +24,8 @@ from apps.memory.api.serializers import (
     SearchInputSerializer,
     VaultEntrySerializer,
     VaultValueSerializer,
+    WaitedBatchSerializer,
+    WaitedWriteResultSerializer,
     WriteResultSerializer,
 )
 from apps.memory.currency import with_currency
@@ -39,6 +42,22 @@ READ = {"memories:read"}
 WRITE = {"memories:write"}
 VAULT = {"vault:read"}
 TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
+WAIT_PARAMETERS = [
+    OpenApiParameter(
+        "wait",
+        bool,
+        OpenApiParameter.QUERY,
+        description="Answer only once the written rows are searchable (their job finished), or 202 with "
+        "the job's link when the wait runs out.",
+    ),
+    OpenApiParameter(
+        "wait_timeout",
+        float,
+        OpenApiParameter.QUERY,
+        description="Seconds to wait with wait=true: default 10, above 0 and at most 50 (and never past the "
+        "request budget).",
+    ),
+]
 
 
 class MemoryCollectionApi(SubjectApiView):
@@ -46,18 +65,21 @@ class MemoryCollectionApi(SubjectApiView):
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
+    subject_created_on = frozenset({"POST"})
     parser_classes = [StrictJSONParser, StrictMultiPartParser]
 
     @extend_schema(
-        request={"application/json": ChunkSerializer, "multipart/form-data": DocumentSerializer},
-        responses={201: WriteResultSerializer},
+        request={"application/json": ChunkWriteSerializer, "multipart/form-data": DocumentSerializer},
+        parameters=WAIT_PARAMETERS,
+        responses={201: WaitedWriteResultSerializer, 202: WaitedWriteResultSerializer},
         operation_id="memories_write",
     )
     def post(self, request: Request, external_id: str) -> Response:
-        subject = self.subject(external_id)
+        wait = wait_request(request.query_params)
         if request.content_type.startswith("multipart/"):
             document = DocumentSerializer(data=request.data)
             document.is_valid(raise_exception=True)
+            subject = self.subject_for_write(external_id, kind=document.validated_data["subject_kind"])
             upload = document.validated_data["file"]
             result = services.memory_write_document(
                 subject=subject,
@@ -68,8 +90,9 @@ class MemoryCollectionApi(SubjectApiView):
                 session_id=document.validated_data["session_id"],
             )
         else:
-            chunk = ChunkSerializer(data=request.data)
+            chunk = ChunkWriteSerializer(data=request.data)
             chunk.is_valid(raise_exception=True)
+            subject = self.subject_for_write(external_id, kind=chunk.validated_data["subject_kind"])
             result = services.memory_write_messages(
                 subject=subject,
                 messages=services.incoming_messages(chunk.validated_data["messages"]),
@@ -77,7 +100,19 @@ class MemoryCollectionApi(SubjectApiView):
                 session_id=chunk.validated_data["session_id"],
             )
         self.audit_targets = [str(r.id) for r in result.records]
-        return Response(WriteResultSerializer(result).data, status=201)
+        response = Response(WriteResultSerializer(result).data, status=201)
+        if wait is not None:
+            self._wait_for(response, wait, job_id=result.job_id)
+        return response
+
+    def _wait_for(self, response: Response, wait: WaitRequest, *, job_id: uuid.UUID | None) -> None:
+        if job_id is None:  # nothing to index: searchable as written
+            response.data = {**response.data, "job": None}
+            return
+        organization_id = self.organization_id
+        self.after_commit = lambda answer: answer_when_finished(
+            answer, organization_id=organization_id, job_id=job_id, timeout=wait.timeout
+        )
 
     @extend_schema(parameters=[MemoryListQuerySerializer], responses=MemoryPageSerializer, operation_id="memories_list")
     def get(self, request: Request, external_id: str) -> Response:
@@ -99,12 +134,19 @@ class MemoryCollectionApi(SubjectApiView):
 class MemoryBatchApi(SubjectApiView):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "memory.batch"}
+    subject_created_on = frozenset({"POST"})
 
-    @extend_schema(request=BatchSerializer, responses={202: BatchAcceptedSerializer}, operation_id="memories_batch")
+    @extend_schema(
+        request=BatchSerializer,
+        parameters=WAIT_PARAMETERS,
+        responses={201: WaitedBatchSerializer, 202: WaitedBatchSerializer},
+        operation_id="memories_batch",
+    )
     def post(self, request: Request, external_id: str) -> Response:
-        subject = self.subject(external_id)
+        wait = wait_request(request.query_params)
         payload = BatchSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
+        subject = self.subject_for_write(external_id, kind=payload.validated_data["subject_kind"])
         chunks = [
             {
                 "messages": [{**m, "timestamp": m["timestamp"].isoformat()} for m in chunk["messages"]],
@@ -117,7 +159,20 @@ class MemoryBatchApi(SubjectApiView):
             subject=subject, chunks=chunks, session_id=payload.validated_data["session_id"]
         )
         self.audit_targets = [str(batch.id), str(batch.job_id)]
-        return Response(BatchAcceptedSerializer(batch).data, status=202)
+        response = Response(BatchAcceptedSerializer(batch).data, status=202)
+        if wait is not None:
+            organization_id, batch_id, job_id = self.organization_id, batch.id, batch.job_id
+            self.after_commit = lambda answer: answer_when_finished(
+                answer,
+                organization_id=organization_id,
+                job_id=job_id,
+                timeout=wait.timeout,
+                records=lambda: [
+                    {"type": memory_type, "id": str(row_id)}
+                    for memory_type, row_id in selectors.batch_records(batch_id=batch_id)
+                ],
+            )
+        return response
 
 
 class MemoryDetailApi(SubjectApiView):

@@ -4,15 +4,24 @@ The organization is resolved here, once, from the API key (never from the body o
 and the whole handler runs inside ``organization_scope``: one transaction with
 ``app.organization_id`` set, rolled back on any error. Subclasses cannot replace this.
 
+A POST may carry an ``Idempotency-Key`` (ADR 0038): the key is claimed in the same
+transaction, a retry of the same request is answered from the stored answer (with
+``Idempotent-Replayed: true``), and an answer that created something is stored with the write.
+
 Scopes and audit fail closed (ADR 0024): every handler declares its scopes (checked when the
 class is defined, and again per request); HEAD is GET without a body, so it needs GET's
 scopes and records GET's audit entry; OPTIONS reads nothing and answers the allowed methods
 only; a method without a handler is a 405.
+
+A handler whose answer depends on work other processes do after its commit (a write with
+``?wait=true``) sets ``after_commit``: it runs once the transaction committed, outside it,
+and may change the answer.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any, ClassVar
 
@@ -24,12 +33,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.audit.services import acting_as, audit_record
+from apps.platform.errors import ValidationFailed
 from apps.platform.exception_handler import database_unavailable
+from apps.tenancy import idempotency
 from apps.tenancy.authentication import ApiKeyPrincipal
-from apps.tenancy.models import Subject
+from apps.tenancy.models import IdempotencyRecord, Subject
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import subject_get
-from apps.tenancy.services import api_key_touch
+from apps.tenancy.services import api_key_touch, idempotency_claim, idempotency_store, subject_for_write
 from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle
 
 _SEALED = ("dispatch", "initial", "get_queryset", "get_object", "finalize_response", "head", "options")
@@ -42,6 +53,14 @@ def _declared(method: str) -> str:
     return "GET" if method == "HEAD" else method
 
 
+class _Replay(Exception):
+    """Raised from ``initial`` when the request is a retry of one already answered."""
+
+    def __init__(self, record: IdempotencyRecord) -> None:
+        super().__init__(record.key)
+        self.record = record
+
+
 class OrganizationApiView(APIView):
     """``required_scopes`` per method; ``audit_actions`` per method names the audit entry a
     successful call appends (required for every write); a handler may fill ``audit_subject_id``
@@ -49,6 +68,9 @@ class OrganizationApiView(APIView):
 
     required_scopes: ClassVar[dict[str, set[str]]] = {}
     audit_actions: ClassVar[dict[str, str]] = {}
+    # Methods whose answer carries a secret shown once (a new key): never stored, so they
+    # refuse an Idempotency-Key rather than replay without it.
+    secret_responses: ClassVar[frozenset[str]] = frozenset()
     throttle_classes = [ApiKeyRateThrottle, OrganizationQuotaThrottle]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -91,15 +113,22 @@ class OrganizationApiView(APIView):
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         self.audit_subject_id: uuid.UUID | None = None
         self.audit_targets: list[str] = []
+        self.after_commit: Callable[[Response], None] | None = None
         self._scoped = False
+        self._subject_created: Subject | None = None
+        self._idempotency: tuple[str, str] | None = None  # the claimed (key, request hash)
+        self._replayed = False
         try:
             with ExitStack() as scope_stack:
                 self._scope_stack = scope_stack
-                return super().dispatch(request, *args, **kwargs)
+                response = super().dispatch(request, *args, **kwargs)
         except (OperationalError, InterfaceError) as exc:
             # Raised as the transaction ends, after the view answered: the commit failed (or
             # its outcome is unknown), so the answer is a 503, never the view's 2xx.
             return database_unavailable(exc)
+        if self.after_commit is not None and isinstance(response, Response) and response.status_code < 400:
+            self.after_commit(response)  # committed: it must not fail the answer (apps.jobs.api.waiting)
+        return response
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # authentication, scopes, throttles
@@ -110,12 +139,68 @@ class OrganizationApiView(APIView):
         self._scope_stack.enter_context(acting_as(f"api_key:{principal.api_key_id}"))
         self._scoped = True
         api_key_touch(api_key_id=principal.api_key_id)
+        if request.method == "POST" and idempotency.HEADER in request.headers:
+            self._idempotency_claim(request, request.headers[idempotency.HEADER])
+
+    def _idempotency_claim(self, request: Request, key: str) -> None:
+        if request.method in self.secret_responses:
+            raise ValidationFailed(
+                f"{request.method} {request.path} does not take an {idempotency.HEADER}: its answer carries a "
+                "secret, which is never stored. Retry without the header and check what exists first.",
+                details={"header": idempotency.HEADER},
+            )
+        request_hash = idempotency.request_fingerprint(
+            method=request.method or "",
+            path=request.get_full_path(),
+            content_type=request.content_type or "",
+            body=request._request.body,
+        )
+        record = idempotency_claim(organization_id=self.organization_id, key=key, request_hash=request_hash)
+        if record is not None:
+            raise _Replay(record)
+        self._idempotency = (key, request_hash)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, _Replay):
+            # The first answer, as it was; nothing ran, so nothing is audited again.
+            self._replayed = True
+            response = Response(exc.record.response, status=exc.record.status_code)
+            response[idempotency.REPLAYED_HEADER] = "true"
+            return response
+        return super().handle_exception(exc)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Response:
+        if (
+            self._idempotency is not None
+            and isinstance(response, Response)
+            and response.status_code in idempotency.STORED_STATUSES
+        ):
+            key, request_hash = self._idempotency
+            idempotency_store(
+                organization_id=self.organization_id,
+                key=key,
+                request_hash=request_hash,
+                status_code=response.status_code,
+                response=response.data,
+                subject_id=self.audit_subject_id,
+            )
         action = self.audit_action_for(request.method or "")
-        if self._scoped and action and isinstance(response, HttpResponse) and response.status_code < 400:
+        if (
+            self._scoped
+            and action
+            and not self._replayed
+            and isinstance(response, HttpResponse)
+            and response.status_code < 400
+        ):
             # Same transaction as the change: the entry and what it records commit together.
             # A stream (not an HttpResponse) records its own entry before its first line.
+            if self._subject_created is not None:
+                audit_record(
+                    organization_id=self.organization_id,
+                    action="subject.create",
+                    subject_id=self._subject_created.id,
+                    target_ids=[f"first_write:{action}"],
+                )
             audit_record(
                 organization_id=self.organization_id,
                 action=action,
@@ -133,7 +218,10 @@ class OrganizationApiView(APIView):
 class SubjectApiView(OrganizationApiView):
     """Views under ``/v1/subjects/{external_id}/``: the subject is looked up in the
     organization's scope (another organization's subject is a 404) and becomes the subject
-    of the request's audit entry."""
+    of the request's audit entry. The methods in ``subject_created_on`` are writes that
+    create an unknown subject (``subject_for_write``)."""
+
+    subject_created_on: ClassVar[frozenset[str]] = frozenset()
 
     def subject(self, external_id: str) -> Subject:
         cached: Subject | None = getattr(self, "_subject", None)
@@ -142,3 +230,16 @@ class SubjectApiView(OrganizationApiView):
             self._subject = cached
         self.audit_subject_id = cached.id
         return cached
+
+    def subject_for_write(self, external_id: str, *, kind: str) -> Subject:
+        """The subject a write goes to: created (of ``kind``) when the external id is unknown,
+        unless the organization turned that off (ADR 0039). Reads use ``subject``: an unknown
+        subject stays a 404 there."""
+        if self.request.method not in self.subject_created_on:
+            raise TypeError(f"{type(self).__name__} must list {self.request.method} in subject_created_on")
+        subject, created = subject_for_write(organization_id=self.organization_id, external_id=external_id, kind=kind)
+        if created:
+            self._subject_created = subject
+        self._subject = subject
+        self.audit_subject_id = subject.id
+        return subject

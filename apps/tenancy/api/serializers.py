@@ -6,17 +6,17 @@ from django.conf import settings
 from rest_framework import serializers
 
 from apps.platform.fields import BoundedDictField
+from apps.platform.serializers import StrictFieldsSerializer
 from apps.tenancy import keys
-from apps.tenancy.models import Subject
+from apps.tenancy.models import EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE, Subject
 
-EXTERNAL_ID_PATTERN = r"^[A-Za-z0-9._:@+\-]{1,200}$"
 MAX_SUBJECT_METADATA_BYTES = 16 * 1024
 
 
 class SubjectInputSerializer(serializers.Serializer[dict[str, object]]):
     external_id = serializers.RegexField(
         EXTERNAL_ID_PATTERN,
-        error_messages={"invalid": "Use 1-200 characters from letters, digits and . _ : @ + -"},
+        error_messages={"invalid": EXTERNAL_ID_RULE},
     )
     kind = serializers.ChoiceField(choices=Subject.Kind.choices)
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -76,3 +76,17 @@ class ApiKeyOutputSerializer(serializers.Serializer[object]):
 class IssuedApiKeyOutputSerializer(serializers.Serializer[object]):
     api_key = ApiKeyOutputSerializer()
     secret = serializers.CharField(help_text="The full key. Shown once; store it now.")
+
+
+class OrganizationSettingsSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    slug = serializers.CharField(read_only=True)
+    subjects_created_on_write = serializers.BooleanField(
+        help_text="A write to an unknown subject external_id creates the subject (default true); "
+        "off, such a write is a 404 and subjects come only from POST /v1/subjects."
+    )
+
+
+class OrganizationSettingsInputSerializer(StrictFieldsSerializer):
+    subjects_created_on_write = serializers.BooleanField()

@@ -16,6 +16,8 @@ from apps.tenancy.api.serializers import (
     ApiKeyOutputSerializer,
     ApiKeyRotateInputSerializer,
     IssuedApiKeyOutputSerializer,
+    OrganizationSettingsInputSerializer,
+    OrganizationSettingsSerializer,
     SubjectInputSerializer,
     SubjectListOutputSerializer,
     SubjectListQuerySerializer,
@@ -61,6 +63,7 @@ class SubjectListCreateApi(OrganizationApiView):
 class ApiKeyListCreateApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "POST": ADMIN}
     audit_actions = {"POST": "api_key.create"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(responses=ApiKeyOutputSerializer(many=True), operation_id="api_keys_list")
     def get(self, request: Request) -> Response:
@@ -91,6 +94,7 @@ class ApiKeyRevokeApi(OrganizationApiView):
 class ApiKeyRotateApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
     audit_actions = {"POST": "api_key.rotate"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(
         request=ApiKeyRotateInputSerializer,
@@ -109,3 +113,30 @@ class ApiKeyRotateApi(OrganizationApiView):
         )
         self.audit_targets = [str(api_key_id), str(issued.api_key.id)]
         return Response(IssuedApiKeyOutputSerializer(issued).data, status=201)
+
+
+class OrganizationSettingsApi(OrganizationApiView):
+    """The calling key's organization and the settings it may change."""
+
+    required_scopes = {"GET": ADMIN, "PATCH": ADMIN}
+    audit_actions = {"PATCH": "organization.settings.update"}
+
+    @extend_schema(responses=OrganizationSettingsSerializer, operation_id="organization_get")
+    def get(self, request: Request) -> Response:
+        return Response(
+            OrganizationSettingsSerializer(selectors.organization_get(organization_id=self.organization_id)).data
+        )
+
+    @extend_schema(
+        request=OrganizationSettingsInputSerializer,
+        responses=OrganizationSettingsSerializer,
+        operation_id="organization_update",
+    )
+    def patch(self, request: Request) -> Response:
+        payload = OrganizationSettingsInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        organization = services.organization_settings_update(
+            organization_id=self.organization_id, **payload.validated_data
+        )
+        self.audit_targets = [f"subjects_created_on_write:{organization.subjects_created_on_write}"]
+        return Response(OrganizationSettingsSerializer(organization).data)

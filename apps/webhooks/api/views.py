@@ -38,6 +38,7 @@ class WebhookEventTypesApi(OrganizationApiView):
 class WebhookEndpointListCreateApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "POST": ADMIN}
     audit_actions = {"POST": "webhook_endpoint.create"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(responses=EndpointOutputSerializer(many=True), operation_id="webhook_endpoints_list")
     def get(self, request: Request) -> Response:
@@ -86,6 +87,7 @@ class WebhookEndpointDetailApi(OrganizationApiView):
 class WebhookEndpointRotateSecretApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
     audit_actions = {"POST": "webhook_endpoint.rotate_secret"}
+    secret_responses = frozenset({"POST"})
 
     @extend_schema(
         request=RotateSecretInputSerializer,

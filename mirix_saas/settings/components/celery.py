@@ -77,4 +77,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": task_names.ERASURE_DRAIN,
         "schedule": timedelta(seconds=30),
     },
+    "idempotency-purge": {
+        "task": task_names.IDEMPOTENCY_PURGE,
+        "schedule": timedelta(hours=1),
+    },
 }

@@ -1,0 +1,3 @@
+from mirix.cli import main
+
+main()
