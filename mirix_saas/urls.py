@@ -1,11 +1,11 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from apps.graph.api import AnchorListApi, FrameDetailApi, FrameListApi, GraphCheckApi
 from apps.platform import health
 from apps.providers.api.views import ProviderConfigApi
 from apps.retrieval.answer_api import AnswerApi
-from apps.retrieval.api import SearchApi
+from apps.retrieval.api import MemoryTypeSearchApi, SearchApi
 
 v1 = [
     path("", include("apps.tenancy.api.urls")),
@@ -17,18 +17,31 @@ v1 = [
     path("", include("apps.audit.api.urls")),
     path("", include("apps.dream.urls")),
     path("", include("apps.procedural.api.urls")),
+    path("", include("apps.usage.api.urls")),
     path("graph/check", GraphCheckApi.as_view(), name="graph-check"),
     path("subjects/<str:external_id>/graph/anchors", AnchorListApi.as_view(), name="graph-anchors"),
     path("subjects/<str:external_id>/graph/frames", FrameListApi.as_view(), name="graph-frames"),
     path("subjects/<str:external_id>/graph/frames/<str:frame_id>", FrameDetailApi.as_view(), name="graph-frame"),
     path("provider-config", ProviderConfigApi.as_view(), name="provider-config"),
     path("subjects/<str:external_id>/search", SearchApi.as_view(), name="subject-search"),
+    path(
+        "subjects/<str:external_id>/memories/<str:memory_type>/search",
+        MemoryTypeSearchApi.as_view(),
+        name="memories-search",
+    ),
     path("subjects/<str:external_id>/answer", AnswerApi.as_view(), name="subject-answer"),
     path("schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "docs",
-        SpectacularRedocView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        SpectacularRedocView.as_view(
+            url_name="schema", template_name="platform/redoc.html", authentication_classes=[], permission_classes=[]
+        ),
         name="docs",
+    ),
+    path(
+        "docs/swagger",
+        SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[], permission_classes=[]),
+        name="docs-swagger",
     ),
 ]
 

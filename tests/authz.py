@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connections
+from django.urls import URLPattern, URLResolver, get_resolver
 
 from apps.graph import adapter
 from apps.graph.services import index_chunk
@@ -20,6 +22,33 @@ from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
 from apps.webhooks import services as webhook_services
 from tests.factories import Tenant
+
+
+def url_routes(resolver: URLResolver | None = None, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every route of the URLconf (``v1/subjects/<str:external_id>``) with its view."""
+    found: list[tuple[str, Any]] = []
+    for pattern in (resolver or get_resolver()).url_patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            found += url_routes(pattern, route)
+        elif isinstance(pattern, URLPattern):
+            found.append((route, pattern.callback))
+    return found
+
+
+def organization_snapshot(organization_id: Any) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row the organization owns, read as the owner (beneath RLS)."""
+    snapshot: dict[str, list[tuple[Any, ...]]] = {}
+    with connections["owner"].cursor() as cursor:
+        cursor.execute(
+            """SELECT c.relname, CASE WHEN c.relname = 'tenancy_organization' THEN 'id' ELSE 'organization_id' END
+               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relrowsecurity"""
+        )
+        for table, column in cursor.fetchall():
+            cursor.execute(f'SELECT * FROM "{table}" WHERE "{column}" = %s ORDER BY 1', [organization_id])
+            snapshot[table] = [tuple(str(v) for v in row) for row in cursor.fetchall()]
+    return snapshot
 
 
 @dataclass(frozen=True)
@@ -95,6 +124,7 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/v1/api-keys", "admin", {"name": "k", "scopes": ["memories:read"]}),
     Endpoint("POST", "/v1/api-keys/{api_key}/revoke", "admin"),
     Endpoint("POST", "/v1/api-keys/{api_key}/rotate", "admin", {"overlap_seconds": 60}),
+    Endpoint("GET", "/v1/jobs", "memories:read"),
     Endpoint("GET", "/v1/jobs/{job}", "memories:read"),
     Endpoint("POST", "/v1/graph/check", "admin"),
     Endpoint("POST", "/v1/subjects/{subject}/search", "memories:read", {"query": "Where did Ana hike?"}),
@@ -186,6 +216,7 @@ ENDPOINTS += [
     # in tests/erasure/test_audit_log.py, another organization's key included).
     Endpoint("GET", "/v1/audit-log?limit=50", "admin"),
     Endpoint("GET", "/v1/audit-log/verify", "admin"),
+    Endpoint("GET", "/v1/usage", "admin"),
 ]
 
 
@@ -204,7 +235,7 @@ EXTRA_OBJECTS.append(_erasure_objects)
 
 # Answers (the local answerer: extractive, offline).
 ENDPOINTS += [
-    Endpoint("POST", "/v1/subjects/{subject}/answer", "memories:read", {"question": "Where did Ana hike with Leo?"}),
+    Endpoint("POST", "/v1/subjects/{subject}/answer", "memories:read", {"query": "Where did Ana hike with Leo?"}),
 ]
 
 

@@ -42,6 +42,7 @@ organization = [
     path("audit/chain/", governance.AuditChainView.as_view(), name="audit-chain"),
     path("erasure/", governance.ErasureListView.as_view(), name="erasures"),
     path("erasure/<uuid:request_id>/", governance.ErasureDetailView.as_view(), name="erasure-detail"),
+    path("erasure/<uuid:request_id>/receipt.json", governance.ErasureReceiptView.as_view(), name="erasure-receipt"),
     path("jobs/", governance.JobListView.as_view(), name="jobs"),
     path("jobs/retry-indexing/", governance.IndexingRetryView.as_view(), name="jobs-retry-indexing"),
     path("jobs/<uuid:job_id>/retry/", governance.JobRetryView.as_view(), name="job-retry"),
@@ -71,5 +72,10 @@ urlpatterns = [
     path("logout/", auth.LogoutView.as_view(), name="logout"),
     path("offboarded/", organizations.OffboardedListView.as_view(), name="offboarded"),
     path("offboarded/<uuid:request_id>/", organizations.OffboardedDetailView.as_view(), name="offboarded-detail"),
+    path(
+        "offboarded/<uuid:request_id>/receipt.json",
+        organizations.OffboardedReceiptView.as_view(),
+        name="offboarded-receipt",
+    ),
     path("orgs/<uuid:org_id>/", include(organization)),
 ]

@@ -8,7 +8,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.dream import selectors, services
+from apps.platform.serializers import page_serializer
 from apps.tenancy.api.base import SubjectApiView
+from apps.tenancy.api.cursors import decode_cursor, encode_cursor
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
@@ -46,12 +48,9 @@ class DreamMergeSerializer(serializers.Serializer[Any]):
     undone_at = serializers.DateTimeField(allow_null=True)
 
 
-class DreamMergeListSerializer(serializers.Serializer[Any]):
-    results = DreamMergeSerializer(many=True)
-
-
 class MergeQuerySerializer(serializers.Serializer[dict[str, Any]]):
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
+    cursor = serializers.CharField(required=False, max_length=300)
 
 
 class DreamApi(SubjectApiView):
@@ -62,7 +61,7 @@ class DreamApi(SubjectApiView):
     audit_actions = {"POST": "dream.request"}
 
     @extend_schema(
-        request=DreamRequestSerializer, responses={202: DreamAcceptedSerializer}, operation_id="dream_request"
+        request=DreamRequestSerializer, responses={202: DreamAcceptedSerializer}, operation_id="dream_round_create"
     )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
@@ -79,12 +78,24 @@ class DreamMergeListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "dream.merges.list"}
 
-    @extend_schema(parameters=[MergeQuerySerializer], responses=DreamMergeListSerializer, operation_id="dream_merges")
+    @extend_schema(
+        parameters=[MergeQuerySerializer],
+        responses=page_serializer("DreamMergePage", DreamMergeSerializer),
+        operation_id="dream_merges_list",
+        description="The subject's merges, newest first; pass `next_cursor` back as `cursor` for the next page.",
+    )
     def get(self, request: Request, external_id: str) -> Response:
         query = MergeQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        merges = list(
-            selectors.dream_merges_list(subject=self.subject(external_id), limit=query.validated_data["limit"])
+        params = query.validated_data
+        limit = params["limit"]
+        before = decode_cursor(params["cursor"]) if params.get("cursor") else None
+        merges = list(selectors.dream_merges_list(subject=self.subject(external_id), limit=limit + 1, before=before))
+        last = merges[limit - 1] if len(merges) > limit else None
+        self.audit_targets = [str(m.id) for m in merges[:limit]]
+        return Response(
+            {
+                "results": DreamMergeSerializer(merges[:limit], many=True).data,
+                "next_cursor": encode_cursor(last.created_at, last.id) if last else None,
+            }
         )
-        self.audit_targets = [str(m.id) for m in merges]
-        return Response({"results": DreamMergeSerializer(merges, many=True).data})

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.conf import settings
 from django.db import models
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -13,6 +17,7 @@ from apps.audit.selectors import audit_entries_for_subject
 from apps.erasure import adapter
 from apps.erasure.erasers import receipt_key, subject_owned_models, subject_rows
 from apps.erasure.models import ErasureRequest
+from apps.erasure.receipt import public_key_text, receipt_sign, signing_key_from_seed
 from apps.erasure.registry import ErasureTarget
 from apps.memory.models import STORES, ResourceItem, VaultEntry
 from apps.memory.selectors import vault_value
@@ -31,6 +36,26 @@ def erasure_request_get(*, erasure_request_id: uuid.UUID) -> ErasureRequest:
     if request is None:
         raise NotFound("Erasure request not found.")
     return request
+
+
+def _receipt_signing_key() -> Ed25519PrivateKey:
+    """``settings.RECEIPT_SIGNING_KEY``, or a key derived from the secret key without one."""
+    seed = settings.RECEIPT_SIGNING_KEY or hmac.digest(
+        settings.SECRET_KEY.encode(), b"mirix erasure receipt signing key v1", hashlib.sha256
+    )
+    return signing_key_from_seed(seed)
+
+
+def receipt_public_key() -> str:
+    """The public key that verifies downloaded receipts (base64 of the raw 32 bytes)."""
+    return public_key_text(_receipt_signing_key())
+
+
+def erasure_receipt_signed(*, erasure: ErasureRequest) -> dict[str, Any]:
+    """The completed request's receipt as a signed document (``apps.erasure.receipt``)."""
+    if not isinstance(erasure.receipt, dict):
+        raise NotFound("The receipt is written when the erasure completes.")
+    return receipt_sign(erasure.receipt, _receipt_signing_key())
 
 
 def erasure_request_list(

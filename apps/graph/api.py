@@ -36,7 +36,7 @@ class GraphCheckApi(OrganizationApiView):
 
 class PageQuerySerializer(serializers.Serializer[dict[str, Any]]):
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
-    cursor = serializers.CharField(required=False, max_length=300, default="")
+    cursor = serializers.CharField(required=False, allow_blank=True, max_length=300, default="")
     anchor = serializers.CharField(
         required=False, max_length=300, help_text="Only frames with an arm to this anchor key."
     )
@@ -88,7 +88,7 @@ class AnchorListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 
-    @extend_schema(parameters=[PageQuerySerializer], responses=AnchorPageSerializer, operation_id="graph_anchors")
+    @extend_schema(parameters=[PageQuerySerializer], responses=AnchorPageSerializer, operation_id="graph_anchors_list")
     def get(self, request: Request, external_id: str) -> Response:
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -102,7 +102,7 @@ class FrameListApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 
-    @extend_schema(parameters=[PageQuerySerializer], responses=FramePageSerializer, operation_id="graph_frames")
+    @extend_schema(parameters=[PageQuerySerializer], responses=FramePageSerializer, operation_id="graph_frames_list")
     def get(self, request: Request, external_id: str) -> Response:
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
@@ -120,7 +120,7 @@ class FrameDetailApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "graph.read"}
 
-    @extend_schema(responses=FrameWithRowsSerializer, operation_id="graph_frame")
+    @extend_schema(responses=FrameWithRowsSerializer, operation_id="graph_frames_get")
     def get(self, request: Request, external_id: str, frame_id: str) -> Response:
         frame, rows = selectors.frame_get(subject=self.subject(external_id), frame_id=frame_id)
         self.audit_targets = [str(row.id) for row in rows]

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from apps.memory.currency import with_currency
 from apps.memory.models import (
@@ -45,7 +45,7 @@ def _store(memory_type: str) -> type[EvidenceRecord]:
 
 @dataclass(frozen=True)
 class MemoryFilter:
-    memory_type: str
+    memory_type: str | None  # None: every readable store
     session_id: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
@@ -54,10 +54,14 @@ class MemoryFilter:
     include_superseded: bool = False
 
 
-def memory_list(
-    *, subject: Subject, filters: MemoryFilter, after: tuple[datetime, uuid.UUID] | None, limit: int
+# A position in a listing: (created_at, type, id), the order rows are listed in across stores.
+ListPosition = tuple[datetime, str, uuid.UUID]
+
+
+def _store_rows(
+    memory_type: str, *, subject: Subject, filters: MemoryFilter, after: ListPosition | None, limit: int
 ) -> list[Any]:
-    model = _store(filters.memory_type)
+    model = _store(memory_type)
     rows: QuerySet[Any] = (
         model.objects.filter(subject=subject) if filters.include_superseded else current_rows(model, subject=subject)
     )
@@ -69,15 +73,42 @@ def memory_list(
         rows = rows.filter(created_at__lt=filters.created_before)
     if filters.event_after or filters.event_before:
         if model is not EpisodicEvent:
-            raise ValidationFailed("event_after / event_before apply to episodic memories only.")
+            raise ValidationFailed("event_after / event_before apply to episodic memories only; pass type=episodic.")
         if filters.event_after:
             rows = rows.filter(event_time__gte=filters.event_after)
         if filters.event_before:
             rows = rows.filter(event_time__lt=filters.event_before)
     if after is not None:
-        created_at, row_id = after
-        rows = rows.filter(created_at__gt=created_at) | rows.filter(created_at=created_at, id__gt=row_id)
-    return with_currency(_without_vectors(rows).order_by("created_at", "id")[:limit])
+        # Rows of this store that come after the position in (created_at, type, id) order.
+        created_at, after_type, row_id = after
+        if memory_type > after_type:
+            rows = rows.filter(created_at__gte=created_at)
+        elif memory_type < after_type:
+            rows = rows.filter(created_at__gt=created_at)
+        else:
+            rows = rows.filter(Q(created_at__gt=created_at) | Q(created_at=created_at, id__gt=row_id))
+    return list(_without_vectors(rows).order_by("created_at", "id")[:limit])
+
+
+def memory_list(*, subject: Subject, filters: MemoryFilter, after: ListPosition | None, limit: int) -> list[Any]:
+    """Up to ``limit`` rows after ``after`` in (created_at, type, id) order: of one store, or
+    of every readable store merged (each store reads at most ``limit`` rows)."""
+    types = [filters.memory_type] if filters.memory_type is not None else list(READABLE_TYPES)
+    rows = [
+        row
+        for memory_type in types
+        for row in _store_rows(memory_type, subject=subject, filters=filters, after=after, limit=limit)
+    ]
+    rows.sort(key=lambda row: (row.created_at, memory_type_of(row), row.id))
+    return with_currency(rows[:limit])
+
+
+_TYPE_NAMES = {model: name for name, model in STORES.items()}
+
+
+def memory_type_of(row: Any) -> str:
+    """The store a row belongs to (``episodic``, ``resource``, ...)."""
+    return _TYPE_NAMES[type(row)]
 
 
 def _row(*, subject: Subject, memory_type: str, record_id: uuid.UUID) -> Any:

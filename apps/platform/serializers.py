@@ -38,3 +38,22 @@ class StrictFieldsSerializer(serializers.Serializer[dict[str, Any]]):
             f"this request accepts {accepted}. {advice}".strip(),
             details={"unknown_fields": hints},
         )
+
+
+def page_serializer(name: str, item: type[serializers.BaseSerializer[Any]]) -> type[serializers.Serializer[Any]]:
+    """The one shape of every list response (ADR 0040): ``{"results": [...], "next_cursor": ...}``.
+    A list that always fits one page still has ``next_cursor`` (null), so a client pages every
+    list with the same loop."""
+    fields = {
+        "results": item(many=True),
+        "next_cursor": serializers.CharField(
+            allow_null=True, help_text="Pass it back as `cursor` for the next page; null on the last page."
+        ),
+        "__doc__": f"A page of {item.__name__.removesuffix('Serializer')} items.",
+    }
+    return type(name, (serializers.Serializer,), fields)
+
+
+def one_page(items: Any) -> dict[str, Any]:
+    """The body of a list that always fits one page."""
+    return {"results": items, "next_cursor": None}

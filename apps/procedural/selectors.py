@@ -14,6 +14,7 @@ from pgvector.django import CosineDistance
 from apps.procedural.models import Retrieval, Scec, Skill, SkillEvent, SkillVersion
 from apps.providers.interfaces import Embedder
 from apps.resources.storage import storage
+from apps.retrieval.fusion import trim_to_token_budget
 from apps.tenancy.models import Subject
 
 CANDIDATES = 50  # nearest skills by meaning that are then scored by sim × w
@@ -40,13 +41,15 @@ def skill_search(
     embedder: Embedder,
     domain: str | None = None,
     limit: int = 5,
+    token_budget: int | None = None,
     weighted: bool = True,
 ) -> SkillRetrieval:
     """The subject's skills ranked by s(q, m) = sim(q, m) × w(m). With a ``domain``, specific
     skills of other domains are not eligible (their entities belong to their own domain);
     general forms of every domain are, tagged with their source domain. Recorded as a
     retrieval whose id feedback names. ``weighted=False`` ranks by similarity alone (the
-    ablation the procedural benchmark compares against)."""
+    ablation the procedural benchmark compares against). ``token_budget`` keeps, best first,
+    the skills whose texts fit it; the retrieval records only what was returned."""
     vector = embedder.embed([query])[0]
     eligible = Skill.objects.filter(
         subject=subject, status__in=RETRIEVABLE, embedding_model=embedder.model_name, embedding__isnull=False
@@ -66,6 +69,8 @@ def skill_search(
         scored.append(ScoredSkill(skill=skill, similarity=similarity, score=score))
     scored.sort(key=lambda item: (-item.score, str(item.skill.id)))
     top = scored[:limit]
+    if token_budget is not None:
+        top = trim_to_token_budget(top, token_budget, text=lambda item: item.skill.text)
     retrieval = Retrieval.objects.create(
         organization_id=subject.organization_id,
         subject=subject,

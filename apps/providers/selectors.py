@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 
 from django.db.models import Count, Sum
+from django.db.models.functions import TruncDate
 
 from apps.providers.config import ProviderConfig
 from apps.providers.models import OrganizationProviderConfig, ProviderUsage
@@ -32,6 +33,23 @@ def usage_totals_by_purpose(*, since: datetime | None = None, until: datetime | 
     )
     return {
         row["purpose"]: UsageTotals(
+            calls=row["calls"], prompt_tokens=row["prompt"], completion_tokens=row["completion"]
+        )
+        for row in rows
+    }
+
+
+def usage_totals_by_day_and_model(*, since: datetime, until: datetime) -> dict[tuple[date, str], UsageTotals]:
+    """The organization in scope's token usage per UTC day and model, over ``[since, until)``."""
+    rows = (
+        ProviderUsage.objects.filter(created_at__gte=since, created_at__lt=until)
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
+        .values("day", "model")
+        .annotate(calls=Count("id"), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
+        .order_by("day", "model")
+    )
+    return {
+        (row["day"], row["model"]): UsageTotals(
             calls=row["calls"], prompt_tokens=row["prompt"], completion_tokens=row["completion"]
         )
         for row in rows

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.platform.deprecation import mark_deprecated
+from apps.platform.errors import ValidationFailed
 from apps.platform.parsers import StrictJSONParser
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import answer_llm_for, embedder
@@ -25,10 +27,24 @@ from apps.tenancy.api.base import SubjectApiView
 
 MAX_QUESTION_CHARS = 2000
 MAX_TOKEN_BUDGET = 100_000
+ANSWER_OPERATION = "search_answer"
+
+
+@extend_schema_field({"type": "string", "maxLength": MAX_QUESTION_CHARS, "deprecated": True})
+class _DeprecatedCharField(serializers.CharField):
+    """A field kept for one release under its old name; the schema marks it deprecated."""
 
 
 class AnswerInputSerializer(serializers.Serializer[dict[str, Any]]):
-    question = serializers.CharField(max_length=MAX_QUESTION_CHARS)
+    query = serializers.CharField(
+        max_length=MAX_QUESTION_CHARS, required=False, help_text="The question to answer (as in search)."
+    )
+    question = _DeprecatedCharField(
+        max_length=MAX_QUESTION_CHARS,
+        required=False,
+        help_text="Deprecated alias of `query`, accepted for one release (the answer then carries a "
+        "`Deprecation` header); send one of the two, not both.",
+    )
     mode = serializers.ChoiceField(
         choices=["graph", "flat"], default="graph", help_text="'flat' skips the graph (direct evidence retrieval)."
     )
@@ -38,6 +54,19 @@ class AnswerInputSerializer(serializers.Serializer[dict[str, Any]]):
         max_value=MAX_TOKEN_BUDGET,
         help_text="The most evidence tokens each search may return.",
     )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "query" in attrs and "question" in attrs:
+            raise ValidationFailed(
+                "Send 'query' only: 'question' is its deprecated alias, and both were given.",
+                details={"question": ["Deprecated alias of 'query'; remove it."]},
+            )
+        if "question" in attrs:
+            attrs["query"] = attrs.pop("question")
+            attrs["deprecated_alias"] = True
+        elif "query" not in attrs:
+            raise serializers.ValidationError({"query": ["This field is required."]})
+        return attrs
 
 
 class AnswerBudgetsSerializer(serializers.Serializer[Any]):
@@ -94,7 +123,7 @@ class AnswerApi(SubjectApiView):
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.answer"}
 
-    @extend_schema(request=AnswerInputSerializer, responses=AnswerSerializer, operation_id="memories_answer")
+    @extend_schema(request=AnswerInputSerializer, responses=AnswerSerializer, operation_id=ANSWER_OPERATION)
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         payload = AnswerInputSerializer(data=request.data)
@@ -102,7 +131,7 @@ class AnswerApi(SubjectApiView):
         organization_id = self.organization_id
         result = answer_question(
             subject=subject,
-            question=payload.validated_data["question"],
+            question=payload.validated_data["query"],
             mode=payload.validated_data["mode"],
             token_budget=payload.validated_data.get("token_budget"),
             embedder=embedder(),
@@ -110,4 +139,7 @@ class AnswerApi(SubjectApiView):
             metering=MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter()),
         )
         self.audit_targets = list(result.cited_row_ids)
-        return Response(AnswerSerializer(result).data)
+        response = Response(AnswerSerializer(result).data)
+        if payload.validated_data.get("deprecated_alias"):
+            mark_deprecated(response, operation_id=ANSWER_OPERATION)
+        return response

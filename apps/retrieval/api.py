@@ -3,16 +3,27 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, get_args
 
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.memory.api.serializers import ExcerptSerializer, MemoryRecordSerializer
-from apps.memory.resource_search import ResourceHit
+from apps.memory import selectors as memory_selectors
+from apps.memory.api.serializers import (
+    ExcerptSerializer,
+    MemoryRecordSerializer,
+    ResourceSearchHitSerializer,
+    SearchHitPageSerializer,
+    SearchHitSerializer,
+    SearchInputSerializer,
+)
+from apps.memory.resource_search import ResourceHit, resource_hits
 from apps.platform.serializers import StrictFieldsSerializer
+from apps.providers.registry import embedder
 from apps.retrieval.extensions import search_extensions, search_extensions_run
+from apps.retrieval.fusion import trim_to_token_budget
 from apps.retrieval.selectors import search_evidence
+from apps.retrieval.services import TOKEN_BUDGET_ROW_LIMIT
 from apps.retrieval.types import AnswerType, FrameStatus, FusedSource, Operator, Plan, ScoredFact
 from apps.tenancy.api.base import SubjectApiView
 
@@ -35,6 +46,12 @@ class SubjectSearchInputSerializer(StrictFieldsSerializer):
         max_value=100_000,
         required=False,
         help_text="At most this many tokens of rows and resource passages in all.",
+    )
+    limit = serializers.IntegerField(
+        min_value=1,
+        max_value=TOKEN_BUDGET_ROW_LIMIT,
+        required=False,
+        help_text="At most this many evidence rows (default: the plan's row budgets).",
     )
     since = serializers.DateTimeField(
         required=False, help_text="Only rows whose event (else mention) time is at or after."
@@ -186,7 +203,7 @@ class SearchApi(SubjectApiView):
     audit_actions = {"POST": "memory.search"}
 
     @extend_schema(
-        request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="subjects_search"
+        request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="search_evidence"
     )
     def post(self, request: Request, external_id: str) -> Response:
         payload = SubjectSearchInputSerializer(data=request.data)
@@ -199,6 +216,7 @@ class SearchApi(SubjectApiView):
             mode=params["mode"],
             memory_types=params["memory_types"],
             token_budget=params.get("token_budget"),
+            limit=params.get("limit"),
             since=params.get("since"),
             until=params.get("until"),
         )
@@ -207,3 +225,63 @@ class SearchApi(SubjectApiView):
         if extended:
             evidence = dataclasses.replace(evidence, typed={**evidence.typed, **extended})
         return Response(SearchOutputSerializer(evidence).data)
+
+
+class MemoryTypeSearchApi(SubjectApiView):
+    """Search one memory store; resource hits carry excerpts chosen by retrieval (this view is
+    retrieval's because the excerpts are)."""
+
+    required_scopes = {"POST": {"memories:read"}}
+    audit_actions = {"POST": "memory.search"}
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(memory_selectors.SEARCHABLE_TYPES))
+        ],
+        request=SearchInputSerializer,
+        responses=SearchHitPageSerializer,
+        description="The store's rows ranked by meaning and words, at most `limit`, within `token_budget` "
+        "tokens of their content; resource hits also carry `excerpts`: passages of the resource within "
+        "`token_budget`. One page (`next_cursor` is null).",
+        operation_id="search_store",
+    )
+    def post(self, request: Request, external_id: str, memory_type: str) -> Response:
+        subject = self.subject(external_id)
+        payload = SearchInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        params = payload.validated_data
+        token_budget = params.get("token_budget")
+        model = embedder()
+        vector = model.embed([params["query"]])[0]
+        hits = memory_selectors.memory_search(
+            subject=subject,
+            memory_type=memory_type,
+            query=params["query"],
+            limit=params["limit"],
+            vector=vector,
+            model=model.model_name,
+        )
+        if memory_type != "resource":
+            if token_budget is not None:
+                hits = trim_to_token_budget(hits, token_budget, text=lambda hit: _content_text(hit.row))
+            self.audit_targets = [str(hit.row.id) for hit in hits]
+            return Response({"results": SearchHitSerializer(hits, many=True).data, "next_cursor": None})
+        excerpted = resource_hits(
+            subject=subject,
+            resources=[hit.row for hit in hits],
+            question=params["query"],
+            vector=vector,
+            model=model.model_name,
+            token_budget=token_budget,
+        )
+        found = {hit.resource.id: hit for hit in excerpted}
+        body = [{**vars(hit), "excerpts": found[hit.row.id].excerpts} for hit in hits if hit.row.id in found]
+        self.audit_targets = [str(hit["row"].id) for hit in body]
+        serializer = ResourceSearchHitSerializer(body, many=True, context={"excerpted": True})
+        return Response({"results": serializer.data, "next_cursor": None})
+
+
+def _content_text(row: Any) -> str:
+    """The text a hit returns (its record's content), which a token budget counts."""
+    content = MemoryRecordSerializer(row).data["content"]
+    return "\n".join(str(v) for value in content.values() for v in (value if isinstance(value, list) else [value]))

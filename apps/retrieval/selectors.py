@@ -90,6 +90,7 @@ def search_evidence(
     mode: Mode = "graph",
     memory_types: Sequence[str] = ("episodic", "semantic"),
     token_budget: int | None = None,
+    limit: int | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> SearchEvidence:
@@ -102,6 +103,7 @@ def search_evidence(
         mode=mode,
         memory_types=memory_types,
         token_budget=token_budget,
+        limit=limit,
         since=since,
         until=until,
     )

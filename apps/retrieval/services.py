@@ -227,9 +227,12 @@ def search(
     mode: Mode = "graph",
     memory_types: Sequence[str] = ("episodic", "semantic"),
     token_budget: int | None = None,
+    limit: int | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> SearchResult:
+    """``limit`` caps the evidence rows returned; like a token budget it lets the caller go past
+    the plan's row budgets, within the same bounded candidates (``TOKEN_BUDGET_ROW_LIMIT``)."""
     clock = _Clock()
     plan = plan_query(question)
     vector = embedder.embed([question])[0]
@@ -258,19 +261,21 @@ def search(
     scored_facts = rank_facts(facts, plan)
     # A caller's token budget is filled, past the plan's row budgets, from the same bounded
     # candidates (cited and base rows first), then trimmed deterministically.
-    limit = TOKEN_BUDGET_ROW_LIMIT if token_budget else plan.budgets.total_rows
+    candidates = TOKEN_BUDGET_ROW_LIMIT if token_budget or limit else plan.budgets.total_rows
     if mode == "flat" or fallback:  # the fused BM25 + dense order, as it is
         report.rows_inspected = len(rows)
-        flat = reads.with_currency(subject=subject, rows=rows[:limit])
+        flat = reads.with_currency(subject=subject, rows=rows[:candidates])
         returned = [FusedRow(row, "base", row.lexical_score) for row in flat]
     else:
-        fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=limit)
+        fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=candidates)
         report.rows_inspected = fused.rows_inspected
         returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
     if not {"episodic", "semantic"} & set(memory_types):  # only other stores were asked for
         returned, scored_facts = [], []
     if token_budget is not None:
         returned = trim_to_token_budget(returned, token_budget, text=lambda r: r.row.text)
+    if limit is not None:
+        returned = returned[:limit]
     report.rows_returned = len(returned)
     report.facts_returned = len(scored_facts)
     report.tokens_returned = sum(count_tokens(r.row.text) for r in returned)

@@ -64,6 +64,10 @@ def test_subjects_add_import_search_export(stack: Stack, tmp_path: Path) -> None
     written = {r["id"] for r in added["records"]}
     assert code == 0 and any("Miso" in row["text"] and row["id"] in written for row in found["rows"])
 
+    code, answered = mirix(stack, "answer", subject, "What is my cat's name?")
+    assert code == 0 and "Miso" in answered["answer"] and set(answered["cited_row_ids"]) <= written
+    assert answered["cited_row_ids"]
+
     target = tmp_path / "export.json"
     code, wrote = mirix(stack, "export", subject, "--output", str(target))
     assert code == 0 and wrote == {"written": str(target)}

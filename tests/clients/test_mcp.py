@@ -51,6 +51,7 @@ def test_the_tools_cover_a_memorys_life(stack: Stack) -> None:
                 messages=[{"role": "user", "content": "I adopted a cat named Miso last week."}],
             )
             found = await _call(client, "search_memory", subject=subject, query="What is the name of my cat?")
+            answered = await _call(client, "answer", subject=subject, query="What is my cat's name?")
             listed = await _call(client, "list_memories", subject=subject, type="episodic", limit=10)
             core = await _call(client, "get_core_memory", subject=subject)
             recorded = await _call(
@@ -71,6 +72,7 @@ def test_the_tools_cover_a_memorys_life(stack: Stack) -> None:
                 "core": core,
                 "recorded": recorded,
                 "skills": skills,
+                "answered": answered,
             }
 
     out = asyncio.run(run())
@@ -82,6 +84,8 @@ def test_the_tools_cover_a_memorys_life(stack: Stack) -> None:
     written = {r["id"] for r in out["added"]["records"]}
     assert any("Miso" in row["text"] and row["id"] in written for row in out["found"]["rows"])
     assert all(set(f["citations"]) for f in out["found"]["facts"])
+    assert "Miso" in out["answered"]["answer"] and set(out["answered"]["cited_row_ids"]) <= written
+    assert out["answered"]["cited_row_ids"]
     assert {r["id"] for r in out["listed"]["results"]} <= written and out["listed"]["results"]
     assert isinstance(out["core"]["blocks"], list)
     assert out["recorded"]["id"] and out["recorded"]["status"]

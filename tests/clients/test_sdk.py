@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 CAT = [{"role": "user", "name": "Ana", "content": "I adopted a cat named Miso last week."}]
 
 
-def test_write_wait_search_erase(stack: Stack) -> None:
+def test_write_wait_search_answer_delete(stack: Stack) -> None:
     subject = unique("ana")
     with Mirix(api_key=stack.owner.key, base_url=stack.url) as client:
         client.subjects.create(subject)
@@ -26,6 +26,10 @@ def test_write_wait_search_erase(stack: Stack) -> None:
         written_ids = {r.id for r in written.records}
         assert any("Miso" in row.text and row.id in written_ids for row in found.rows), found.rows
 
+        answer = client.answer(subject, "What is my cat's name?")
+        assert "Miso" in answer.answer
+        assert set(answer.cited_row_ids) <= {r.id for r in written.records} and answer.cited_row_ids
+
         receipt = client.subjects.erase(subject)
         client.jobs.wait(receipt.job_id)
         with pytest.raises(NotFound):
@@ -35,17 +39,18 @@ def test_write_wait_search_erase(stack: Stack) -> None:
 def test_the_async_client_does_the_same(stack: Stack) -> None:
     subject = unique("bo")
 
-    async def run() -> list[str]:
+    async def run() -> tuple[list[str], str]:
         async with AsyncMirix(api_key=stack.owner.key, base_url=stack.url) as client:
             await client.subjects.create(subject)
             await client.memories.add(subject, messages=CAT, wait=True)
             found = await client.search(subject, "What is the name of my cat?")
+            answer = await client.answer(subject, "What is my cat's name?")
             listed = [s.external_id async for s in client.subjects.list(page_size=1)]
             assert subject in listed
-            return [row.text for row in found.rows]
+            return [row.text for row in found.rows], answer.answer
 
-    texts = asyncio.run(run())
-    assert any("Miso" in t for t in texts)
+    texts, answer = asyncio.run(run())
+    assert any("Miso" in t for t in texts) and "Miso" in answer
 
     async def strangers() -> tuple[Exception, Exception]:
         async with AsyncMirix(api_key=stack.intruder.key, base_url=stack.url) as intruder:

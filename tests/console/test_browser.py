@@ -6,6 +6,7 @@ Screenshots land in var/test-artifacts/console/.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -20,9 +21,14 @@ from django.core.management import call_command
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from apps.tenancy.models import Membership
+from apps.erasure.receipt import receipt_verify
+from apps.erasure.selectors import receipt_public_key
+from apps.graph import store
+from apps.tenancy.models import ApiKey, Membership
+from apps.tenancy.scope import organization_scope
 from tests.console.conftest import PASSWORD, make_staff
 from tests.console.support import World, populate
+from tests.erasure.support import run_erasure
 from tests.factories import Tenant, make_tenant
 from tests.processes import ROOT, celery_worker, purge_queues, wait_for
 from tests.webhooks.support import Receiver
@@ -241,4 +247,63 @@ def test_staff_of_another_organization_see_not_found(server: Server, browser: Br
     expect(page.get_by_role("heading", name=re.compile("Not found"))).to_be_visible()
     assert tenant.organization.name not in page.content()
     _shot(page, "11-other-organization-404")
+    page.close()
+
+
+def test_usage_audit_names_receipt_download_and_graph_picture(server: Server, browser: Browser) -> None:
+    tenant = make_tenant("usage-co")
+    world: World = populate(tenant)
+    run_erasure(world.erasure_request_id)
+    with organization_scope(tenant.id):
+        key_name = ApiKey.objects.get(id=world.api_key_id).name
+        frames = store.frame_page(organization_id=tenant.id, subject_id=world.subject.id, after="")
+    staff = make_staff(tenant, role=Membership.Role.VIEWER)
+    page = browser.new_page(accept_downloads=True)
+    _sign_in(page, server, staff.user.username, f"/console/orgs/{tenant.id}/")
+
+    # The overview: 30 bars, today's as tall as the tallest, and the key by name.
+    bars = page.locator("#usage-chart rect.bar")
+    expect(bars).to_have_count(30)
+    today = bars.nth(29)
+    assert int(today.get_attribute("data-value") or 0) > 0
+    assert float(today.get_attribute("height") or 0) > 0
+    expect(page.locator("#usage-keys")).to_contain_text(key_name)
+    _shot(page, "12-usage-overview")
+
+    # The audit log: the key's name and the subject's external id beside their ids.
+    page.click("nav.sections >> text=Audit log")
+    write = page.locator("#audit-entries tr", has_text="memory.write").first
+    expect(write.locator("td.actor")).to_contain_text(key_name)
+    expect(write.locator("td.actor")).to_contain_text(f"api_key:{world.api_key_id}")
+    expect(write.locator("td.subject")).to_contain_text(world.subject.external_id)
+    expect(write.locator("td.subject")).to_contain_text(str(world.subject.id))
+    _shot(page, "13-audit-names")
+
+    # The receipt downloads as JSON whose signature verifies with the key the page shows.
+    page.goto(server.url(f"/console/orgs/{tenant.id}/erasure/{world.erasure_request_id}/"))
+    shown_key = page.inner_text("#receipt-public-key").strip()
+    assert shown_key == receipt_public_key()
+    with page.expect_download() as info:
+        page.click("#receipt-download")
+    download = info.value
+    assert download.suggested_filename == f"erasure-receipt-{world.erasure_request_id}.json"
+    with open(download.path(), encoding="utf-8") as handle:
+        document = json.load(handle)
+    assert document["receipt"]["erasure_request_id"] == str(world.erasure_request_id)
+    assert receipt_verify(document, public_key=shown_key)
+    _shot(page, "14-receipt")
+
+    # The graph page draws a node per frame and the anchors they join.
+    page.goto(server.url(f"/console/orgs/{tenant.id}/subjects/{world.subject.id}/graph/"))
+    picture = page.locator("#graph-picture")
+    expect(picture).to_be_visible()
+    expect(picture.locator("g[data-kind=frame]")).to_have_count(min(len(frames), 40))
+    assert picture.locator("g[data-kind=anchor]").count() > 0
+    first = world.frame
+    expect(picture.locator(f'g[data-kind=frame][data-ref="{first["frame_id"]}"]')).to_have_count(1)
+    for row_id in first["citations"]:
+        expect(picture.locator(f'line.cites[data-source="{first["frame_id"]}"][data-target="{row_id}"]')).to_have_count(
+            1
+        )
+    _shot(page, "15-graph-picture")
     page.close()

@@ -87,7 +87,7 @@ def plant(tenant: Tenant, external_id: str, *, canary: str | None = None) -> Pla
         {"changes": {"summary": f"Ana toured the {title} Museum."}},
         format="json",
     )
-    assert patched.status_code == 201, patched.content
+    assert patched.status_code == 200, patched.content
     # A document → a resource row, the original bytes in object storage, a vault entry.
     document = f"Notes on {canary} gardening. The shed password is {title}Shed-42!".encode()
     _post(

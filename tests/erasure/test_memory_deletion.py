@@ -164,7 +164,7 @@ def test_deleting_the_newest_value_makes_the_previous_one_current_again() -> Non
     # The middle of the chain: the newest value now supersedes the oldest.
     middle = deleter.delete(url.format(second)).json()
     assert middle["relinked"] == [{"type": "episodic", "id": third, "supersedes": first}]
-    history = [r["id"] for r in client.get(url.format(third) + "/history").json()]
+    history = [r["id"] for r in client.get(url.format(third) + "/history").json()["results"]]
     assert sorted(history) == sorted([first, third])
     assert client.get(url.format(third)).json()["current"] is True
     # The newest: the oldest is current again, and listed as such.

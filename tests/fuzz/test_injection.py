@@ -98,7 +98,7 @@ def test_hostile_reads_answer_cleanly_and_only_with_the_callers_data(
     responses = {
         "search": client.post("/v1/subjects/mia/search", {"query": payload}, format="json"),
         "flat search": client.post("/v1/subjects/mia/search", {"query": payload, "mode": "flat"}, format="json"),
-        "answer": client.post("/v1/subjects/mia/answer", {"question": payload}, format="json"),
+        "answer": client.post("/v1/subjects/mia/answer", {"query": payload}, format="json"),
         "resource search": client.post("/v1/subjects/mia/memories/resource/search", {"query": payload}, format="json"),
         "frames of anchor": client.get(f"/v1/subjects/mia/graph/frames?anchor={quote(payload)}"),
         "anchor cursor": client.get(f"/v1/subjects/mia/graph/anchors?cursor={quote(payload)}"),

@@ -50,12 +50,12 @@ from schemathesis.specs.openapi.checks import (
 from apps.graph import adapter
 from apps.tenancy.scope import organization_scope
 from tests.authz import ENDPOINTS, EXTRA_OBJECTS, tenant_objects
+from tests.authz import organization_snapshot as organization_rows
 from tests.conftest import _clear_cache as clear_cache
 from tests.conftest import _reset_database as reset_database
 from tests.factories import Tenant, make_tenant
 from tests.processes import purge_queues
 from tests.reliability.support import api_server
-from tests.tenancy.test_authorization_matrix import _snapshot as organization_rows
 
 EXAMPLES = int(os.environ.get("MIRIX_FUZZ_EXAMPLES", "12"))
 RANDOM = os.environ.get("MIRIX_FUZZ_RANDOM") == "1"

@@ -71,7 +71,7 @@ def tenant() -> Tenant:
 
 
 def _answer(tenant: Tenant, subject: str, question: str) -> dict[str, Any]:
-    response = tenant.client().post(f"/v1/subjects/{subject}/answer", {"question": question}, format="json")
+    response = tenant.client().post(f"/v1/subjects/{subject}/answer", {"query": question}, format="json")
     assert response.status_code == 200, response.content
     body: dict[str, Any] = response.json()
     return body

@@ -73,7 +73,7 @@ def test_a_move_stated_as_a_change_supersedes_the_old_home_city() -> None:
     [home] = [row for row in _semantic(tenant) if row["content"]["attribute"] == "home city"]
     assert home["content"]["summary"] == "Lena: We moved from Porto to Lyon last week."
     assert "Changed from: Porto" in home["content"]["details"]
-    history = tenant.client().get(f"/v1/subjects/lena/memories/semantic/{home['id']}/history").json()
+    history = tenant.client().get(f"/v1/subjects/lena/memories/semantic/{home['id']}/history").json()["results"]
     assert [row["content"]["summary"] for row in history] == [
         "Lena: We moved from Porto to Lyon last week.",
         "Lena: I live in Porto.",
@@ -104,7 +104,7 @@ def test_a_patch_is_a_value_that_survives_an_unrelated_write_and_yields_to_its_o
         {"changes": {"summary": "Lena lives in Braga."}},
         format="json",
     )
-    assert patched.status_code == 201, patched.content
+    assert patched.status_code == 200, patched.content
     assert patched.json()["content"]["attribute"] == "home city"  # kept from the row it supersedes
     _say(tenant, "I'm allergic to peanuts.", day=2)
     current = _by_attribute(_semantic(tenant))
@@ -124,11 +124,11 @@ def test_a_patch_may_set_the_attribute_and_refuses_an_empty_one() -> None:
     assert empty.status_code == 400 and "attribute" in empty.json()["error"]["message"]
     assert len(_semantic(tenant, include_superseded=True)) == 1  # nothing written
     renamed = tenant.client().patch(url, {"changes": {"attribute": "Hobby"}}, format="json")
-    assert renamed.status_code == 201 and renamed.json()["content"]["attribute"] == "hobby"
+    assert renamed.status_code == 200 and renamed.json()["content"]["attribute"] == "hobby"
 
 
 def _human_core(tenant: Tenant) -> dict[str, Any]:
-    blocks = tenant.client().get("/v1/subjects/lena/core").json()
+    blocks = tenant.client().get("/v1/subjects/lena/core").json()["results"]
     [human] = [block for block in blocks if block["content"]["label"] == "human"]
     return human  # type: ignore[no-any-return]
 
@@ -145,7 +145,7 @@ def test_core_memory_follows_the_superseded_city_and_diet() -> None:
         "Lena: I've gone fully vegan.",
         "Lena: I'm a nurse.",
     ]
-    history = tenant.client().get(f"/v1/subjects/lena/memories/core/{after['id']}/history").json()
+    history = tenant.client().get(f"/v1/subjects/lena/memories/core/{after['id']}/history").json()["results"]
     assert [version["id"] for version in history] == [after["id"], before["id"]]
     assert history[1]["content"]["value"] == before["content"]["value"]  # the old version is kept as it was
 
@@ -159,5 +159,5 @@ def test_core_memory_follows_a_patched_fact() -> None:
         {"changes": {"summary": "Lena: I live in Braga."}},
         format="json",
     )
-    assert response.status_code == 201
+    assert response.status_code == 200
     assert _human_core(tenant)["content"]["value"].splitlines() == ["Lena: I live in Braga.", "Lena: I'm a nurse."]

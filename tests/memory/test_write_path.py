@@ -73,7 +73,7 @@ def test_conversation_lands_in_the_right_stores_with_event_and_mention_time() ->
     steps = procedural[0]["content"]["steps"]
     assert len(steps) == 3 and "100 grams" in steps[0] and "16 hours" in steps[1]
 
-    core = client.get("/v1/subjects/maya/core").json()
+    core = client.get("/v1/subjects/maya/core").json()["results"]
     assert any("pediatric nurse" in block["content"]["value"] for block in core)
 
 
@@ -94,7 +94,7 @@ def test_a_password_lands_only_in_the_vault_encrypted(caplog: pytest.LogCaptureF
     assert any("[vault:credential#1]" in t for t in texts)
     # Only vault:read reads it back, and the read is audited.
     reader = tenant.issue_key(["vault:read"])
-    listed = tenant.client(reader).get("/v1/subjects/maya/vault").json()
+    listed = tenant.client(reader).get("/v1/subjects/maya/vault").json()["results"]
     assert listed[0]["caption"] and "value" not in listed[0]
     entry = tenant.client(reader).get(f"/v1/subjects/maya/vault/{vault[0].id}").json()
     assert entry["value"] == SECRET_PASSWORD
@@ -130,14 +130,14 @@ def test_updates_append_a_superseding_row_and_keep_history() -> None:
         {"changes": {"summary": "Maya ran Bay to Breakers with Tom."}},
         format="json",
     )
-    assert first.status_code == 201 and first.json()["supersedes"] == original["id"]
+    assert first.status_code == 200 and first.json()["supersedes"] == original["id"]
     # The old row is unchanged and still readable.
     again = client.get(f"/v1/subjects/maya/memories/episodic/{original['id']}").json()
     assert again["content"] == original["content"]
     second = client.patch(
         f"/v1/subjects/maya/memories/episodic/{first.json()['id']}", {"changes": {"status": "done"}}, format="json"
     )
-    history = client.get(f"/v1/subjects/maya/memories/episodic/{original['id']}/history").json()
+    history = client.get(f"/v1/subjects/maya/memories/episodic/{original['id']}/history").json()["results"]
     assert [h["id"] for h in history] == [second.json()["id"], first.json()["id"], original["id"]]
     # Listing shows current rows only, unless asked.
     current = {r["id"] for r in client.get("/v1/subjects/maya/memories?type=episodic&limit=200").json()["results"]}
@@ -191,7 +191,7 @@ def test_document_upload_becomes_a_resource_in_object_storage() -> None:
     hits = (
         tenant.client()
         .post("/v1/subjects/maya/memories/resource/search", {"query": "how much water for tomatoes"}, format="json")
-        .json()
+        .json()["results"]
     )
     assert hits[0]["record"]["id"] == records["resource"] and hits[0]["keyword_rank"] == 1
 
@@ -203,8 +203,8 @@ def test_procedural_search_ranks_by_meaning_and_words() -> None:
         "/v1/subjects/maya/memories/procedural/search", {"query": "cold brew coffee recipe"}, format="json"
     )
     assert hits.status_code == 200
-    assert hits.json()[0]["record"]["content"]["title"]
-    assert hits.json()[0]["vector_rank"] == 1
+    assert hits.json()["results"][0]["record"]["content"]["title"]
+    assert hits.json()["results"][0]["vector_rank"] == 1
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from tests.factories import make_tenant
     [
         ("/v1/subjects", '{"external_id": "a", "kind": "user", "metadata": {"note": "x\\u0000y"}}', "$.metadata.note"),
         ("/v1/subjects", '{"external_id": "a", "kind": "user", "metadata": {"k\\u0000": 1}}', "$.metadata (a key)"),
-        ("/v1/subjects/ana/answer", '{"question": "where \\ud800 now"}', "$.question"),
+        ("/v1/subjects/ana/answer", '{"query": "where \\ud800 now"}', "$.query"),
         (
             "/v1/subjects/ana/memories",
             '{"messages": [{"role": "user", "content": "hi \\udfff"}]}',

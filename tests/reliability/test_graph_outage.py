@@ -99,7 +99,7 @@ def test_searches_during_a_graph_outage_fall_back_to_direct_evidence_and_say_so(
     assert healthy["fallback"] is False and healthy["facts"]
     with graph_outage(tenant):
         response = tenant.client().post("/v1/subjects/maya/search", question, format="json")
-        answer = tenant.client().post("/v1/subjects/maya/answer", {"question": question["query"]}, format="json")
+        answer = tenant.client().post("/v1/subjects/maya/answer", {"query": question["query"]}, format="json")
     assert response.status_code == 200, response.content
     result = response.json()
     assert result["fallback"] is True and result["facts"] == []

@@ -47,7 +47,7 @@ def reply(answer: str, cited: list[str], needs_more: str | None = None) -> Any:
 
 
 def post_answer(tenant: Tenant, question: str, *, key: str | None = None, subject: str = "priya") -> Any:
-    return tenant.client(key).post(f"/v1/subjects/{subject}/answer", {"question": question}, format="json")
+    return tenant.client(key).post(f"/v1/subjects/{subject}/answer", {"query": question}, format="json")
 
 
 def messages(request: RecordedRequest) -> tuple[str, str]:

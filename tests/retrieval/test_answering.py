@@ -146,7 +146,7 @@ def evidence_ids(tenant: Tenant, subject: Subject, *queries: str) -> set[str]:
 
 
 def ask(tenant: Tenant, question: str, **extra: object) -> dict[str, Any]:
-    response = tenant.client().post("/v1/subjects/priya/answer", {"question": question, **extra}, format="json")
+    response = tenant.client().post("/v1/subjects/priya/answer", {"query": question, **extra}, format="json")
     assert response.status_code == 200, response.content
     body: dict[str, Any] = response.json()
     return body
@@ -242,11 +242,11 @@ def test_the_answer_is_audited_with_the_cited_rows(tenant: Tenant) -> None:
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({}, "question"),
+        ({}, "query"),
         ({"question": ""}, "question"),
-        ({"question": "x" * 2001}, "question"),
-        ({"question": "When?", "mode": "deep"}, "mode"),
-        ({"question": "When?", "token_budget": 0}, "token_budget"),
+        ({"query": "x" * 2001}, "query"),
+        ({"query": "When?", "mode": "deep"}, "mode"),
+        ({"query": "When?", "token_budget": 0}, "token_budget"),
     ],
 )
 def test_bad_input_is_refused_with_the_field_named(body: dict[str, object], field: str) -> None:
@@ -259,7 +259,7 @@ def test_bad_input_is_refused_with_the_field_named(body: dict[str, object], fiel
 
 def test_an_unknown_subject_is_not_found() -> None:
     tenant = make_tenant()
-    response = tenant.client().post("/v1/subjects/nobody/answer", {"question": "Who?"}, format="json")
+    response = tenant.client().post("/v1/subjects/nobody/answer", {"query": "Who?"}, format="json")
     assert response.status_code == 404
 
 

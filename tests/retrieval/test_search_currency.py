@@ -27,7 +27,7 @@ def _patch(tenant: Tenant, memory_type: str, record_id: str, summary: str) -> di
     response = tenant.client().patch(
         f"/v1/subjects/nadia/memories/{memory_type}/{record_id}", {"changes": {"summary": summary}}, format="json"
     )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 200, response.content
     new = response.json()
     with organization_scope(tenant.id):
         index_chunk(chunk_id=new["provenance"]["chunk_id"])
@@ -115,7 +115,7 @@ def test_after_a_patch_facts_and_frames_mark_the_old_citation_and_cite_the_new_o
     # Memory get, list and history.
     got = client.get(f"/v1/subjects/nadia/memories/episodic/{old}").json()
     assert (got["current"], got["superseded_by"]) == (False, new)
-    history = client.get(f"/v1/subjects/nadia/memories/episodic/{new}/history").json()
+    history = client.get(f"/v1/subjects/nadia/memories/episodic/{new}/history").json()["results"]
     assert [(row["id"], row["current"]) for row in history] == [(new, True), (old, False)]
     assert history[1]["valid_to"] == history[0]["valid_from"]
     everything = client.get("/v1/subjects/nadia/memories", {"type": "episodic", "include_superseded": True})
@@ -125,7 +125,7 @@ def test_after_a_patch_facts_and_frames_mark_the_old_citation_and_cite_the_new_o
 def test_the_answers_cited_rows_carry_their_currency() -> None:
     tenant = make_tenant()
     old, _new = _diet_changed(tenant)
-    response = tenant.client().post("/v1/subjects/nadia/answer", {"question": "Is Nadia vegetarian?"})
+    response = tenant.client().post("/v1/subjects/nadia/answer", {"query": "Is Nadia vegetarian?"})
     assert response.status_code == 200, response.content
     answer = response.json()
     assert answer["cited_row_ids"] and [row["id"] for row in answer["cited_rows"]] == answer["cited_row_ids"]
@@ -138,7 +138,7 @@ def test_another_organizations_key_gets_404_on_every_read_that_carries_currency(
     other = make_tenant().client()
     for method, path, body in [
         ("post", "/v1/subjects/nadia/search", {"query": "What diet does Nadia follow?"}),
-        ("post", "/v1/subjects/nadia/answer", {"question": "What diet does Nadia follow?"}),
+        ("post", "/v1/subjects/nadia/answer", {"query": "What diet does Nadia follow?"}),
         ("get", f"/v1/subjects/nadia/memories/semantic/{old}", None),
         ("get", f"/v1/subjects/nadia/memories/semantic/{new}/history", None),
         ("get", "/v1/subjects/nadia/memories", {"type": "semantic", "include_superseded": True}),

@@ -15,15 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.db import connections
-from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from apps.tenancy import keys
-from tests.authz import ENDPOINTS, EXTRA_OBJECTS, Endpoint, tenant_objects
+from tests.authz import ENDPOINTS, EXTRA_OBJECTS, Endpoint, organization_snapshot, tenant_objects, url_routes
 from tests.factories import Tenant, make_tenant
 
-UNDOCUMENTED = {"v1/schema", "v1/docs"}
+UNDOCUMENTED = {"v1/schema", "v1/docs", "v1/docs/swagger"}
 METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "PROPFIND")
 READS = ("GET", "HEAD", "OPTIONS")
 SCOPE_SETS = [
@@ -31,17 +29,6 @@ SCOPE_SETS = [
     for n in range(1, len(keys.SCOPES) + 1)
     for combination in itertools.combinations(keys.SCOPES, n)
 ]
-
-
-def _routes(resolver: URLResolver, prefix: str = "") -> list[tuple[str, Any]]:
-    found: list[tuple[str, Any]] = []
-    for pattern in resolver.url_patterns:
-        route = prefix + str(pattern.pattern)
-        if isinstance(pattern, URLResolver):
-            found += _routes(pattern, route)
-        elif isinstance(pattern, URLPattern):
-            found.append((route, pattern.callback))
-    return found
 
 
 def _handlers(view_class: Any) -> list[str]:
@@ -79,24 +66,9 @@ class Route:
 
 ROUTES = [
     Route(route, callback.view_class, tuple(_handlers(callback.view_class)))
-    for route, callback in _routes(get_resolver())
+    for route, callback in url_routes()
     if route.startswith("v1/") and route not in UNDOCUMENTED
 ]
-
-
-def _snapshot(organization_id: Any) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row the organization owns, read as the owner (beneath RLS)."""
-    snapshot: dict[str, list[tuple[Any, ...]]] = {}
-    with connections["owner"].cursor() as cursor:
-        cursor.execute(
-            """SELECT c.relname, CASE WHEN c.relname = 'tenancy_organization' THEN 'id' ELSE 'organization_id' END
-               FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-               WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relrowsecurity"""
-        )
-        for table, column in cursor.fetchall():
-            cursor.execute(f'SELECT * FROM "{table}" WHERE "{column}" = %s ORDER BY 1', [organization_id])
-            snapshot[table] = [tuple(str(v) for v in row) for row in cursor.fetchall()]
-    return snapshot
 
 
 def _client(header: str | None) -> APIClient:
@@ -177,7 +149,7 @@ def test_every_method_and_scope_set(route: Route, owner: tuple[Tenant, dict[str,
             problems.append((method, case, response.status_code, response.content[:200]))
 
     # Refusals first: none of them may change anything.
-    before = _snapshot(tenant.id)
+    before = organization_snapshot(tenant.id)
     for method in METHODS:
         endpoint = route.endpoint(method)
         for case, (header, code) in unusable.items():
@@ -210,7 +182,7 @@ def test_every_method_and_scope_set(route: Route, owner: tuple[Tenant, dict[str,
             expect("intruder", method, response, 404, "not_found")
         elif response.status_code >= 400:
             problems.append((method, "intruder, own collection", response.status_code, body[:200]))
-    if _snapshot(tenant.id) != before:
+    if organization_snapshot(tenant.id) != before:
         problems.append(("*", "a refused call changed the owner's rows"))
 
     # Then what the owner may do: reads with every scope set that holds the scope, each

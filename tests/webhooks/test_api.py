@@ -48,7 +48,7 @@ def test_create_read_update_delete() -> None:
     assert endpoint["include_content_for"] == ["memory.created"] and endpoint["description"] == "CRM sync"
 
     client = tenant.client()
-    listed = client.get("/v1/webhook-endpoints").json()
+    listed = client.get("/v1/webhook-endpoints").json()["results"]
     assert [e["id"] for e in listed] == [endpoint["id"]]
     fetched = client.get(f"/v1/webhook-endpoints/{endpoint['id']}")
     assert fetched.status_code == 200 and "secret" not in fetched.json()
@@ -80,7 +80,7 @@ def test_the_secret_is_stored_only_sealed() -> None:
 
 
 def test_event_types_are_listed() -> None:
-    listed = make_tenant().client().get("/v1/webhook-event-types").json()
+    listed = make_tenant().client().get("/v1/webhook-event-types").json()["results"]
     assert {"memory.created", "job.failed", "subject.erased", "skill.weight_changed"} <= {e["type"] for e in listed}
     assert len(listed) == 11
 
@@ -199,7 +199,7 @@ def test_another_organization_neither_sees_nor_triggers_them(pipeline: Pipeline,
     delivery_id = owner.client().get(f"/v1/webhook-endpoints/{endpoint_id}/deliveries").json()["results"][0]["id"]
     before = _rows()
     client = intruder.client()
-    assert client.get("/v1/webhook-endpoints").json() == []
+    assert client.get("/v1/webhook-endpoints").json() == {"results": [], "next_cursor": None}
     for method, path in [
         ("get", f"/v1/webhook-endpoints/{endpoint_id}"),
         ("patch", f"/v1/webhook-endpoints/{endpoint_id}"),

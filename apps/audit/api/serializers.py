@@ -16,7 +16,12 @@ class AuditLogQuerySerializer(serializers.Serializer[dict[str, Any]]):
         required=False,
         help_text="With a limit: one JSON page. Without: the whole range as JSON lines, streamed.",
     )
-    after_sequence = serializers.IntegerField(min_value=0, required=False, default=0)
+    after_sequence = serializers.IntegerField(
+        min_value=0, required=False, default=0, help_text="Entries after this sequence number (resume a stream)."
+    )
+    cursor = serializers.CharField(
+        required=False, max_length=300, help_text="`next_cursor` of the previous page (with `limit`)."
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get("since") and attrs.get("until") and attrs["since"] >= attrs["until"]:
@@ -41,7 +46,9 @@ class AuditEntrySerializer(serializers.Serializer[Any]):
 
 class AuditLogPageSerializer(serializers.Serializer[Any]):
     results = AuditEntrySerializer(many=True)
-    next_after_sequence = serializers.IntegerField(allow_null=True)
+    next_cursor = serializers.CharField(
+        allow_null=True, help_text="Pass it back as `cursor` for the next page; null on the last page."
+    )
 
 
 class BrokenEntrySerializer(serializers.Serializer[Any]):

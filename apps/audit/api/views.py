@@ -22,6 +22,7 @@ from apps.audit.api.serializers import (
 )
 from apps.audit.services import audit_record
 from apps.tenancy.api.base import OrganizationApiView
+from apps.tenancy.api.cursors import decode_sequence_cursor, encode_sequence_cursor
 from apps.tenancy.scope import organization_scope
 
 ADMIN = {"admin"}
@@ -67,13 +68,20 @@ class AuditLogApi(OrganizationApiView):
         query.is_valid(raise_exception=True)
         params: dict[str, Any] = query.validated_data
         since, until, after = params.get("since"), params.get("until"), params["after_sequence"]
+        if params.get("cursor"):
+            after = max(after, decode_sequence_cursor(params["cursor"]))
         limit = params.get("limit")
         if limit is not None:
             page = selectors.audit_entries(
-                organization_id=self.organization_id, since=since, until=until, after_sequence=after, limit=limit
+                organization_id=self.organization_id, since=since, until=until, after_sequence=after, limit=limit + 1
             )
-            next_after = page[-1].sequence if len(page) == limit else None
-            return Response({"results": AuditEntrySerializer(page, many=True).data, "next_after_sequence": next_after})
+            last = page[limit - 1] if len(page) > limit else None
+            return Response(
+                {
+                    "results": AuditEntrySerializer(page[:limit], many=True).data,
+                    "next_cursor": encode_sequence_cursor(last.sequence) if last else None,
+                }
+            )
         # The base class audits DRF responses only; a stream is recorded here, in the request's
         # transaction, before the first line is read.
         audit_record(organization_id=self.organization_id, action="audit.export")

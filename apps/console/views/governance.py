@@ -10,9 +10,9 @@ from django.shortcuts import redirect
 
 from apps.audit.selectors import audit_chain_status
 from apps.console.forms import AuditFilterForm, JobFilterForm
-from apps.console.selectors import audit_entry_search, failed_index_rows, job_list
+from apps.console.selectors import audit_entry_search, audit_rows, failed_index_rows, job_list
 from apps.console.views.base import OrganizationView
-from apps.console.views.organizations import receipt_context
+from apps.console.views.organizations import receipt_context, receipt_download
 from apps.erasure.selectors import erasure_request_get, erasure_request_list
 from apps.graph.services import index_retry_failed
 from apps.jobs.models import Job
@@ -53,7 +53,7 @@ class AuditLogView(OrganizationView):
                 filters["subject_id"] = subject_id
             filters.update(action=data["action"], since=data["since"], until=data["until"])
         entries = audit_entry_search(organization_id=self.organization_id, **filters)  # type: ignore[arg-type]
-        return self.page(request, {"form": form, "entries": entries})
+        return self.page(request, {"form": form, "entries": audit_rows(entries=entries)})
 
 
 class AuditChainView(OrganizationView):
@@ -77,7 +77,15 @@ class ErasureDetailView(OrganizationView):
     section = "erasure"
 
     def get(self, request: HttpRequest, request_id: uuid.UUID) -> HttpResponse:
-        return self.page(request, receipt_context(erasure_request_get(erasure_request_id=request_id)))
+        context = receipt_context(erasure_request_get(erasure_request_id=request_id))
+        return self.page(request, {**context, "download_url_name": "console:erasure-receipt"})
+
+
+class ErasureReceiptView(OrganizationView):
+    """The receipt, signed, as a file to keep or hand on."""
+
+    def get(self, request: HttpRequest, request_id: uuid.UUID) -> HttpResponse:
+        return receipt_download(erasure_request_get(erasure_request_id=request_id))
 
 
 class JobListView(OrganizationView):

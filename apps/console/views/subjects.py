@@ -17,6 +17,7 @@ from apps.console.forms import ConsentForm, SubjectEraseForm
 from apps.console.selectors import (
     MEMORY_TYPES,
     subject_by_id,
+    subject_graph_picture,
     subject_memory_counts,
     subject_memory_rows,
     subject_search,
@@ -74,9 +75,16 @@ class SubjectGraphView(OrganizationView):
         subject = subject_by_id(subject_id=subject_id)
         anchor_key = request.GET.get("anchor") or None
         anchors, _ = graph_selectors.anchors_list(subject=subject, after="", limit=GRAPH_PAGE)
-        frames, _ = graph_selectors.frames_list(subject=subject, after="", limit=GRAPH_PAGE, anchor_key=anchor_key)
+        frames, more = graph_selectors.frames_list(subject=subject, after="", limit=GRAPH_PAGE, anchor_key=anchor_key)
         self.audit_subject_id = subject.id
-        context = {"subject": subject, "anchors": anchors, "frames": frames, "anchor_key": anchor_key}
+        context = {
+            "subject": subject,
+            "anchors": anchors,
+            "frames": frames,
+            "anchor_key": anchor_key,
+            "picture": subject_graph_picture(subject=subject, anchors=anchors, frames=frames),
+            "more_frames": more is not None,
+        }
         return self.page(request, context)
 
 

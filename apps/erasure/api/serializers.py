@@ -68,3 +68,34 @@ class DeletionReceiptSerializer(serializers.Serializer[Any]):
     relinked = RelinkSerializer(many=True)
     deleted_at = serializers.DateTimeField()
     receipt_sha256 = serializers.CharField(help_text="SHA-256 of the receipt's canonical JSON (without this field).")
+
+
+def _rows(help_text: str) -> serializers.ListField:
+    return serializers.ListField(child=serializers.DictField(), help_text=help_text)
+
+
+class ExportGraphSerializer(serializers.Serializer[Any]):
+    vertices = _rows("The subject's anchors, frames and other vertices, with their properties.")
+    edges = _rows("Every edge touching them.")
+
+
+class SubjectExportSerializer(serializers.Serializer[Any]):
+    """Everything stored about a subject. Rows are the stored columns by name (free-form
+    objects: each table's own), so the export keeps every field, new ones included."""
+
+    format = serializers.CharField(help_text="The export format's name and version.")
+    exported_at = serializers.DateTimeField()
+    includes_secrets = serializers.BooleanField(help_text="Vault values and document bytes are included.")
+    subject = serializers.DictField(help_text="The subject's row.")
+    memories = serializers.DictField(
+        child=serializers.ListField(child=serializers.DictField()),
+        help_text="Store name → its rows, superseded ones included, oldest first.",
+    )
+    vault = _rows("Vault entries: captions, and values when includes_secrets.")
+    graph = ExportGraphSerializer()
+    records = serializers.DictField(
+        child=serializers.ListField(child=serializers.DictField()),
+        help_text="Every other table's rows that reference the subject, by table.",
+    )
+    audit_entries = _rows("Audit entries about the subject.")
+    erasure_requests = _rows("The subject's erasure requests.")

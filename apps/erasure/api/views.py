@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import uuid
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,6 +12,7 @@ from apps.erasure.api.serializers import (
     ErasureAcceptedSerializer,
     ErasureRequestSerializer,
     MemoryDeleteSerializer,
+    SubjectExportSerializer,
 )
 from apps.erasure.deletion import DELETABLE_TYPES, RowRef, memory_rows_delete
 from apps.erasure.models import ErasureRequest
@@ -39,7 +39,7 @@ class SubjectDetailApi(SubjectApiView):
 
     @extend_schema(
         responses={202: ErasureAcceptedSerializer, 200: ErasureAcceptedSerializer},
-        operation_id="subjects_erase",
+        operation_id="erasure_subject_erase",
         description="Erase every trace of the subject (ADR 0008): 202 with the erasure request and its job "
         "while it runs (a repeated DELETE returns the same request), 200 once it has completed.",
     )
@@ -72,7 +72,7 @@ class SubjectExportApi(SubjectApiView):
     required_scopes = {"GET": ADMIN}
     audit_actions = {"GET": "subject.export"}
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="subjects_export")
+    @extend_schema(responses=SubjectExportSerializer, operation_id="erasure_subject_export")
     def get(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         export = selectors.subject_export(subject=subject, include_secrets="vault:read" in self.principal.scopes)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.jobs.api.serializers import JobOutputSerializer
@@ -136,7 +137,11 @@ class WaitedBatchSerializer(BatchAcceptedSerializer):
 
 
 class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
-    type = serializers.ChoiceField(choices=("core", "episodic", "semantic", "procedural", "resource"))
+    type = serializers.ChoiceField(
+        choices=("core", "episodic", "semantic", "procedural", "resource"),
+        required=False,
+        help_text="One store; without it, every store (each row says its type).",
+    )
     session_id = serializers.CharField(max_length=200, required=False)
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
@@ -144,7 +149,7 @@ class MemoryListQuerySerializer(serializers.Serializer[dict[str, Any]]):
     event_before = serializers.DateTimeField(required=False)
     include_superseded = serializers.BooleanField(required=False, default=False)
     limit = serializers.IntegerField(min_value=1, max_value=200, default=50)
-    cursor = serializers.CharField(required=False, max_length=200)
+    cursor = serializers.CharField(required=False, max_length=300)
 
 
 class SearchInputSerializer(StrictFieldsSerializer):
@@ -154,7 +159,8 @@ class SearchInputSerializer(StrictFieldsSerializer):
         min_value=1,
         max_value=100_000,
         required=False,
-        help_text="Resources: at most this many tokens of passages in all hits (default: the best passage of each).",
+        help_text="At most this many tokens of content in all hits; for resources, of their passages "
+        "(default: every hit, and the best passage of each resource).",
     )
 
 
@@ -163,6 +169,16 @@ class _Provenance(serializers.Serializer[Any]):
     session_id = serializers.CharField()
     chunk_id = serializers.UUIDField()
     source_message_ids = serializers.ListField(child=serializers.CharField())
+
+
+class _PassagePosition(serializers.Serializer[Any]):
+    id = serializers.UUIDField(help_text="The resource the row is a passage of.")
+    start = serializers.IntegerField(allow_null=True, help_text="Character offset in the resource's text.")
+    end = serializers.IntegerField(allow_null=True)
+
+
+class _ProvenanceOutput(_Provenance):
+    resource = _PassagePosition(allow_null=True, help_text="Where the row sits in a resource, if it is a passage.")
 
 
 class MemoryRecordSerializer(serializers.Serializer[Any]):
@@ -210,12 +226,14 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
         "ResourceItem": "resource",
     }
 
+    @extend_schema_field(serializers.ChoiceField(choices=("core", "episodic", "semantic", "procedural", "resource")))
     def get_type(self, row: Any) -> str:
         return self.TYPES[type(row).__name__]
 
     # Left out of a resource found by search: its excerpts are the text it returns.
     EXCERPTED = frozenset({"summary", "extracted_text"})
 
+    @extend_schema_field(_ProvenanceOutput)
     def get_provenance(self, row: Any) -> dict[str, Any]:
         provenance = dict(_Provenance(row).data)
         resource_id = getattr(row, "resource_id", None)  # a passage of a resource: which, and where
@@ -224,6 +242,9 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
         )
         return provenance
 
+    @extend_schema_field(
+        serializers.DictField(help_text="The store's own fields (e.g. episodic: actor, summary, event_time, ...).")
+    )
     def get_content(self, row: Any) -> dict[str, Any]:
         content: dict[str, Any] = {}
         excerpted = self.context.get("excerpted", False)
@@ -269,7 +290,14 @@ class ExcerptSerializer(serializers.Serializer[Any]):
 class ResourceSearchHitSerializer(SearchHitSerializer):
     """A resource hit: the record without its whole text, and the passages that answer."""
 
-    excerpts = ExcerptSerializer(many=True)
+    excerpts = ExcerptSerializer(many=True, required=False, help_text="Resource hits only.")
+
+
+class SearchHitPageSerializer(serializers.Serializer[Any]):
+    """One store's hits, best first: one page, so ``next_cursor`` is always null."""
+
+    results = ResourceSearchHitSerializer(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
 
 
 class VaultEntrySerializer(serializers.Serializer[Any]):

@@ -6,7 +6,6 @@ prefix = "subjects/<str:external_id>"
 urlpatterns = [
     path(f"{prefix}/memories", views.MemoryCollectionApi.as_view(), name="memories"),
     path(f"{prefix}/memories/batch", views.MemoryBatchApi.as_view(), name="memories-batch"),
-    path(f"{prefix}/memories/<str:memory_type>/search", views.MemoryTypeSearchApi.as_view(), name="memories-search"),
     # memories/<type>/<id> itself is served by apps.erasure.api (it adds DELETE).
     path(
         f"{prefix}/memories/<str:memory_type>/<uuid:record_id>/history",

@@ -19,9 +19,6 @@ from apps.memory.api.serializers import (
     MemoryPageSerializer,
     MemoryRecordSerializer,
     MemoryUpdateSerializer,
-    ResourceSearchHitSerializer,
-    SearchHitSerializer,
-    SearchInputSerializer,
     VaultEntrySerializer,
     VaultValueSerializer,
     WaitedBatchSerializer,
@@ -29,18 +26,17 @@ from apps.memory.api.serializers import (
     WriteResultSerializer,
 )
 from apps.memory.currency import with_currency
-from apps.memory.resource_search import resource_hits
 from apps.memory.selectors import MemoryFilter
-from apps.platform.errors import ValidationFailed
 from apps.platform.parsers import StrictJSONParser, StrictMultiPartParser
-from apps.providers.registry import embedder
+from apps.platform.serializers import one_page, page_serializer
 from apps.resources.storage import storage
 from apps.tenancy.api.base import SubjectApiView
-from apps.tenancy.api.cursors import decode_cursor, encode_cursor
+from apps.tenancy.api.cursors import decode_typed_cursor, encode_typed_cursor
 
 READ = {"memories:read"}
 WRITE = {"memories:write"}
 VAULT = {"vault:read"}
+MemoryChainSerializer = page_serializer("MemoryRecordList", MemoryRecordSerializer)
 TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.READABLE_TYPES))
 WAIT_PARAMETERS = [
     OpenApiParameter(
@@ -61,7 +57,8 @@ WAIT_PARAMETERS = [
 
 
 class MemoryCollectionApi(SubjectApiView):
-    """POST writes one chunk (messages, text or a document); GET lists one store's rows."""
+    """POST writes one chunk (messages, text or a document); GET lists one store's rows, or
+    every store's (without ``type``), each row with its ``type``."""
 
     required_scopes = {"GET": READ, "POST": WRITE}
     audit_actions = {"GET": "memory.list", "POST": "memory.write"}
@@ -100,6 +97,7 @@ class MemoryCollectionApi(SubjectApiView):
                 session_id=chunk.validated_data["session_id"],
             )
         self.audit_targets = [str(r.id) for r in result.records]
+        self.usage_rows_written = len(result.records)
         response = Response(WriteResultSerializer(result).data, status=201)
         if wait is not None:
             self._wait_for(response, wait, job_id=result.job_id)
@@ -114,7 +112,13 @@ class MemoryCollectionApi(SubjectApiView):
             answer, organization_id=organization_id, job_id=job_id, timeout=wait.timeout
         )
 
-    @extend_schema(parameters=[MemoryListQuerySerializer], responses=MemoryPageSerializer, operation_id="memories_list")
+    @extend_schema(
+        parameters=[MemoryListQuerySerializer],
+        responses=MemoryPageSerializer,
+        operation_id="memories_list",
+        description="The subject's rows oldest first, in (created_at, type, id) order: of one store with "
+        "`type`, else of every store (the vault excepted). Pass `next_cursor` back as `cursor` for the next page.",
+    )
     def get(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         query = MemoryListQuerySerializer(data=request.query_params)
@@ -122,11 +126,14 @@ class MemoryCollectionApi(SubjectApiView):
         params: dict[str, Any] = query.validated_data
         limit = params.pop("limit")
         cursor = params.pop("cursor", None)
-        filters = MemoryFilter(memory_type=params.pop("type"), **params)
+        filters = MemoryFilter(memory_type=params.pop("type", None), **params)
         rows = selectors.memory_list(
-            subject=subject, filters=filters, after=decode_cursor(cursor) if cursor else None, limit=limit + 1
+            subject=subject, filters=filters, after=decode_typed_cursor(cursor) if cursor else None, limit=limit + 1
         )
-        next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+        last = rows[limit - 1] if len(rows) > limit else None
+        next_cursor = (
+            encode_typed_cursor(last.created_at, selectors.memory_type_of(last), last.id) if last is not None else None
+        )
         self.audit_targets = [str(r.id) for r in rows[:limit]]
         return Response({"results": MemoryRecordSerializer(rows[:limit], many=True).data, "next_cursor": next_cursor})
 
@@ -188,8 +195,10 @@ class MemoryDetailApi(SubjectApiView):
     @extend_schema(
         parameters=[TYPE_PARAMETER],
         request=MemoryUpdateSerializer,
-        responses={201: MemoryRecordSerializer},
+        responses={200: MemoryRecordSerializer},
         operation_id="memories_update",
+        description="Append a new version of the row with the changes; the old row stays, superseded by it. "
+        "Answers the new row.",
     )
     def patch(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
         payload = MemoryUpdateSerializer(data=request.data)
@@ -201,7 +210,8 @@ class MemoryDetailApi(SubjectApiView):
             changes=payload.validated_data["changes"],
         )
         self.audit_targets = [str(record_id), str(new.id)]
-        return Response(MemoryRecordSerializer(with_currency([new])[0]).data, status=201)
+        self.usage_rows_written = 1
+        return Response(MemoryRecordSerializer(with_currency([new])[0]).data)
 
 
 class MemoryHistoryApi(SubjectApiView):
@@ -209,69 +219,30 @@ class MemoryHistoryApi(SubjectApiView):
     audit_actions = {"GET": "memory.read"}
 
     @extend_schema(
-        parameters=[TYPE_PARAMETER], responses=MemoryRecordSerializer(many=True), operation_id="memories_history"
+        parameters=[TYPE_PARAMETER],
+        responses=MemoryChainSerializer,
+        operation_id="memories_history",
+        description="The supersession chain through the row, newest first, in one page.",
     )
     def get(self, request: Request, external_id: str, memory_type: str, record_id: uuid.UUID) -> Response:
         rows = selectors.memory_history(subject=self.subject(external_id), memory_type=memory_type, record_id=record_id)
         self.audit_targets = [str(r.id) for r in rows]
-        return Response(MemoryRecordSerializer(rows, many=True).data)
+        return Response(one_page(MemoryRecordSerializer(rows, many=True).data))
 
 
 class CoreBlocksApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "memory.read"}
 
-    @extend_schema(responses=MemoryRecordSerializer(many=True), operation_id="core_blocks")
+    @extend_schema(
+        responses=MemoryChainSerializer,
+        operation_id="memories_core_list",
+        description="The subject's current core blocks, by label, in one page.",
+    )
     def get(self, request: Request, external_id: str) -> Response:
         rows = selectors.core_blocks(subject=self.subject(external_id))
         self.audit_targets = [str(r.id) for r in rows]
-        return Response(MemoryRecordSerializer(rows, many=True).data)
-
-
-class MemoryTypeSearchApi(SubjectApiView):
-    required_scopes = {"POST": READ}
-    audit_actions = {"POST": "memory.search"}
-
-    @extend_schema(
-        parameters=[OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(selectors.SEARCHABLE_TYPES))],
-        request=SearchInputSerializer,
-        responses=SearchHitSerializer(many=True),
-        description="Resource hits also carry `excerpts`: passages of the resource within `token_budget`.",
-        operation_id="memories_type_search",
-    )
-    def post(self, request: Request, external_id: str, memory_type: str) -> Response:
-        subject = self.subject(external_id)
-        payload = SearchInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        params = payload.validated_data
-        token_budget = params.get("token_budget")
-        if token_budget is not None and memory_type != "resource":
-            raise ValidationFailed("token_budget applies to resource search, whose hits carry passages of text.")
-        model = embedder()
-        vector = model.embed([params["query"]])[0]
-        hits = selectors.memory_search(
-            subject=subject,
-            memory_type=memory_type,
-            query=params["query"],
-            limit=params["limit"],
-            vector=vector,
-            model=model.model_name,
-        )
-        self.audit_targets = [str(hit.row.id) for hit in hits]
-        if memory_type != "resource":
-            return Response(SearchHitSerializer(hits, many=True).data)
-        excerpted = resource_hits(
-            subject=subject,
-            resources=[hit.row for hit in hits],
-            question=params["query"],
-            vector=vector,
-            model=model.model_name,
-            token_budget=token_budget,
-        )
-        found = {hit.resource.id: hit for hit in excerpted}
-        body = [{**vars(hit), "excerpts": found[hit.row.id].excerpts} for hit in hits if hit.row.id in found]
-        serializer = ResourceSearchHitSerializer(body, many=True, context={"excerpted": True})
-        return Response(serializer.data)
+        return Response(one_page(MemoryRecordSerializer(rows, many=True).data))
 
 
 class ResourceContentApi(SubjectApiView):
@@ -281,7 +252,7 @@ class ResourceContentApi(SubjectApiView):
     @extend_schema(
         # The blob comes back with the media type it was stored with (text/plain, application/pdf, …).
         responses={(200, "*/*"): OpenApiResponse(bytes, description="The stored bytes, in their own media type.")},
-        operation_id="resources_content",
+        operation_id="memories_resource_content",
     )
     def get(self, request: Request, external_id: str, record_id: uuid.UUID) -> HttpResponse:
         resource = selectors.resource_get(subject=self.subject(external_id), resource_id=record_id)
@@ -295,18 +266,22 @@ class VaultListApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.list"}
 
-    @extend_schema(responses=VaultEntrySerializer(many=True), operation_id="vault_list")
+    @extend_schema(
+        responses=page_serializer("VaultEntryPage", VaultEntrySerializer),
+        operation_id="memories_vault_list",
+        description="The subject's vault entries (captions, never values), in one page.",
+    )
     def get(self, request: Request, external_id: str) -> Response:
         entries = selectors.vault_entries(subject=self.subject(external_id))
         self.audit_targets = [str(e.id) for e in entries]
-        return Response(VaultEntrySerializer(entries, many=True).data)
+        return Response(one_page(VaultEntrySerializer(entries, many=True).data))
 
 
 class VaultEntryApi(SubjectApiView):
     required_scopes = {"GET": VAULT}
     audit_actions = {"GET": "vault.read"}
 
-    @extend_schema(responses=VaultValueSerializer, operation_id="vault_read")
+    @extend_schema(responses=VaultValueSerializer, operation_id="memories_vault_get")
     def get(self, request: Request, external_id: str, entry_id: uuid.UUID) -> Response:
         entry, value = selectors.vault_value(subject=self.subject(external_id), entry_id=entry_id)
         self.audit_targets = [str(entry.id)]

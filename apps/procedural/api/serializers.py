@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.procedural.models import Skill, SkillVersion
@@ -31,8 +32,8 @@ class ScecSerializer(serializers.Serializer[dict[str, Any]]):
         child=serializers.CharField(max_length=4000), required=False, default=list, max_length=200
     )
     seeds = serializers.ListField(child=serializers.IntegerField(), required=False, default=list, max_length=64)
-    model_hash = serializers.CharField(max_length=128, required=False, default="")
-    config_hash = serializers.CharField(max_length=128, required=False, default="")
+    model_hash = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    config_hash = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
     config = serializers.DictField(required=False, default=dict)
     executor = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
     content_hash = serializers.RegexField(r"^[0-9a-f]{64}$", required=False)
@@ -55,6 +56,9 @@ class SkillSearchInputSerializer(serializers.Serializer[dict[str, Any]]):
     query = serializers.CharField(max_length=2000)
     domain = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     limit = serializers.IntegerField(min_value=1, max_value=20, default=5)
+    token_budget = serializers.IntegerField(
+        min_value=1, max_value=100_000, required=False, help_text="At most this many tokens of skill text in all."
+    )
 
 
 class FeedbackInputSerializer(serializers.Serializer[dict[str, Any]]):
@@ -100,6 +104,31 @@ class SkillRetrievalSerializer(serializers.Serializer[Any]):
     results = ScoredSkillSerializer(source="items", many=True)
 
 
+class ScecReceiptSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    content_hash = serializers.CharField()
+    stored = serializers.ChoiceField(choices=("inline", "object_storage"))
+    size_bytes = serializers.IntegerField()
+
+
+class SessionWrittenSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField(help_text="The task session.")
+    status = serializers.CharField()
+    scec = ScecReceiptSerializer(allow_null=True, help_text="The SCEC stored with the session, if one was sent.")
+    pending_sessions = serializers.IntegerField(help_text="Sessions of the subject waiting for the next dream.")
+    dream_job_id = serializers.UUIDField(allow_null=True, help_text="The dream this session started, if any.")
+
+
+class FeedbackAcceptedSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    applied = serializers.BooleanField(help_text="Always false: the next evolution job applies it to the weights.")
+
+
+class CitationSerializer(serializers.Serializer[Any]):
+    experience_id = serializers.CharField()
+    quote = serializers.CharField()
+
+
 class SkillVersionSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField()
     name = serializers.CharField()
@@ -112,6 +141,7 @@ class SkillVersionSerializer(serializers.Serializer[Any]):
     created_at = serializers.DateTimeField()
     citations = serializers.SerializerMethodField()
 
+    @extend_schema_field(CitationSerializer(many=True))
     def get_citations(self, version: SkillVersion) -> list[dict[str, str]]:
         return [
             {"experience_id": str(c.experience_id), "quote": c.quote}
@@ -130,3 +160,10 @@ class SkillEventSerializer(serializers.Serializer[Any]):
     details = serializers.DictField()
     reverted_by = serializers.UUIDField(source="reverted_by_id", allow_null=True)
     created_at = serializers.DateTimeField()
+
+
+class SkillDetailSerializer(SkillSerializer):
+    """A skill with its version history and its weight and status events."""
+
+    versions = SkillVersionSerializer(many=True)
+    events = SkillEventSerializer(many=True)

@@ -9,10 +9,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.platform.errors import NotFound
+from apps.platform.serializers import one_page, page_serializer
 from apps.procedural import evolution_store, selectors, services
 from apps.procedural.api.serializers import (
+    FeedbackAcceptedSerializer,
     FeedbackInputSerializer,
     SessionInputSerializer,
+    SessionWrittenSerializer,
+    SkillDetailSerializer,
     SkillEventSerializer,
     SkillListQuerySerializer,
     SkillRetrievalSerializer,
@@ -33,7 +37,9 @@ class SessionCreateApi(SubjectApiView):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "procedural.session.write"}
 
-    @extend_schema(request=SessionInputSerializer, responses={201: dict}, operation_id="sessions_write")
+    @extend_schema(
+        request=SessionInputSerializer, responses={201: SessionWrittenSerializer}, operation_id="skills_sessions_create"
+    )
     def post(self, request: Request, external_id: str) -> Response:
         subject = self.subject(external_id)
         payload = SessionInputSerializer(data=request.data)
@@ -75,8 +81,9 @@ class SkillListApi(SubjectApiView):
 
     @extend_schema(
         parameters=[SkillListQuerySerializer],
-        responses={200: dict},
+        responses=page_serializer("SkillPage", SkillSerializer),
         operation_id="skills_list",
+        description="The subject's skills by weight, in one page.",
     )
     def get(self, request: Request, external_id: str) -> Response:
         query = SkillListQuerySerializer(data=request.query_params)
@@ -84,14 +91,14 @@ class SkillListApi(SubjectApiView):
         include = query.validated_data["include_archived"]
         skills = selectors.skill_list(subject=self.subject(external_id), include_archived=include)
         self.audit_targets = [str(s.id) for s in skills]
-        return Response({"results": SkillSerializer(skills, many=True).data})
+        return Response(one_page(SkillSerializer(skills, many=True).data))
 
 
 class SkillDetailApi(SubjectApiView):
     required_scopes = {"GET": READ}
     audit_actions = {"GET": "procedural.skill.get"}
 
-    @extend_schema(responses={200: dict}, operation_id="skills_get")
+    @extend_schema(responses=SkillDetailSerializer, operation_id="skills_get")
     def get(self, request: Request, external_id: str, skill_id: uuid.UUID) -> Response:
         skill = selectors.skill_get(subject=self.subject(external_id), skill_id=skill_id)
         if skill is None:
@@ -125,6 +132,7 @@ class SkillSearchApi(SubjectApiView):
             embedder=embedder(),
             domain=data["domain"] or None,
             limit=data["limit"],
+            token_budget=data.get("token_budget"),
         )
         self.audit_targets = [str(found.retrieval.id), *(str(i.skill.id) for i in found.items)]
         return Response(SkillRetrievalSerializer(found).data)
@@ -140,8 +148,8 @@ class FeedbackApi(OrganizationApiView):
     @extend_schema(
         request=FeedbackInputSerializer,
         parameters=[OpenApiParameter("retrieval_id", str, OpenApiParameter.QUERY, required=False)],
-        responses={202: dict},
-        operation_id="feedback_create",
+        responses={202: FeedbackAcceptedSerializer},
+        operation_id="skills_feedback_create",
     )
     def post(self, request: Request) -> Response:
         body = dict(request.data)
@@ -167,7 +175,7 @@ class SkillEventRevertApi(OrganizationApiView):
     required_scopes = {"POST": {"admin"}}
     audit_actions = {"POST": "procedural.skill_event.revert"}
 
-    @extend_schema(responses={201: SkillEventSerializer}, operation_id="skill_events_revert")
+    @extend_schema(request=None, responses={201: SkillEventSerializer}, operation_id="skills_events_revert")
     def post(self, request: Request, event_id: uuid.UUID) -> Response:
         revert = evolution_store.skill_event_revert(event_id=event_id)
         self.audit_targets = [str(event_id), str(revert.id)]

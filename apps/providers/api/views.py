@@ -45,14 +45,14 @@ class ProviderConfigApi(OrganizationApiView):
             "updated_at": config.updated_at if config else None,
         }
 
-    @extend_schema(responses=ProviderConfigOutputSerializer, operation_id="provider_config_get")
+    @extend_schema(responses=ProviderConfigOutputSerializer, operation_id="providers_config_get")
     def get(self, request: Request) -> Response:
         return Response(ProviderConfigOutputSerializer(self._state()).data)
 
     @extend_schema(
         request=ProviderConfigInputSerializer,
         responses=ProviderConfigOutputSerializer,
-        operation_id="provider_config_set",
+        operation_id="providers_config_set",
     )
     def put(self, request: Request) -> Response:
         payload = ProviderConfigInputSerializer(data=request.data)
@@ -60,7 +60,7 @@ class ProviderConfigApi(OrganizationApiView):
         services.provider_config_set(organization_id=self.organization_id, **payload.validated_data)
         return Response(ProviderConfigOutputSerializer(self._state()).data)
 
-    @extend_schema(responses={204: None}, operation_id="provider_config_clear")
+    @extend_schema(responses={204: None}, operation_id="providers_config_clear")
     def delete(self, request: Request) -> Response:
         services.provider_config_clear(organization_id=self.organization_id)
         return Response(status=204)

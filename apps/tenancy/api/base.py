@@ -23,10 +23,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
+from functools import partial
 from typing import Any, ClassVar
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.utils import timezone
 from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,7 +43,9 @@ from apps.tenancy.models import IdempotencyRecord, Subject
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import subject_get
 from apps.tenancy.services import api_key_touch, idempotency_claim, idempotency_store, subject_for_write
-from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle
+from apps.tenancy.throttling import ApiKeyRateThrottle, OrganizationQuotaThrottle, RateLimitState
+from apps.usage.periods import operation_name
+from apps.usage.services import usage_count
 
 _SEALED = ("dispatch", "initial", "get_queryset", "get_object", "finalize_response", "head", "options")
 _HANDLERS = ("get", "post", "put", "patch", "delete")
@@ -64,7 +68,8 @@ class _Replay(Exception):
 class OrganizationApiView(APIView):
     """``required_scopes`` per method; ``audit_actions`` per method names the audit entry a
     successful call appends (required for every write); a handler may fill ``audit_subject_id``
-    and ``audit_targets`` with the ids it touched."""
+    and ``audit_targets`` with the ids it touched, and ``usage_rows_written`` with the number
+    of memory rows it wrote (``GET /v1/usage``)."""
 
     required_scopes: ClassVar[dict[str, set[str]]] = {}
     audit_actions: ClassVar[dict[str, str]] = {}
@@ -111,9 +116,11 @@ class OrganizationApiView(APIView):
         return principal
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        self.rate_limit: RateLimitState | None = None
         self.audit_subject_id: uuid.UUID | None = None
         self.audit_targets: list[str] = []
         self.after_commit: Callable[[Response], None] | None = None
+        self.usage_rows_written = 0
         self._scoped = False
         self._subject_created: Subject | None = None
         self._idempotency: tuple[str, str] | None = None  # the claimed (key, request hash)
@@ -170,6 +177,9 @@ class OrganizationApiView(APIView):
         return super().handle_exception(exc)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Response:
+        if self.rate_limit is not None and isinstance(response, HttpResponseBase):
+            for header, value in self.rate_limit.headers().items():
+                response[header] = value
         if (
             self._idempotency is not None
             and isinstance(response, Response)
@@ -207,7 +217,30 @@ class OrganizationApiView(APIView):
                 subject_id=self.audit_subject_id,
                 target_ids=self.audit_targets,
             )
-        return super().finalize_response(request, response, *args, **kwargs)
+        finalized: Response = super().finalize_response(request, response, *args, **kwargs)
+        if self._scoped:
+            self._count_usage(request, finalized)
+        return finalized
+
+    def _count_usage(self, request: Request, response: HttpResponseBase) -> None:
+        """Count the request once it has been answered: the closer runs when the server has
+        sent the response (a stream: its last line), after the request's transaction, so the
+        counter's upsert is a statement of its own that holds no lock while the view runs.
+        Refused calls (401, 403, 405, 429) never reach the scope and are not counted."""
+        match = request.resolver_match
+        failed = response.status_code >= 400
+        closers: list[Callable[[], None]] = response._resource_closers  # type: ignore[attr-defined]
+        closers.append(
+            partial(
+                usage_count,
+                organization_id=self.organization_id,
+                api_key_id=self.principal.api_key_id,
+                day=timezone.now().date(),
+                operation=operation_name(method=request.method or "", route=match.route if match else request.path),
+                failed=failed,
+                rows_written=0 if failed else self.usage_rows_written,
+            )
+        )
 
     def options(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         """The allowed methods, and nothing else: no object is looked up, so the answer is

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.platform.serializers import one_page, page_serializer
 from apps.tenancy import selectors, services
 from apps.tenancy.api.base import OrganizationApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
@@ -65,12 +66,16 @@ class ApiKeyListCreateApi(OrganizationApiView):
     audit_actions = {"POST": "api_key.create"}
     secret_responses = frozenset({"POST"})
 
-    @extend_schema(responses=ApiKeyOutputSerializer(many=True), operation_id="api_keys_list")
+    @extend_schema(
+        responses=page_serializer("ApiKeyPage", ApiKeyOutputSerializer),
+        operation_id="keys_list",
+        description="Every key of the organization, oldest first, in one page.",
+    )
     def get(self, request: Request) -> Response:
-        return Response(ApiKeyOutputSerializer(selectors.api_key_list(), many=True).data)
+        return Response(one_page(ApiKeyOutputSerializer(selectors.api_key_list(), many=True).data))
 
     @extend_schema(
-        request=ApiKeyInputSerializer, responses={201: IssuedApiKeyOutputSerializer}, operation_id="api_keys_create"
+        request=ApiKeyInputSerializer, responses={201: IssuedApiKeyOutputSerializer}, operation_id="keys_create"
     )
     def post(self, request: Request) -> Response:
         payload = ApiKeyInputSerializer(data=request.data)
@@ -84,7 +89,7 @@ class ApiKeyRevokeApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
     audit_actions = {"POST": "api_key.revoke"}
 
-    @extend_schema(request=None, responses=ApiKeyOutputSerializer, operation_id="api_keys_revoke")
+    @extend_schema(request=None, responses=ApiKeyOutputSerializer, operation_id="keys_revoke")
     def post(self, request: Request, api_key_id: uuid.UUID) -> Response:
         api_key: ApiKey = services.api_key_revoke(organization_id=self.organization_id, api_key_id=api_key_id)
         self.audit_targets = [str(api_key.id)]
@@ -99,7 +104,7 @@ class ApiKeyRotateApi(OrganizationApiView):
     @extend_schema(
         request=ApiKeyRotateInputSerializer,
         responses={201: IssuedApiKeyOutputSerializer},
-        operation_id="api_keys_rotate",
+        operation_id="keys_rotate",
         parameters=[OpenApiParameter("api_key_id", str, OpenApiParameter.PATH)],
     )
     def post(self, request: Request, api_key_id: uuid.UUID) -> Response:

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.platform.serializers import one_page, page_serializer
 from apps.tenancy.api.base import OrganizationApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
 from apps.webhooks import events, selectors, services
@@ -29,10 +30,12 @@ ADMIN = {"admin"}
 class WebhookEventTypesApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN}
 
-    @extend_schema(responses=EventTypeOutputSerializer(many=True), operation_id="webhook_event_types_list")
+    @extend_schema(
+        responses=page_serializer("EventTypePage", EventTypeOutputSerializer), operation_id="webhooks_event_types_list"
+    )
     def get(self, request: Request) -> Response:
         types = [{"type": name, "description": text} for name, text in events.EVENT_TYPES.items()]
-        return Response(EventTypeOutputSerializer(types, many=True).data)
+        return Response(one_page(EventTypeOutputSerializer(types, many=True).data))
 
 
 class WebhookEndpointListCreateApi(OrganizationApiView):
@@ -40,14 +43,18 @@ class WebhookEndpointListCreateApi(OrganizationApiView):
     audit_actions = {"POST": "webhook_endpoint.create"}
     secret_responses = frozenset({"POST"})
 
-    @extend_schema(responses=EndpointOutputSerializer(many=True), operation_id="webhook_endpoints_list")
+    @extend_schema(
+        responses=page_serializer("EndpointPage", EndpointOutputSerializer),
+        operation_id="webhooks_endpoints_list",
+        description="Every endpoint of the organization, in one page.",
+    )
     def get(self, request: Request) -> Response:
-        return Response(EndpointOutputSerializer(selectors.webhook_endpoint_list(), many=True).data)
+        return Response(one_page(EndpointOutputSerializer(selectors.webhook_endpoint_list(), many=True).data))
 
     @extend_schema(
         request=EndpointInputSerializer,
         responses={201: IssuedSecretOutputSerializer},
-        operation_id="webhook_endpoints_create",
+        operation_id="webhooks_endpoints_create",
     )
     def post(self, request: Request) -> Response:
         payload = EndpointInputSerializer(data=request.data)
@@ -61,12 +68,12 @@ class WebhookEndpointDetailApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN, "PATCH": ADMIN, "DELETE": ADMIN}
     audit_actions = {"PATCH": "webhook_endpoint.update", "DELETE": "webhook_endpoint.delete"}
 
-    @extend_schema(responses=EndpointOutputSerializer, operation_id="webhook_endpoints_get")
+    @extend_schema(responses=EndpointOutputSerializer, operation_id="webhooks_endpoints_get")
     def get(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         return Response(EndpointOutputSerializer(selectors.webhook_endpoint_get(endpoint_id=endpoint_id)).data)
 
     @extend_schema(
-        request=EndpointUpdateSerializer, responses=EndpointOutputSerializer, operation_id="webhook_endpoints_update"
+        request=EndpointUpdateSerializer, responses=EndpointOutputSerializer, operation_id="webhooks_endpoints_update"
     )
     def patch(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         payload = EndpointUpdateSerializer(data=request.data)
@@ -77,7 +84,7 @@ class WebhookEndpointDetailApi(OrganizationApiView):
         self.audit_targets = [str(endpoint.id)]
         return Response(EndpointOutputSerializer(endpoint).data)
 
-    @extend_schema(request=None, responses={204: None}, operation_id="webhook_endpoints_delete")
+    @extend_schema(request=None, responses={204: None}, operation_id="webhooks_endpoints_delete")
     def delete(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         services.webhook_endpoint_delete(organization_id=self.organization_id, endpoint_id=endpoint_id)
         self.audit_targets = [str(endpoint_id)]
@@ -92,7 +99,7 @@ class WebhookEndpointRotateSecretApi(OrganizationApiView):
     @extend_schema(
         request=RotateSecretInputSerializer,
         responses={201: IssuedSecretOutputSerializer},
-        operation_id="webhook_endpoints_rotate_secret",
+        operation_id="webhooks_endpoints_rotate_secret",
     )
     def post(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         payload = RotateSecretInputSerializer(data=request.data)
@@ -111,7 +118,7 @@ class WebhookEndpointPingApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
     audit_actions = {"POST": "webhook_endpoint.ping"}
 
-    @extend_schema(request=None, responses={202: DeliveryOutputSerializer}, operation_id="webhook_endpoints_ping")
+    @extend_schema(request=None, responses={202: DeliveryOutputSerializer}, operation_id="webhooks_endpoints_ping")
     def post(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         delivery = services.webhook_endpoint_ping(organization_id=self.organization_id, endpoint_id=endpoint_id)
         self.audit_targets = [str(endpoint_id), str(delivery.id)]
@@ -126,7 +133,7 @@ class WebhookEndpointDeliveriesApi(OrganizationApiView):
     @extend_schema(
         parameters=[DeliveryListQuerySerializer],
         responses=DeliveryPageSerializer,
-        operation_id="webhook_endpoints_deliveries",
+        operation_id="webhooks_endpoints_deliveries_list",
     )
     def get(self, request: Request, endpoint_id: uuid.UUID) -> Response:
         query = DeliveryListQuerySerializer(data=request.query_params)
@@ -151,7 +158,7 @@ class WebhookEndpointDeliveriesApi(OrganizationApiView):
 class WebhookDeliveryDetailApi(OrganizationApiView):
     required_scopes = {"GET": ADMIN}
 
-    @extend_schema(responses=DeliveryOutputSerializer, operation_id="webhook_deliveries_get")
+    @extend_schema(responses=DeliveryOutputSerializer, operation_id="webhooks_deliveries_get")
     def get(self, request: Request, delivery_id: uuid.UUID) -> Response:
         return Response(DeliveryOutputSerializer(selectors.webhook_delivery_get(delivery_id=delivery_id)).data)
 
@@ -160,7 +167,7 @@ class WebhookDeliveryReplayApi(OrganizationApiView):
     required_scopes = {"POST": ADMIN}
     audit_actions = {"POST": "webhook_delivery.replay"}
 
-    @extend_schema(request=None, responses={202: DeliveryOutputSerializer}, operation_id="webhook_deliveries_replay")
+    @extend_schema(request=None, responses={202: DeliveryOutputSerializer}, operation_id="webhooks_deliveries_replay")
     def post(self, request: Request, delivery_id: uuid.UUID) -> Response:
         services.webhook_delivery_replay(organization_id=self.organization_id, delivery_id=delivery_id)
         self.audit_targets = [str(delivery_id)]

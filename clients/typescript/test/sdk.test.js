@@ -38,7 +38,7 @@ test("the configuration comes from MIRIX_API_KEY and MIRIX_BASE_URL", async () =
   assert.equal(created.external_id, subject);
 });
 
-test("write, wait, search, delete", async () => {
+test("write, wait, search, answer, delete", async () => {
   const client = new Mirix();
   const subject = unique("ana");
   await client.subjects.create(subject);
@@ -52,6 +52,11 @@ test("write, wait, search, delete", async () => {
     found.rows.some((row) => row.text.includes("Miso") && writtenIds.has(row.id)),
     JSON.stringify(found.rows),
   );
+
+  const answer = await client.answer(subject, "What is my cat's name?");
+  assert.ok(answer.answer.includes("Miso"), JSON.stringify(answer));
+  assert.ok(answer.cited_row_ids.length > 0, JSON.stringify(answer));
+  assert.ok(answer.cited_row_ids.every((id) => writtenIds.has(id)), JSON.stringify(answer));
 
   const episodic = written.records.find((r) => r.type === "episodic");
   await client.memories.delete(subject, "episodic", episodic.id);

@@ -19,6 +19,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "apps.platform",
     "apps.tenancy",
     "apps.graph",
@@ -34,6 +35,7 @@ INSTALLED_APPS = [
     "apps.erasure",
     "apps.dream",
     "apps.procedural",
+    "apps.usage",
     "apps.console",
 ]
 

@@ -1,0 +1,259 @@
+"""GET /v1/usage through the HTTP API against the real database: what was counted, per key and
+day, over a range; bad ranges are 400s; another organization sees only its own."""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from datetime import date, timedelta
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from django.db import connections, transaction
+from django.utils import timezone
+
+from apps.memory.models import STORES
+from apps.providers.local_embedder import MODEL_NAME as MINILM
+from apps.providers.services import DatabaseUsageMeter
+from apps.tenancy.models import ApiKey
+from apps.tenancy.scope import organization_scope
+from apps.usage.models import UsageCounter
+from apps.usage.services import usage_count
+from tests.factories import Tenant, make_tenant
+from tests.processes import wait_for
+
+MESSAGES = [{"role": "user", "content": "I adopted a cat named Miso last Sunday."}]
+
+
+def _key_id(secret: str) -> uuid.UUID:
+    lookup = secret[len(settings.API_KEY_PREFIX) :][:12]
+    return ApiKey.objects.dangerously_across_organizations().get(lookup_id=lookup).id
+
+
+def _usage(tenant: Tenant, query: str = "", key: str | None = None) -> Any:
+    response = tenant.client(key).get(f"/v1/usage{query}")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _today(report: dict[str, Any]) -> dict[str, Any]:
+    today = timezone.now().date().isoformat()
+    [day] = [d for d in report["days"] if d["date"] == today]
+    return day
+
+
+def _counters(tenant: Tenant) -> list[tuple[Any, ...]]:
+    return sorted(
+        UsageCounter.objects.dangerously_across_organizations()
+        .filter(organization_id=tenant.id)
+        .values_list("day", "api_key_id", "operation", "requests", "errors", "rows_written")
+    )
+
+
+def test_requests_and_rows_are_counted_per_key_and_operation() -> None:
+    tenant = make_tenant()
+    writer = tenant.issue_key(["memories:read", "memories:write"])
+    reader = tenant.issue_key(["memories:read"])
+    tenant.subject("ana")
+    written = tenant.client(writer).post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json")
+    assert written.status_code == 201, written.content
+    rows = len(written.json()["records"])
+    assert rows > 0
+    for _ in range(2):
+        assert tenant.client(reader).get("/v1/subjects/ana/memories?type=episodic").status_code == 200
+    bad = tenant.client(writer).post("/v1/subjects/ana/memories", {"messages": []}, format="json")
+    assert bad.status_code == 400
+    refused = tenant.client(reader).post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json")
+    assert refused.status_code == 403
+
+    report = _usage(tenant)
+    day = _today(report)
+    by_key = {k["api_key_id"]: k for k in day["keys"]}
+    write_key = by_key[str(_key_id(writer))]
+    assert write_key["operations"] == {"POST /v1/subjects/{external_id}/memories": 2}
+    assert (write_key["requests"], write_key["errors"], write_key["rows_written"]) == (2, 1, rows)
+    assert write_key["name"] == ApiKey.objects.dangerously_across_organizations().get(id=_key_id(writer)).name
+    read_key = by_key[str(_key_id(reader))]
+    # The refused write (403) never reached the scope: not counted.
+    assert read_key["operations"] == {"GET /v1/subjects/{external_id}/memories": 2}
+    assert (read_key["requests"], read_key["errors"], read_key["rows_written"]) == (2, 0, 0)
+    assert (day["requests"], day["errors"], day["rows_written"]) == (4, 1, rows)
+    assert {k["api_key_id"]: k["requests"] for k in report["keys"]} == {
+        str(_key_id(writer)): 2,
+        str(_key_id(reader)): 2,
+    }
+
+    # The report's own request is counted once it has been answered.
+    again = _today(_usage(tenant))
+    admin = {k["api_key_id"]: k for k in again["keys"]}[str(_key_id(tenant.key))]
+    assert admin["operations"] == {"GET /v1/usage": 1}
+
+
+def test_storage_and_quota_are_reported() -> None:
+    tenant = make_tenant(monthly_request_quota=50)
+    tenant.subject("ana")
+    assert tenant.client().post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json").status_code == 201
+    report = _usage(tenant)
+    with organization_scope(tenant.id):
+        expected = {name: model.objects.count() for name, model in STORES.items()}
+    stores = {s["name"]: s for s in report["storage"]["stores"]}
+    assert {name: s["rows"] for name, s in stores.items()} == expected
+    assert report["storage"]["rows"] == sum(expected.values()) > 0
+    assert all(s["bytes"] > 0 for s in stores.values() if s["rows"])
+    assert report["storage"]["bytes"] == sum(s["bytes"] for s in stores.values())
+    assert report["storage"]["graph"]["bytes"] > 0  # the organization's AGE graph exists from the start
+    quota = report["quota"]
+    # The write and this report: two requests against the month's quota.
+    assert (quota["monthly_limit"], quota["used"], quota["left"]) == (50, 2, 48)
+    assert quota["resets_at"].endswith("T00:00:00Z") and quota["resets_at"][8:10] == "01"
+
+
+def test_model_tokens_per_day_split_local_and_provider() -> None:
+    tenant, other = make_tenant(), make_tenant()
+    meter = DatabaseUsageMeter()
+    meter.record(organization_id=tenant.id, purpose="route", model="gpt-test", prompt_tokens=120, completion_tokens=15)
+    meter.record(organization_id=tenant.id, purpose="answer", model="gpt-test", prompt_tokens=80, completion_tokens=5)
+    meter.record(organization_id=tenant.id, purpose="embed", model=MINILM, prompt_tokens=9, completion_tokens=0)
+    meter.record(organization_id=other.id, purpose="route", model="gpt-test", prompt_tokens=999, completion_tokens=9)
+    tokens = _today(_usage(tenant))["model_tokens"]
+    assert tokens["provider"] == {"calls": 2, "prompt_tokens": 200, "completion_tokens": 20}
+    assert tokens["local"] == {"calls": 1, "prompt_tokens": 9, "completion_tokens": 0}
+
+
+def test_a_date_range_reports_every_day_of_it_and_only_those() -> None:
+    tenant = make_tenant()
+    key = _key_id(tenant.key)
+    today = timezone.now().date()
+    for days_ago, operation in ((10, "GET /v1/subjects"), (40, "POST /v1/subjects")):
+        usage_count(
+            organization_id=tenant.id,
+            api_key_id=key,
+            day=today - timedelta(days=days_ago),
+            operation=operation,
+            failed=False,
+            rows_written=0,
+        )
+
+    default = _usage(tenant)
+    assert (default["from"], default["to"]) == ((today - timedelta(days=29)).isoformat(), today.isoformat())
+    assert len(default["days"]) == 30
+    assert [d["date"] for d in default["days"] if d["requests"]] == [(today - timedelta(days=10)).isoformat()]
+
+    first, last = today - timedelta(days=45), today - timedelta(days=35)
+    ranged = _usage(tenant, f"?from={first.isoformat()}&to={last.isoformat()}")
+    assert [d["date"] for d in ranged["days"]] == [(first + timedelta(days=n)).isoformat() for n in range(11)]
+    assert [(d["date"], d["requests"]) for d in ranged["days"] if d["requests"]] == [
+        ((today - timedelta(days=40)).isoformat(), 1)
+    ]
+    assert ranged["keys"][0]["operations"] == {"POST /v1/subjects": 1}
+
+
+def test_the_key_filter_narrows_requests_to_one_key() -> None:
+    tenant = make_tenant()
+    reader = tenant.issue_key(["memories:read"])
+    assert tenant.client(reader).get("/v1/subjects").status_code == 200
+    assert tenant.client().get("/v1/subjects").status_code == 200
+    report = _usage(tenant, f"?key={_key_id(reader)}")
+    assert report["key"] == str(_key_id(reader))
+    assert [k["api_key_id"] for k in _today(report)["keys"]] == [str(_key_id(reader))]
+    assert _today(report)["requests"] == 1
+
+
+def _error(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.content
+    body = response.json()["error"]
+    assert set(body) == {"code", "message", "details", "request_id"}
+    return body
+
+
+def test_bad_parameters_are_400s_that_say_what_to_change() -> None:
+    tenant = make_tenant()
+    client = tenant.client()
+    today = timezone.now().date()
+    cases = {
+        "?from=2026-13-01": "from",
+        "?to=yesterday": "to",
+        "?key=not-a-uuid": "key",
+        f"?from={today.isoformat()}&to={(today - timedelta(days=1)).isoformat()}": "swap them",
+        f"?from={(today - timedelta(days=92)).isoformat()}&to={today.isoformat()}": "at most 92",
+        f"?to={(today + timedelta(days=3)).isoformat()}": "in the future",
+        "?to=0001-01-01": "",  # the earliest day there is: its 30-day default does not underflow
+    }
+    for query, hint in cases.items():
+        response = client.get(f"/v1/usage{query}")
+        if not hint:
+            assert response.status_code == 200 and response.json()["days"][0]["date"] == "0001-01-01"
+            continue
+        body = _error(response, 400)
+        assert hint in body["message"] or hint in body["details"], (query, body)
+    longest = client.get(f"/v1/usage?from={(today - timedelta(days=91)).isoformat()}&to={today.isoformat()}")
+    assert longest.status_code == 200 and len(longest.json()["days"]) == 92
+    assert date.fromisoformat(longest.json()["from"]) == today - timedelta(days=91)
+
+
+def test_a_key_without_admin_is_refused() -> None:
+    tenant = make_tenant()
+    key = tenant.issue_key(["memories:read", "memories:write", "vault:read"])
+    body = _error(tenant.client(key).get("/v1/usage"), 403)
+    assert "admin" in body["message"]
+
+
+def test_another_organization_sees_only_its_own_usage() -> None:
+    owner, intruder = make_tenant(), make_tenant()
+    owner.subject("ana")
+    assert owner.client().post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json").status_code == 201
+    assert _usage(owner)["storage"]["rows"] > 0
+    before = _counters(owner)
+
+    report = _usage(intruder)
+    assert all(k["api_key_id"] != str(_key_id(owner.key)) for d in report["days"] for k in d["keys"])
+    assert report["storage"]["rows"] == 0
+    assert str(owner.id) not in str(report)
+    body = _error(intruder.client().get(f"/v1/usage?key={_key_id(owner.key)}"), 404)
+    assert "No API key" in body["message"]
+    assert _counters(owner) == before  # the intruder's calls were counted as its own
+    assert [c[2:5] for c in _counters(intruder)] == [("GET /v1/usage", 2, 1)]  # the 404 is an error
+
+
+def test_the_count_is_written_after_the_requests_own_commit() -> None:
+    """With the counter row locked elsewhere, a request's own write is committed and visible
+    while its count waits: counting never holds the request's transaction or its locks."""
+    tenant = make_tenant()
+    tenant.subject("first")  # makes the counter row of POST /v1/subjects exist
+    assert tenant.client().post("/v1/subjects", {"external_id": "a", "kind": "user"}, format="json").status_code == 201
+    owner = connections["owner"]
+    done = threading.Event()
+    statuses: list[int] = []
+
+    def create() -> None:
+        try:
+            response = tenant.client().post("/v1/subjects", {"external_id": "b", "kind": "user"}, format="json")
+            statuses.append(response.status_code)
+        finally:
+            connections.close_all()
+            done.set()
+
+    with transaction.atomic(using="owner"), owner.cursor() as cursor:
+        cursor.execute(
+            "SELECT requests FROM usage_counter WHERE organization_id = %s AND operation = %s FOR UPDATE",
+            [tenant.id, "POST /v1/subjects"],
+        )
+        assert cursor.fetchone() == (1,)
+        worker = threading.Thread(target=create)
+        worker.start()
+
+        def created() -> bool:
+            with psycopg.connect(os.environ["DATABASE_OWNER_URL"]) as other:
+                row = other.execute(
+                    "SELECT count(*) FROM tenancy_subject WHERE organization_id = %s AND external_id = 'b'",
+                    [tenant.id],
+                ).fetchone()
+            return row == (1,)
+
+        wait_for(created, timeout=30, interval=0.1)
+        assert not done.is_set()  # answered and committed; its count waits for the lock
+    worker.join(timeout=30)
+    assert done.is_set() and statuses == [201]
+    assert [c[2:4] for c in _counters(tenant) if c[2] == "POST /v1/subjects"] == [("POST /v1/subjects", 2)]
