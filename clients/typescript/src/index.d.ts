@@ -155,6 +155,7 @@ export interface EvidenceRow {
   attribute?: string | null;
   provenance?: JSONObject | null;
   selected_as?: string | null;
+  metadata: Metadata;
   current: boolean;
   superseded_by?: string | null;
   valid_from?: string | null;
@@ -173,6 +174,7 @@ export interface SearchResult {
 }
 export interface CitedRow {
   id: string;
+  metadata: Metadata;
   current: boolean;
   superseded_by?: string | null;
   valid_from?: string | null;

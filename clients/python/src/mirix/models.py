@@ -111,6 +111,7 @@ class MemoryRecord(Response):
     valid_to: datetime | None = None
     provenance: dict[str, Any] | None = None
     content: dict[str, Any]
+    metadata: Metadata = Field(default_factory=dict)
     index_status: str | None = None
 
 
@@ -173,6 +174,7 @@ class EvidenceRow(Response):
     attribute: str | None = None
     provenance: dict[str, Any] | None = None
     selected_as: str | None = None
+    metadata: Metadata = Field(default_factory=dict)
     current: bool
     superseded_by: str | None = None
     valid_from: datetime | None = None
@@ -206,6 +208,7 @@ class AnswerRequest(Request):
 
 class CitedRow(Response):
     id: str
+    metadata: Metadata = Field(default_factory=dict)
     current: bool
     superseded_by: str | None = None
     valid_from: datetime | None = None
