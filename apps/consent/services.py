@@ -1,88 +1,36 @@
-"""Consent: enforcement on the write paths, and versioned changes.
+"""Consent: versioned changes (the checks on the write paths are ``checks``).
 
 Every change appends a record (who, when, granted or withdrawn); the current state of a
 purpose is its latest record, or its default (``purposes.PURPOSES``). Withdrawing purposes
 requests the erasure of what they cover through the erasure machinery (job + outbox), in the
 transaction of the change.
 
-Checks take a shared lock on the subject row and changes an exclusive one (``locks``), so a
-write that passed its check commits before a withdrawal or an erasure request does, and a
-write that starts later sees them.
+A change takes an exclusive lock on the subject row, which waits for every write that
+passed its check (``checks`` takes a shared one) and makes later writes see the change.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from apps.audit.services import current_actor
-from apps.consent.locks import subject_lock_shared
+from apps.consent.checks import subject_erasure_refuse
 from apps.consent.models import ConsentRecord
-from apps.consent.purposes import PURPOSES, STORE_CONVERSATIONS, STORE_SENSITIVE_VALUES, unknown_purposes
+from apps.consent.purposes import PURPOSES, unknown_purposes
 from apps.consent.selectors import ConsentState, consent_state
 from apps.erasure.erasers import delete_batch
 from apps.erasure.models import ErasureRequest
+from apps.erasure.pending import purposes_being_erased
 from apps.erasure.registry import Counts, ErasureTarget
-from apps.erasure.selectors import purposes_being_erased, subject_erasure_pending
 from apps.erasure.services import erasure_request_create
-from apps.platform.errors import ApplicationError, Conflict, NotFound, ValidationFailed
+from apps.platform.errors import Conflict, NotFound, ValidationFailed
 from apps.tenancy.models import Subject
-from apps.vault.detect import redact_sensitive
 from apps.webhooks.events import CONSENT_CHANGED
 from apps.webhooks.services import webhook_event_emit
 
 logger = logging.getLogger(__name__)
-
-
-class ConsentRequired(ApplicationError):
-    status_code = 403
-    code = "consent_required"
-
-
-class SubjectBeingErased(Conflict):
-    code = "erasure_in_progress"
-
-
-def _lock_shared(subject: Subject) -> None:
-    if not subject_lock_shared(organization_id=subject.organization_id, subject_id=subject.id):
-        raise NotFound("No such subject in this organization.")
-    pending = subject_erasure_pending(subject_id=subject.id)
-    if pending is not None:
-        raise SubjectBeingErased(
-            "The subject is being erased; nothing more can be stored for it.",
-            details={"erasure_request_id": str(pending.id)},
-        )
-
-
-def _require(subject: Subject, purpose: str, states: Mapping[str, ConsentState]) -> None:
-    if not states[purpose].granted:
-        raise ConsentRequired(
-            f"The subject has not consented to {purpose!r}; nothing was stored.",
-            details={"missing_purpose": purpose, "subject_id": str(subject.id)},
-        )
-
-
-def consent_require(*, subject: Subject, purpose: str) -> None:
-    """Raise ``ConsentRequired`` (403, ``details.missing_purpose``) unless ``subject`` has
-    consented to ``purpose``. Call it in the transaction of the work it permits: it holds
-    the subject row so that a withdrawal waits for that work to commit."""
-    if purpose not in PURPOSES:
-        raise ValueError(f"unknown consent purpose {purpose!r}")
-    _lock_shared(subject)
-    _require(subject, purpose, consent_state(subject=subject))
-
-
-def consent_check_memory_write(*, subject: Subject, texts: Iterable[str]) -> None:
-    """The memory write services' check, before they store anything and in their transaction:
-    storing needs ``store_conversations``; texts in which the vault detector finds a sensitive
-    value also need ``store_sensitive_values`` — without it the whole write is refused
-    (ADR 0008), so nothing of it is stored anywhere."""
-    _lock_shared(subject)
-    states = consent_state(subject=subject)
-    _require(subject, STORE_CONVERSATIONS, states)
-    if not states[STORE_SENSITIVE_VALUES].granted and any(redact_sensitive(text).detections for text in texts):
-        _require(subject, STORE_SENSITIVE_VALUES, states)
 
 
 @dataclass(frozen=True)
@@ -105,12 +53,7 @@ def consent_update(*, subject: Subject, changes: Mapping[str, bool]) -> ConsentC
     locked = Subject.objects.select_for_update().filter(id=subject.id).first()
     if locked is None:
         raise NotFound("No such subject in this organization.")
-    pending = subject_erasure_pending(subject_id=subject.id)
-    if pending is not None:
-        raise SubjectBeingErased(
-            "The subject is being erased; its consent can no longer change.",
-            details={"erasure_request_id": str(pending.id)},
-        )
+    subject_erasure_refuse(subject=subject, refusal="The subject is being erased; its consent can no longer change.")
     states = consent_state(subject=subject)
     being_erased = purposes_being_erased(subject_id=subject.id)
     actor = current_actor()

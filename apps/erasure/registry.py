@@ -26,6 +26,8 @@ import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from apps.platform.registry import named_register
+
 Counts = dict[str, int]
 
 
@@ -48,11 +50,7 @@ _ERASERS: dict[str, Eraser] = {}
 
 
 def eraser_register(eraser: Eraser) -> Eraser:
-    existing = _ERASERS.get(eraser.name)
-    if existing is not None and existing != eraser:
-        raise ValueError(f"an eraser named {eraser.name!r} is already registered")
-    _ERASERS[eraser.name] = eraser
-    return eraser
+    return named_register(_ERASERS, eraser, kind="an eraser")
 
 
 def erasers_for(*, purposes: Collection[str] | None) -> list[Eraser]:

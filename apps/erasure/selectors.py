@@ -72,22 +72,6 @@ def erasure_request_list(
     return requests.order_by("-requested_at", "-id")
 
 
-def subject_erasure_pending(*, subject_id: uuid.UUID) -> ErasureRequest | None:
-    return (
-        ErasureRequest.objects.filter(kind=ErasureRequest.Kind.SUBJECT, subject_id=subject_id)
-        .exclude(status=ErasureRequest.Status.COMPLETED)
-        .first()
-    )
-
-
-def purposes_being_erased(*, subject_id: uuid.UUID) -> dict[str, uuid.UUID]:
-    """Purposes whose withdrawal erasure has not finished yet, with the request erasing them."""
-    pending = ErasureRequest.objects.filter(kind=ErasureRequest.Kind.CONSENT_WITHDRAWAL, subject_id=subject_id).exclude(
-        status=ErasureRequest.Status.COMPLETED
-    )
-    return {purpose: request.id for request in pending for purpose in request.purposes}
-
-
 # --- export ---------------------------------------------------------------------------------------
 
 

@@ -235,7 +235,9 @@ class SubjectIndexer:
         graph: RecordGraph,
         existing_keys: set[str],
     ) -> RecordGraph:
-        """One bounded repair call when the audit finds uncovered details; it may only add."""
+        """One bounded repair call when the audit finds uncovered details; it may only add. The
+        audit's items are what the call is asked about: trimmed, distinct, at most 12 (the
+        implementations take them as they are)."""
         audit = audit_coverage(record.text, list(graph.frames.values()))
         if not audit.needs_repair:
             return graph

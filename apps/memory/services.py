@@ -19,7 +19,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.consent.services import consent_check_memory_write
+from apps.consent.checks import consent_check_memory_write
 from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import job_add_chunk, job_create, job_create_indexing, job_enqueue_on_commit

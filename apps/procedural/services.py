@@ -17,9 +17,9 @@ from django.conf import settings
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from apps.consent.checks import consent_require
 from apps.consent.purposes import CROSS_DOMAIN_GENERALIZATION, LEARN_SKILLS, STORE_CONVERSATIONS
 from apps.consent.selectors import consent_state
-from apps.consent.services import consent_require
 from apps.dream.services import dream_completed_emit
 from apps.jobs import task_names
 from apps.jobs.models import Job

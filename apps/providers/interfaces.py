@@ -137,9 +137,12 @@ class GraphLLM(Protocol):
         missing: Sequence[str],
         metering: MeteringContext,
     ) -> Extraction:
-        """Frames to add for the audit's missing items (at most 12), with any new entities.
+        """Frames to add for the audit's missing items, with any new entities.
 
-        Only additions: ``frames`` (the primary extraction) are context, never returned changed.
+        ``missing`` is what the coverage audit listed (``apps.graph.coverage``): at least one
+        item, each trimmed, at most 12; the graph's repair step calls only then, so an
+        implementation only repairs. Only additions: ``frames`` (the primary extraction) are
+        context, never returned changed.
         """
         ...
 

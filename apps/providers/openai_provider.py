@@ -25,7 +25,6 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 from pydantic import BaseModel, ValidationError
 
-from apps.graph.coverage import MAX_REPAIR_ITEMS
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_signature
 from apps.graph.keys import anchor_key, may_denote_same
@@ -345,10 +344,7 @@ class OpenAIGraphLLM:
         missing: Sequence[str],
         metering: MeteringContext,
     ) -> Extraction:
-        items = [item.strip() for item in missing if item.strip()][:MAX_REPAIR_ITEMS]
-        if not items:
-            return Extraction(entities=[], frames=[])
-        user_prompt = prompts.render_repair(record, frames, items)
+        user_prompt = prompts.render_repair(record, frames, missing)
         reply = _structured_reply(
             self._client, Purpose.REPAIR, prompts.REPAIR_FRAMES, user_prompt, FrameRepair, metering
         ).to_extraction()

@@ -21,8 +21,8 @@ from apps.memory.api.serializers import (
 )
 from apps.memory.resource_search import ResourceHit, resource_hits
 from apps.platform.serializers import StrictFieldsSerializer
-from apps.procedural.api.hooks import SkillRetrievalSerializer, procedural_skills
 from apps.providers.registry import embedder
+from apps.retrieval.extensions import search_extensions, search_extensions_run
 from apps.retrieval.fusion import trim_to_token_budget
 from apps.retrieval.selectors import search_evidence
 from apps.retrieval.services import TOKEN_BUDGET_ROW_LIMIT
@@ -178,12 +178,18 @@ class ResourceHitSerializer(MemoryRecordSerializer):
 
 
 class TypedResultsSerializer(serializers.Serializer[Any]):
-    """The other requested stores: each present only when requested."""
+    """The other requested stores, and the registered search extensions' results
+    (``apps/retrieval/extensions.py``): each present only when requested."""
 
     core = MemoryRecordSerializer(many=True, required=False)
     procedural = MemoryRecordSerializer(many=True, required=False)
     resource = ResourceHitSerializer(many=True, required=False)
-    skills = SkillRetrievalSerializer(required=False, help_text="Verified skills, when procedural is requested.")
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        for extension in search_extensions():
+            fields[extension.name] = extension.serializer(required=False, help_text=extension.help_text)
+        return fields
 
 
 class SearchOutputSerializer(serializers.Serializer[Any]):
@@ -222,9 +228,9 @@ class SearchApi(SubjectApiView):
             where=params.get("filters"),
         )
         self.audit_targets = [row.fused.row.row_id for row in evidence.rows]
-        if "procedural" in params["memory_types"]:
-            skills = procedural_skills(subject=subject, query=params["query"])
-            evidence = dataclasses.replace(evidence, typed={**evidence.typed, "skills": skills})
+        extended = search_extensions_run(subject=subject, query=params["query"], memory_types=params["memory_types"])
+        if extended:
+            evidence = dataclasses.replace(evidence, typed={**evidence.typed, **extended})
         return Response(SearchOutputSerializer(evidence).data)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from apps.platform.registry import named_register
 from apps.tenancy.models import Organization
 
 
@@ -34,11 +35,7 @@ _HOOKS: dict[str, OrganizationHooks] = {}
 
 
 def organization_hooks_register(hooks: OrganizationHooks) -> OrganizationHooks:
-    existing = _HOOKS.get(hooks.name)
-    if existing is not None and existing != hooks:
-        raise ValueError(f"organization hooks named {hooks.name!r} are already registered")
-    _HOOKS[hooks.name] = hooks
-    return hooks
+    return named_register(_HOOKS, hooks, kind="organization hooks")
 
 
 def organization_created(organization: Organization) -> None:

@@ -11,8 +11,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
+from apps.consent.checks import ConsentRequired, consent_require
 from apps.consent.purposes import LEARN_SKILLS, PURPOSES
-from apps.consent.services import ConsentRequired, consent_require
 from apps.erasure.models import ErasureRequest
 from apps.memory import services as memory_services
 from apps.memory.models import VaultEntry
@@ -286,7 +286,7 @@ def test_a_withdrawal_waits_for_the_write_in_flight_and_later_writes_see_it() ->
 
     from django.db import connection
 
-    from apps.consent.services import consent_check_memory_write
+    from apps.consent.checks import consent_check_memory_write
 
     tenant = make_tenant()
     subject = tenant.subject("ana")

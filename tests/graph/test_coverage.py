@@ -94,3 +94,10 @@ def test_without_frames_everything_is_missing_but_at_most_twelve_items() -> None
     audit = audit_coverage(source, [])
     assert audit.needs_repair and len(audit.missing) == MAX_REPAIR_ITEMS
     assert audit.missing[:2] == ["1 costs", "$10"]
+
+
+def test_the_items_are_trimmed_and_distinct_as_the_repair_takes_them() -> None:
+    # The repair implementations take the audit's list as it is: the trimming is done here, once.
+    source = 'She said "  never again " twice: "never again". It cost $450, then $450 more; [photo:  a red kite  ]'
+    audit = audit_coverage(source, [])
+    assert audit.missing == ["never again", "$450", "a red kite"]

@@ -59,6 +59,18 @@ def test_the_unbroken_copy_keeps_them_too(copy: Path) -> None:
             "from apps.retrieval import planner",
             "apps.memory is not allowed to import apps.retrieval",
         ),
+        # retrieval reaching procedural memory other than through its search extension registry
+        (
+            "apps/retrieval/api.py",
+            "from apps.procedural.api import hooks",
+            "apps.retrieval is not allowed to import apps.procedural",
+        ),
+        # the memory write service reaching the consent changes, whose erasures reach the graph
+        (
+            "apps/memory/services.py",
+            "from apps.consent import services",
+            "apps.memory is not allowed to import apps.graph",
+        ),
         # providers importing a domain implementation
         (
             "apps/providers/registry.py",

@@ -252,7 +252,7 @@ def test_same_entity_without_candidates_makes_no_request(
     assert openai_stub.requests == []
 
 
-def test_repair_sends_the_frames_and_at_most_twelve_items_and_only_adds(
+def test_repair_sends_the_frames_and_the_audits_items_and_only_adds(
     openai_stub: OpenAIStub, stub_config: OpenAIConfig, meter: RecordingMeter, metering: MeteringContext
 ) -> None:
     existing = [
@@ -273,7 +273,7 @@ def test_repair_sends_the_frames_and_at_most_twelve_items_and_only_adds(
     openai_stub.queue(
         json_reply({"entities": [{"name": "plane ticket", "type": "object"}], "frames": [FLIGHT, ticket]})
     )
-    missing = ["$450", *[f"item {number}" for number in range(20)]]
+    missing = ["$450", *[f"item {number}" for number in range(11)]]  # the audit lists at most 12
 
     added = OpenAIGraphLLM(config=stub_config).repair_frames(
         RECORD, frames=existing, missing=missing, metering=metering
@@ -291,16 +291,8 @@ def test_repair_sends_the_frames_and_at_most_twelve_items_and_only_adds(
         "fly(agent: Caroline; origin: Boston; destination: Paris; companion: Melanie) "
         "[date=yesterday, event_time=2023-05-07]"
     ]
-    assert _tagged(user, "missing") == missing[:12]
+    assert _tagged(user, "missing") == missing
     assert [record["purpose"] for record in meter.records] == ["repair"]
-
-
-def test_repair_with_nothing_missing_makes_no_request(
-    openai_stub: OpenAIStub, stub_config: OpenAIConfig, metering: MeteringContext
-) -> None:
-    added = OpenAIGraphLLM(config=stub_config).repair_frames(RECORD, frames=[], missing=["  "], metering=metering)
-    assert (added.entities, added.frames) == ([], [])
-    assert openai_stub.requests == []
 
 
 # --- registry ----------------------------------------------------------------------------------

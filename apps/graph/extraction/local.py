@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from apps.graph.coverage import MAX_REPAIR_ITEMS
 from apps.graph.extraction.clauses import (
     Mention,
     analysis_of,
@@ -83,16 +82,13 @@ class LocalGraphLLM:
         missing: Sequence[str],
         metering: MeteringContext,
     ) -> Extraction:
-        items = [item.strip() for item in missing if item.strip()][:MAX_REPAIR_ITEMS]
-        if not items:
-            return Extraction(entities=[], frames=[])
         analysis = analysis_of(record)
         known = {frame_signature(frame) for frame in frames} | {
             frame_signature(frame) for _, frame in primary_frames(analysis)
         }
         added: list[ExtractedFrame] = []
         mentions: list[Mention] = []
-        for candidate, extra in repair_candidates(analysis, items):
+        for candidate, extra in repair_candidates(analysis, missing):
             if distinct_anchors(candidate, extra) < 2:
                 continue
             frame = candidate_frame(analysis, candidate, extra)
@@ -100,7 +96,7 @@ class LocalGraphLLM:
                 known.add(frame_signature(frame))
                 added.append(frame)
                 mentions += [mention for _, mention in [*candidate.arms, *extra]]
-        for frame, depicted in depictions(analysis, items):
+        for frame, depicted in depictions(analysis, missing):
             if frame_signature(frame) not in known and len({m.key for m in depicted}) >= 2:
                 known.add(frame_signature(frame))
                 added.append(frame)
