@@ -12,27 +12,39 @@ Supersession chains stay whole: a row that superseded a deleted row supersedes, 
 nearest older row that survives (or nothing). Currency is read (``apps.memory.currency``), so
 deleting the newest value of a chain makes the value before it current again.
 
-The rows are chosen by id (:class:`RowRef`); any selector that yields ``RowRef`` values (a
-filter over the stores) can feed :func:`memory_rows_delete` the same way.
+The rows are chosen by id (:class:`RowRef`), or by a filter (:func:`memory_filter_delete`):
+the rows the listing with that filter shows (every store but the vault, which the filter
+language does not name), superseded rows included: deleting "metadata.source = X" removes
+every such row, its history too (``{"current": true}`` in the filter keeps to current rows).
+Up to :data:`MAX_ROWS` matches are deleted in the request, in one transaction; more make a
+job that deletes them in batches of :data:`MAX_ROWS`, each batch a transaction of its own
+with its audit entry and its ``memory.deleted`` event (:func:`memory_filter_delete_run`).
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from apps.audit.services import audit_record
 from apps.erasure import adapter
 from apps.erasure.receipt import counts_merge, receipt_sha256
 from apps.graph import store
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
+from apps.jobs import task_names
+from apps.jobs.models import Job
+from apps.jobs.services import job_create, job_enqueue_on_commit
+from apps.memory.filters import And, Filter, Not, Or, parse_filters
 from apps.memory.locks import subject_write_lock
 from apps.memory.models import STORES, EpisodicEvent, EvidenceRecord, ResourceItem
+from apps.memory.selectors import MemoryFilter, memory_refs
 from apps.platform.errors import NotFound, ValidationFailed
 from apps.resources.storage import storage
 from apps.tenancy.models import Subject
@@ -45,6 +57,10 @@ logger = logging.getLogger(__name__)
 MAX_ROWS = 1000
 DELETABLE_TYPES = tuple(STORES)
 GRAPH_TYPES = ("episodic", "semantic")
+# The stores whose rows the application updates in place (index status, embeddings), so it may
+# lock them; core blocks and vault entries it can only append, never lock: nothing changes them
+# meanwhile, and every deleter holds the subject row exclusively first.
+UPDATABLE_TYPES = ("episodic", "semantic", "procedural", "resource")
 
 
 @dataclass(frozen=True, order=True)
@@ -56,13 +72,13 @@ class RowRef:
         return {"type": self.memory_type, "id": str(self.id)}
 
 
-def row_refs_checked(rows: Iterable[RowRef]) -> list[RowRef]:
+def row_refs_checked(rows: Iterable[RowRef], *, allow_empty: bool = False) -> list[RowRef]:
     """The selection without repeats, in a stable order; a bad type or too many rows is a 400."""
     unique = sorted(set(rows))
     unknown = sorted({r.memory_type for r in unique} - set(DELETABLE_TYPES))
     if unknown:
         raise ValidationFailed(f"type must be one of {list(DELETABLE_TYPES)}; got {unknown}.")
-    if not unique:
+    if not unique and not allow_empty:
         raise ValidationFailed("ids must name at least one row.")
     if len(unique) > MAX_ROWS:
         raise ValidationFailed(
@@ -93,13 +109,15 @@ class DeletionReceipt:
         return {**body, "receipt_sha256": receipt_sha256(body)}
 
 
-def memory_rows_delete(*, subject: Subject, rows: Sequence[RowRef], missing_ok: bool = True) -> dict[str, Any]:
+def memory_rows_delete(
+    *, subject: Subject, rows: Sequence[RowRef], missing_ok: bool = True, allow_empty: bool = False
+) -> dict[str, Any]:
     """Delete ``rows`` of ``subject`` (see the module docstring); the receipt.
 
     Ids the subject has no row of are listed as ``not_found`` (another subject's or another
     organization's rows are never touched); with ``missing_ok=False`` any of them is a 404
-    and nothing is deleted."""
-    selection = row_refs_checked(rows)
+    and nothing is deleted. With ``allow_empty`` no rows is a receipt of nothing."""
+    selection = row_refs_checked(rows, allow_empty=allow_empty)
     # Lock order of apps.memory.locks: the subject row (exclusively, like erasure: writes in
     # flight commit first), the subject's write lock, the rows, then the graph's keys.
     Subject.objects.select_for_update().filter(id=subject.id).first()
@@ -109,8 +127,10 @@ def memory_rows_delete(*, subject: Subject, rows: Sequence[RowRef], missing_ok: 
         ids = [r.id for r in selection if r.memory_type == memory_type]
         if ids:
             model = STORES[memory_type]
-            locked = model.objects.select_for_update().filter(subject=subject, id__in=ids).defer(*_heavy(model))
-            found[memory_type] = {row.id: row for row in locked}
+            rows_of = model.objects.filter(subject=subject, id__in=ids).defer(*_heavy(model))
+            if memory_type in UPDATABLE_TYPES:
+                rows_of = rows_of.select_for_update()
+            found[memory_type] = {row.id: row for row in rows_of}
     deleted = [r for r in selection if r.id in found.get(r.memory_type, {})]
     not_found = [r for r in selection if r not in deleted]
     if not_found and not missing_ok:
@@ -155,6 +175,93 @@ def memory_rows_delete(*, subject: Subject, rows: Sequence[RowRef], missing_ok: 
         extra={"subject_id": str(subject.id), "deleted": len(deleted), "receipt_sha256": body["receipt_sha256"]},
     )
     return body
+
+
+# --- by filter ----------------------------------------------------------------------------------
+
+FILTER_JOB_KIND = "memory.delete"
+
+
+def rows_matching(*, subject: Subject, where: Filter, as_of: datetime, limit: int) -> list[RowRef]:
+    """Up to ``limit`` rows of ``subject`` written before ``as_of`` that match ``where``: the
+    listing's selection (every store but the vault), superseded rows included."""
+    filters = MemoryFilter(memory_type=None, created_before=as_of, include_superseded=True, where=where)
+    return [RowRef(t, row_id) for t, row_id in memory_refs(subject=subject, filters=filters, limit=limit)]
+
+
+def _names_current(node: Filter) -> bool:
+    if isinstance(node, And | Or):
+        return any(_names_current(child) for child in node.children)
+    if isinstance(node, Not):
+        return _names_current(node.child)
+    return node.field == "current"
+
+
+def memory_filter_delete(*, subject: Subject, filters: Any) -> dict[str, Any] | Job:
+    """Delete the rows of ``subject`` that match ``filters`` (the filter language's JSON):
+    the receipt when they are at most :data:`MAX_ROWS` (none: a receipt of nothing), else the
+    job that deletes them in batches, published after commit. Rows written after the call
+    are never touched by it."""
+    where = parse_filters(filters)
+    as_of = timezone.now()
+    rows = rows_matching(subject=subject, where=where, as_of=as_of, limit=MAX_ROWS + 1)
+    if len(rows) <= MAX_ROWS:
+        return memory_rows_delete(subject=subject, rows=rows, allow_empty=True)
+    if _names_current(where):
+        # Which rows are current changes as batches delete rows: the later batches would not
+        # delete what the filter matched when it was sent.
+        raise ValidationFailed(
+            f"A filter on current matches more than {MAX_ROWS} rows, more than one call deletes; narrow it "
+            f"(e.g. by created_at) to {MAX_ROWS} rows or fewer per call, or drop current to delete every match.",
+            details={"limit": MAX_ROWS},
+        )
+    job = job_create(organization_id=subject.organization_id, kind=FILTER_JOB_KIND, subject_id=subject.id)
+    job_enqueue_on_commit(
+        job=job,
+        task_name=task_names.MEMORY_DELETE,
+        kwargs={"subject_id": str(subject.id), "filters": filters, "as_of": as_of.isoformat()},
+    )
+    return job
+
+
+def memory_filter_delete_run(
+    job: Job, *, subject_id: uuid.UUID, filters: Any, as_of: datetime
+) -> Generator[dict[str, Any], None, dict[str, Any]]:
+    """The filter deletion job's body: each ``next`` deletes one batch of at most
+    :data:`MAX_ROWS` matching rows (its own transaction, audit entry and ``memory.deleted``
+    event); the result adds up the batches' receipts. A resumed job goes on from what it
+    recorded: deleted rows no longer match."""
+    where = parse_filters(filters)
+    done: dict[str, Any] = dict(job.result or {})
+    progress: dict[str, Any] = {
+        "subject_id": str(subject_id),
+        "deleted": int(done.get("deleted", 0)),
+        "counts": dict(done.get("counts", {})),
+        "batches": int(done.get("batches", 0)),
+        "receipt_sha256": list(done.get("receipt_sha256", [])),
+    }
+    while True:
+        subject = Subject.objects.filter(id=subject_id).first()
+        if subject is None:  # erased meanwhile: nothing of it is left to delete
+            return progress
+        rows = rows_matching(subject=subject, where=where, as_of=as_of, limit=MAX_ROWS)
+        if not rows:
+            return progress
+        receipt = memory_rows_delete(subject=subject, rows=rows)
+        audit_record(
+            organization_id=subject.organization_id,
+            action="memory.delete",
+            subject_id=subject.id,
+            target_ids=[*(r["id"] for r in receipt["deleted"]), f"receipt:sha256:{receipt['receipt_sha256']}"],
+        )
+        progress = {
+            **progress,
+            "deleted": progress["deleted"] + len(receipt["deleted"]),
+            "counts": dict(sorted(counts_merge(progress["counts"], receipt["counts"]).items())),
+            "batches": progress["batches"] + 1,
+            "receipt_sha256": [*progress["receipt_sha256"], receipt["receipt_sha256"]],
+        }
+        yield progress
 
 
 def _heavy(model: type[EvidenceRecord]) -> list[str]:

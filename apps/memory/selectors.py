@@ -91,9 +91,7 @@ class MemoryFilter:
 ListPosition = tuple[datetime, str, uuid.UUID]
 
 
-def _store_rows(
-    memory_type: str, *, subject: Subject, filters: MemoryFilter, after: ListPosition | None, limit: int
-) -> list[Any]:
+def _store_query(memory_type: str, *, subject: Subject, filters: MemoryFilter) -> QuerySet[Any]:
     model = _store(memory_type)
     rows: QuerySet[Any] = (
         model.objects.filter(subject=subject) if filters.include_superseded else current_rows(model, subject=subject)
@@ -111,7 +109,13 @@ def _store_rows(
             rows = rows.filter(event_time__gte=filters.event_after)
         if filters.event_before:
             rows = rows.filter(event_time__lt=filters.event_before)
-    rows = rows_filtered(rows, filters.where)
+    return rows_filtered(rows, filters.where)
+
+
+def _store_rows(
+    memory_type: str, *, subject: Subject, filters: MemoryFilter, after: ListPosition | None, limit: int
+) -> list[Any]:
+    rows = _store_query(memory_type, subject=subject, filters=filters)
     if after is not None:
         # Rows of this store that come after the position in (created_at, type, id) order.
         created_at, after_type, row_id = after
@@ -135,6 +139,20 @@ def memory_list(*, subject: Subject, filters: MemoryFilter, after: ListPosition 
     ]
     rows.sort(key=lambda row: (row.created_at, memory_type_of(row), row.id))
     return with_currency(rows[:limit])
+
+
+def memory_refs(*, subject: Subject, filters: MemoryFilter, limit: int) -> list[tuple[str, uuid.UUID]]:
+    """(type, id) of up to ``limit`` rows the listing with ``filters`` would show, in
+    (created_at, type, id) order, without reading the rows themselves."""
+    types = [filters.memory_type] if filters.memory_type is not None else list(READABLE_TYPES)
+    found = [
+        (created_at, memory_type, row_id)
+        for memory_type in types
+        for row_id, created_at in _store_query(memory_type, subject=subject, filters=filters)
+        .order_by("created_at", "id")
+        .values_list("id", "created_at")[:limit]
+    ]
+    return [(memory_type, row_id) for _, memory_type, row_id in sorted(found)[:limit]]
 
 
 _TYPE_NAMES = {model: name for name, model in STORES.items()}

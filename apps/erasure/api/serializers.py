@@ -5,6 +5,8 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.erasure.deletion import DELETABLE_TYPES, MAX_ROWS
+from apps.jobs.api.serializers import JobOutputSerializer
+from apps.memory.api.serializers import FiltersField
 from apps.platform.serializers import StrictFieldsSerializer
 
 
@@ -46,8 +48,26 @@ class MemoryDeleteSerializer(StrictFieldsSerializer):
     ids = serializers.ListField(
         child=RowRefSerializer(),
         allow_empty=False,
+        required=False,
         help_text=f"The rows to delete, as {{type, id}}; at most {MAX_ROWS} per call (page beyond that).",
     )
+    filters = FiltersField(
+        required=False,
+        help_text="Or: delete every row the listing with these filters shows (superseded rows included; add "
+        f'{{"current": true}} for current rows only). Up to {MAX_ROWS} matches are deleted in the call; more, '
+        "by a job (202).",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("ids" in attrs) == ("filters" in attrs):
+            raise serializers.ValidationError(
+                "Give exactly one of ids (the rows, by {type, id}) or filters (the rows that match them)."
+            )
+        return attrs
+
+
+class MemoryDeleteAcceptedSerializer(serializers.Serializer[Any]):
+    job = JobOutputSerializer(help_text="Deletes the matching rows in batches; follow it at /v1/jobs/{id}.")
 
 
 class RelinkSerializer(serializers.Serializer[Any]):

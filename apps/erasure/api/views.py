@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -11,11 +12,13 @@ from apps.erasure.api.serializers import (
     DeletionReceiptSerializer,
     ErasureAcceptedSerializer,
     ErasureRequestSerializer,
+    MemoryDeleteAcceptedSerializer,
     MemoryDeleteSerializer,
     SubjectExportSerializer,
 )
-from apps.erasure.deletion import DELETABLE_TYPES, RowRef, memory_rows_delete
+from apps.erasure.deletion import DELETABLE_TYPES, RowRef, memory_filter_delete, memory_rows_delete
 from apps.erasure.models import ErasureRequest
+from apps.jobs.models import Job
 from apps.memory.api import views as memory_views
 from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 from apps.tenancy.api.serializers import SubjectOutputSerializer
@@ -111,22 +114,35 @@ class MemoryRowApi(memory_views.MemoryDetailApi):
 
 
 class MemoryDeleteApi(SubjectApiView):
-    """Delete many rows of a subject by id, up to 1,000 per call."""
+    """Delete many rows of a subject: by id, up to 1,000 per call, or by filter (a job beyond 1,000)."""
 
     required_scopes = {"POST": DELETE}
     audit_actions = {"POST": "memory.delete"}
 
     @extend_schema(
         request=MemoryDeleteSerializer,
-        responses={200: DeletionReceiptSerializer},
+        responses={200: DeletionReceiptSerializer, 202: MemoryDeleteAcceptedSerializer},
         operation_id="memories_delete_many",
-        description="Delete rows by id, as DELETE does each (ADR 0037), in one transaction: all or none. Ids "
-        "the subject has no row of are listed in not_found. At most 1,000 rows per call. Needs memories:delete.",
+        description="Delete rows, as DELETE does each (ADR 0037), in one transaction: all or none. By `ids` (at "
+        "most 1,000; ids the subject has no row of are listed in not_found), or by `filters`: the rows the "
+        "listing with them shows, superseded ones included (no match: a receipt of nothing). More than 1,000 "
+        "matches: 202 with a job (Location) that deletes them in batches of 1,000, its result the summed "
+        "counts. Needs memories:delete.",
     )
     def post(self, request: Request, external_id: str) -> Response:
         payload = MemoryDeleteSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        rows = [RowRef(r["type"], r["id"]) for r in payload.validated_data["ids"]]
-        receipt = memory_rows_delete(subject=self.subject(external_id), rows=rows)
+        subject = self.subject(external_id)
+        if "filters" in payload.validated_data:
+            outcome = memory_filter_delete(subject=subject, filters=payload.initial_data["filters"])
+            if isinstance(outcome, Job):
+                self.audit_targets = [str(outcome.id)]
+                response = Response(MemoryDeleteAcceptedSerializer({"job": outcome}).data, status=202)
+                response["Location"] = reverse("job-detail", kwargs={"job_id": outcome.id})
+                return response
+            receipt = outcome
+        else:
+            rows = [RowRef(r["type"], r["id"]) for r in payload.validated_data["ids"]]
+            receipt = memory_rows_delete(subject=subject, rows=rows)
         _audit_deletion(self, receipt)
         return Response(DeletionReceiptSerializer(receipt).data)
