@@ -165,7 +165,7 @@ def test_a_staff_member_works_through_the_console(
     expect(page.get_by_role("heading", name="Organizations")).to_be_visible()
     _shot(page, "02-organizations")
     page.click("text=Acme")
-    expect(page.locator("dl.facts")).to_contain_text(str(tenant.id))
+    expect(page.locator("#organization-facts")).to_contain_text(str(tenant.id))
 
     # Create a key: shown once, and it works against the API; then revoke it.
     page.click("nav.sections >> text=API keys")
