@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from django.db import connections
 
+from apps.webhooks.events import EVENT_TYPES
 from tests.factories import Tenant, make_tenant
 from tests.webhooks.support import Pipeline, Receiver, Reply, emit, make_endpoint
 
@@ -81,8 +82,9 @@ def test_the_secret_is_stored_only_sealed() -> None:
 
 def test_event_types_are_listed() -> None:
     listed = make_tenant().client().get("/v1/webhook-event-types").json()["results"]
-    assert {"memory.created", "job.failed", "subject.erased", "skill.weight_changed"} <= {e["type"] for e in listed}
-    assert len(listed) == 11
+    assert {"memory.created", "memory.deleted", "job.failed", "subject.erased"} <= {e["type"] for e in listed}
+    assert sorted(e["type"] for e in listed) == sorted(EVENT_TYPES)
+    assert all(e["description"] == EVENT_TYPES[e["type"]] for e in listed)
 
 
 @pytest.mark.parametrize(
@@ -95,7 +97,7 @@ def test_event_types_are_listed() -> None:
         ({"url": "https://[::ffff:127.0.0.1]/in"}, "url"),
         ({"url": "not a url"}, "url"),
         ({"event_types": []}, "event_types"),
-        ({"event_types": ["memory.created", "memory.deleted"]}, "event_types"),
+        ({"event_types": ["memory.created", "memory.purged"]}, "event_types"),
         ({"event_types": "memory.created"}, "event_types"),
         ({"include_content_for": ["everything"]}, "include_content_for"),
         ({"description": "x" * 501}, "description"),
