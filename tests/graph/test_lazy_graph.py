@@ -248,7 +248,9 @@ def test_two_connections_indexing_the_first_rows_at_once_create_the_graph_once(
     with organization_scope(tenant.id):
         keys = {
             row[0]
-            for row in adapter.cypher(organization_id=tenant.id, query="MATCH (a:Anchor) RETURN a.key", params={}, returns=["k"])
+            for row in adapter.cypher(
+                organization_id=tenant.id, query="MATCH (a:Anchor) RETURN a.key", params={}, returns=["k"]
+            )
         }
     assert {"leah", "omar"} <= keys
     connection.close()
