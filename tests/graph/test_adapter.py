@@ -69,7 +69,8 @@ def test_offboarding_drops_the_graph_and_rows() -> None:
 
     tenant = make_tenant()
     tenant.subject("gone")
-    graph = tenant.organization.graph_name
+    graph = tenant.graph()
+    assert adapter.graph_exists(graph, using="owner")
     organization_offboard(organization_id=tenant.id)
     assert not adapter.graph_exists(graph, using="owner")
     assert not Organization.objects.dangerously_across_organizations().filter(id=tenant.id).exists()
