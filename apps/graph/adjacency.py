@@ -235,6 +235,12 @@ ORDER BY x.frame_id LIMIT %(cap)s
 """
 
 
+def _scoped_keys(
+    organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], **extra: Any
+) -> dict[str, Any]:
+    return {"keys": list(dict.fromkeys(keys)), "organization": organization_id, "subject": subject_id, **extra}
+
+
 def _frame_ids(query: str, params: dict[str, Any], cited: tuple[str, dict[str, Any]] | None) -> list[str]:
     condition, extra = cited if cited is not None else ("TRUE", {})
     return [str(row[0]) for row in _fetch(query.replace("{cited}", condition), {**params, **extra})]
@@ -253,13 +259,7 @@ def incident_frame_ids(
     only the frames it holds for, before the cap."""
     if not keys:
         return []
-    params = {
-        "keys": list(dict.fromkeys(keys)),
-        "organization": organization_id,
-        "subject": subject_id,
-        "per_anchor": per_anchor,
-    }
-    return _frame_ids(_INCIDENT, params, cited)
+    return _frame_ids(_INCIDENT, _scoped_keys(organization_id, subject_id, keys, per_anchor=per_anchor), cited)
 
 
 def relation_frame_ids(
@@ -275,13 +275,7 @@ def relation_frame_ids(
     ``cap`` lowest frame ids of them (of those ``cited`` holds for)."""
     if not keys or not predicates:
         return []
-    params = {
-        "keys": list(dict.fromkeys(keys)),
-        "predicates": sorted(set(predicates)),
-        "organization": organization_id,
-        "subject": subject_id,
-        "cap": cap,
-    }
+    params = _scoped_keys(organization_id, subject_id, keys, predicates=sorted(set(predicates)), cap=cap)
     return _frame_ids(_RELATION, params, cited)
 
 
@@ -299,13 +293,7 @@ def arm_frame_ids(
     (of those ``cited`` holds for)."""
     if not keys or not arm_keys:
         return []
-    params = {
-        "keys": list(dict.fromkeys(keys)),
-        "arm_keys": sorted(set(arm_keys)),
-        "organization": organization_id,
-        "subject": subject_id,
-        "cap": cap,
-    }
+    params = _scoped_keys(organization_id, subject_id, keys, arm_keys=sorted(set(arm_keys)), cap=cap)
     return _frame_ids(_BY_ARM, params, cited)
 
 

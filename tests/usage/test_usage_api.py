@@ -325,10 +325,9 @@ def test_the_count_is_written_after_the_requests_own_commit() -> None:
     assert [c[2:4] for c in _counters(tenant) if c[2] == "POST /v1/subjects"] == [("POST /v1/subjects", 2)]
 
 
-def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deployment: OpenAIStub) -> None:
-    tenant = make_tenant()
-    writer = tenant.issue_key(["memories:write"])
-    tenant.subject("ravi")
+def _queue_trip(openai: OpenAIStub) -> dict[str, str]:
+    """Queue the provider's routing and writing of one message (120 prompt and 14 completion
+    tokens in all) and return the message."""
     episode = {
         "source_message_ids": ["m1"],
         "actor": "Ravi",
@@ -338,11 +337,18 @@ def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deploym
         "event_time": "2024-02-09",
         "status": "done",
     }
-    openai_deployment.queue(
+    openai.queue(
         json_reply({"memory_types": ["episodic"], "reason": "a trip"}, prompt_tokens=50, completion_tokens=5),
         json_reply({"drafts": [episode]}, prompt_tokens=70, completion_tokens=9),
     )
-    message = {"id": "m1", "role": "user", "content": "Last Friday I flew to Denver for the robotics meetup."}
+    return {"id": "m1", "role": "user", "content": "Last Friday I flew to Denver for the robotics meetup."}
+
+
+def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deployment: OpenAIStub) -> None:
+    tenant = make_tenant()
+    writer = tenant.issue_key(["memories:write"])
+    tenant.subject("ravi")
+    message = _queue_trip(openai_deployment)
     response = tenant.client(writer).post("/v1/subjects/ravi/memories", {"messages": [message]}, format="json")
     assert response.status_code == 201, response.content
     assert len(openai_deployment.requests) == 2  # routing and writing, both in the request
@@ -358,20 +364,7 @@ def test_a_batch_is_credited_to_the_key_that_submitted_it(openai_deployment: Ope
     tenant, other = make_tenant(), make_tenant()
     first, second = tenant.issue_key(["memories:write"]), tenant.issue_key(["memories:write"])
     tenant.subject("ravi")
-    episode = {
-        "source_message_ids": ["m1"],
-        "actor": "Ravi",
-        "event_type": "trip",
-        "summary": "Ravi flew to Denver for the robotics meetup.",
-        "details": "Flew to Denver on Friday for the robotics meetup.",
-        "event_time": "2024-02-09",
-        "status": "done",
-    }
-    openai_deployment.queue(
-        json_reply({"memory_types": ["episodic"], "reason": "a trip"}, prompt_tokens=50, completion_tokens=5),
-        json_reply({"drafts": [episode]}, prompt_tokens=70, completion_tokens=9),
-    )
-    message = {"id": "m1", "role": "user", "content": "Last Friday I flew to Denver for the robotics meetup."}
+    message = _queue_trip(openai_deployment)
     accepted = tenant.client(second).post(
         "/v1/subjects/ravi/memories/batch", {"chunks": [{"messages": [message]}]}, format="json"
     )
