@@ -16,37 +16,38 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 
 class PhaseTimer:
     """Exclusive milliseconds per phase name, for one request."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self.ms: dict[str, float] = {}
+        self._clock = clock
         self._open: list[list[object]] = []  # [name, start of its running stretch]
-        self._began = time.perf_counter()
+        self._began = clock()
 
     def enter(self, name: str) -> None:
-        now = time.perf_counter()
+        now = self._clock()
         if self._open:
             self._pause(self._open[-1], now)
         self._open.append([name, now])
 
     def exit(self) -> None:
-        now = time.perf_counter()
+        now = self._clock()
         self._pause(self._open.pop(), now)
         if self._open:
             self._open[-1][1] = now
 
     def _pause(self, stretch: list[object], now: float) -> None:
         name, start = stretch
-        assert isinstance(name, str) and isinstance(start, float)
+        assert isinstance(name, str) and isinstance(start, int | float)
         self.ms[name] = self.ms.get(name, 0.0) + (now - start) * 1000
 
     def total_ms(self) -> float:
-        return (time.perf_counter() - self._began) * 1000
+        return (self._clock() - self._began) * 1000
 
     def header(self) -> str:
         """The ``Server-Timing`` value: each phase, ``other`` (the rest) and ``total``."""
@@ -62,9 +63,9 @@ _OFF: AbstractContextManager[None] = nullcontext()
 
 
 @contextmanager
-def timed_request() -> Iterator[PhaseTimer]:
+def timed_request(clock: Callable[[], float] = time.perf_counter) -> Iterator[PhaseTimer]:
     """Open a timer for the block (a request); ``phase`` records into it."""
-    timer = PhaseTimer()
+    timer = PhaseTimer(clock)
     token = _timer.set(timer)
     try:
         yield timer

@@ -11,18 +11,36 @@ from apps.platform.timing import PhaseTimer, parse_server_timing, phase, timed_r
 pytestmark = pytest.mark.unit
 
 
+class Clock:
+    """A clock the test moves by hand, in seconds."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, ms: float) -> None:
+        self.now += ms / 1000
+
+
 def test_phases_are_exclusive_so_an_inner_phase_is_not_counted_in_the_outer_one() -> None:
-    with timed_request() as timer:
+    clock = Clock()
+    with timed_request(clock) as timer:
+        clock.advance(1)
         with phase("retrieval"):
-            time.sleep(0.02)
+            clock.advance(20)
             with phase("sql"):
-                time.sleep(0.05)
-            time.sleep(0.02)
+                clock.advance(50)
+            clock.advance(20)
         with phase("sql"):
-            time.sleep(0.01)
-    assert timer.ms["sql"] == pytest.approx(60, abs=15)
-    assert timer.ms["retrieval"] == pytest.approx(40, abs=15)
-    assert timer.ms["sql"] + timer.ms["retrieval"] <= timer.total_ms()
+            clock.advance(10)
+        clock.advance(4)
+    assert timer.ms == pytest.approx({"retrieval": 40.0, "sql": 60.0})
+    assert timer.total_ms() == pytest.approx(105.0)
+    assert parse_server_timing(timer.header()) == pytest.approx(
+        {"sql": 60.0, "retrieval": 40.0, "other": 5.0, "total": 105.0}
+    )
 
 
 def test_without_a_timer_phases_record_nothing_and_share_one_no_op() -> None:

@@ -31,7 +31,7 @@ def _queries_of_one_search(repeats: int) -> tuple[int, int, list[str]]:
 
 def test_one_search_runs_a_pinned_number_of_queries_at_any_history_size() -> None:
     small, small_items, statements = _queries_of_one_search(1)
-    larger, larger_items, _ = _queries_of_one_search(3)
+    larger, larger_items, larger_statements = _queries_of_one_search(3)
     assert small_items and larger_items
     assert small == SEARCH_QUERIES, "\n".join(statements)
-    assert larger == SEARCH_QUERIES
+    assert larger == SEARCH_QUERIES, "\n".join(larger_statements)
