@@ -14,7 +14,7 @@ import time
 from django.conf import settings
 from django.db import connections
 
-from apps.platform.cpu import available_cores, process_policy_apply, torch_threads_for
+from apps.platform.cpu import api_torch_threads, available_cores, process_policy_apply
 from apps.providers.registry import providers_warm
 
 logger = logging.getLogger("mirix_saas.processes")
@@ -24,8 +24,7 @@ def api_process_start(*, processes: int) -> None:
     """An API process of ``processes``: torch threads within its share of the cores, warm
     models, a database connection."""
     cores = available_cores()
-    share = torch_threads_for(processes, cores)
-    threads = min(settings.API_TORCH_THREADS or share, share)
+    threads = api_torch_threads(configured=settings.API_TORCH_THREADS, processes=processes, cores=cores)
     policy = process_policy_apply(torch_threads=threads, nice=0)
     _warm("api", policy.torch_threads, policy.nice, processes=processes, cores=cores)
     connections["default"].ensure_connection()

@@ -32,6 +32,12 @@ def torch_threads_for(processes: int, cores: int) -> int:
     return max(1, cores // max(1, processes))
 
 
+def api_torch_threads(*, configured: int, processes: int, cores: int) -> int:
+    """An API process's torch threads: ``configured`` (0: the whole share) within its share."""
+    share = torch_threads_for(processes, cores)
+    return min(configured or share, share)
+
+
 def torch_threads() -> int:
     """The thread count set for this process (``MIRIX_TORCH_THREADS``), else all its cores."""
     configured = os.environ.get(TORCH_THREADS_VARIABLE, "")

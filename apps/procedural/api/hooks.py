@@ -14,7 +14,9 @@ SEARCH_SKILLS = 3
 
 def procedural_skills(*, subject: Subject, query: str) -> SkillRetrieval:
     """Skills ranked by sim × weight, with the retrieval that feedback names."""
-    return skill_search(subject=subject, query=query, embedder=query_embedder(subject.organization_id), limit=SEARCH_SKILLS)
+    return skill_search(
+        subject=subject, query=query, embedder=query_embedder(subject.organization_id), limit=SEARCH_SKILLS
+    )
 
 
 skills_search_extension = SearchExtension(

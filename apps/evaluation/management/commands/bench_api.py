@@ -54,7 +54,7 @@ from apps.evaluation import loadgen, synthetic
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.jobs.models import Job
 from apps.memory.models import EpisodicEvent
-from apps.platform.cpu import available_cores
+from apps.platform.cpu import api_torch_threads, available_cores, process_policy_apply
 from apps.platform.stats import percentile
 from apps.platform.timing import parse_server_timing
 from apps.providers.registry import providers_warm, query_embedding_cache
@@ -321,7 +321,13 @@ class Command(BaseCommand):
                 self._drain(organization_id)
                 loadgen.run_closed_loop(search, clients=1, seconds=3.0, expected_status=200)  # warm-up
                 run.idle = self._cell(search, clients=1, seconds=seconds, status=200, label="search, worker idle")
-                run.in_process = self._in_process(organization_id=organization_id, questions=questions, seconds=seconds)
+                configured = int(env.get("MIRIX_API_TORCH_THREADS") or settings.API_TORCH_THREADS)
+                run.in_process = self._in_process(
+                    organization_id=organization_id,
+                    questions=questions,
+                    seconds=seconds,
+                    torch_threads=api_torch_threads(configured=configured, processes=workers, cores=available_cores()),
+                )
                 # The backlog is queued with no worker running, so that indexing it outlasts the window.
                 _stop(seeding_worker)
                 tqdm.write(f"  backlog: {BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects")
@@ -438,9 +444,13 @@ class Command(BaseCommand):
                 raise CommandError("the worker did not finish the queued indexing in time")
             time.sleep(1.0)
 
-    def _in_process(self, *, organization_id: uuid.UUID, questions: list[str], seconds: float) -> loadgen.Summary:
+    def _in_process(
+        self, *, organization_id: uuid.UUID, questions: list[str], seconds: float, torch_threads: int
+    ) -> loadgen.Summary:
         """The idle searches' questions and subjects through ``search_evidence`` in this process,
-        after a warm-up like the server's (the models loaded and run once, a few searches)."""
+        with the torch threads of an API process and a warm-up like the server's (the models
+        loaded and run once, a few searches)."""
+        process_policy_apply(torch_threads=torch_threads)
         providers_warm()
         for question in questions[:3]:
             with organization_scope(organization_id):
@@ -469,9 +479,9 @@ class Command(BaseCommand):
             "**Baseline: the policy before ADR 0052/0053** (models loaded on first use, two torch threads in "
             "every process, the worker at normal priority, no query-embedding cache)"
             if baseline
-            else "The policy of ADR 0052/0053 (models warmed before traffic, torch threads = cores // API "
-            "processes, worker pool processes at nice 10 with one torch thread, query embeddings cached per "
-            "organization)"
+            else "The policy of ADR 0052/0053 (models warmed before traffic, one torch thread per API process "
+            "within cores // API processes, worker pool processes at nice 10 with one torch thread, query "
+            "embeddings cached per organization)"
         )
         title = "## API load (`python manage.py bench_api --profile --write-docs" + (" --baseline" if baseline else "")
         lines = [
@@ -539,7 +549,7 @@ class Command(BaseCommand):
         """Mean and p50 of each phase per operation and client count, from ``Server-Timing``."""
         lines = [
             f"Where the time goes ({workers} API process(es); the server's own `Server-Timing` phases, exclusive: "
-            "`sql` is every SQL statement, `graph` every Cypher statement, `retrieval` the search's own Python "
+            "`sql` is every SQL statement, `graph` every statement over the graph and its adjacency index, `retrieval` the search's own Python "
             "(planning, ranking, fusion), `routing`/`writing`/`embedding`/`database` the write path's stopwatch "
             "(`database`: its ORM work outside SQL), `auth` key, scopes and throttles, `audit` the audit entry, "
             "`commit` the transaction's end, `serialization` the serializers and JSON, `other` the framework "
