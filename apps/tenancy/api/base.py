@@ -37,6 +37,7 @@ from rest_framework.views import APIView
 from apps.audit.services import acting_as, audit_record
 from apps.platform.errors import ValidationFailed
 from apps.platform.exception_handler import database_unavailable
+from apps.platform.timing import phase
 from apps.tenancy import idempotency
 from apps.tenancy.authentication import ApiKeyPrincipal
 from apps.tenancy.models import IdempotencyRecord, Subject
@@ -125,10 +126,12 @@ class OrganizationApiView(APIView):
         self._subject_created: Subject | None = None
         self._idempotency: tuple[str, str] | None = None  # the claimed (key, request hash)
         self._replayed = False
+        ending = ExitStack()  # the "commit" phase: from the handler's answer until the scope has ended
         try:
-            with ExitStack() as scope_stack:
+            with ending, ExitStack() as scope_stack:
                 self._scope_stack = scope_stack
                 response = super().dispatch(request, *args, **kwargs)
+                ending.enter_context(phase("commit"))
         except (OperationalError, InterfaceError) as exc:
             # Raised as the transaction ends, after the view answered: the commit failed (or
             # its outcome is unknown), so the answer is a 503, never the view's 2xx.
@@ -138,7 +141,8 @@ class OrganizationApiView(APIView):
         return response
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)  # authentication, scopes, throttles
+        with phase("auth"):
+            super().initial(request, *args, **kwargs)  # authentication, scopes, throttles
         if request.method not in self.allowed_methods:
             raise MethodNotAllowed(request.method or "")  # before anything runs in the scope
         principal = self.principal
@@ -204,6 +208,14 @@ class OrganizationApiView(APIView):
         ):
             # Same transaction as the change: the entry and what it records commit together.
             # A stream (not an HttpResponse) records its own entry before its first line.
+            self._audit(action)
+        finalized: Response = super().finalize_response(request, response, *args, **kwargs)
+        if self._scoped:
+            self._count_usage(request, finalized)
+        return finalized
+
+    def _audit(self, action: str) -> None:
+        with phase("audit"):
             if self._subject_created is not None:
                 audit_record(
                     organization_id=self.organization_id,
@@ -217,10 +229,6 @@ class OrganizationApiView(APIView):
                 subject_id=self.audit_subject_id,
                 target_ids=self.audit_targets,
             )
-        finalized: Response = super().finalize_response(request, response, *args, **kwargs)
-        if self._scoped:
-            self._count_usage(request, finalized)
-        return finalized
 
     def _count_usage(self, request: Request, response: HttpResponseBase) -> None:
         """Count the request once it has been answered: the closer runs when the server has
