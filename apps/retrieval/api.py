@@ -207,6 +207,7 @@ class SearchApi(SubjectApiView):
 
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(
         request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="search_evidence"
@@ -240,6 +241,7 @@ class MemoryTypeSearchApi(SubjectApiView):
 
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(
         parameters=[
