@@ -116,15 +116,11 @@ def start_standby(primary: EmbeddedPostgres, data_dir: Path, socket_dir: Path, *
     socket_dir.mkdir(parents=True, exist_ok=True)
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     user = _server_user(data_dir.parent, socket_dir)
-    pgserver.pg_basebackup(
-        ["-D", str(data_dir), "-R", "-X", "stream", "-c", "fast", "-h", str(primary.socket_dir)]
-        + ["-p", str(primary.port), "-U", SUPERUSER],
-        user=user,
-        timeout=120,
-    )
+    source = ["-h", str(primary.socket_dir), "-p", str(primary.port), "-U", SUPERUSER]
+    pgserver.pg_basebackup(["-D", str(data_dir), "-R", "-X", "stream", "-c", "fast", *source], user=user, timeout=120)
+    listen = ["-o", '-h ""', "-o", f"-k {socket_dir}", "-o", f"-p {port}", *_preload_libraries_args()]
     pgserver.pg_ctl(
-        ["-w", "-t", "60", "-o", '-h ""', "-o", f"-k {socket_dir}", "-o", f"-p {port}", *_preload_libraries_args()]
-        + ["-l", str(data_dir / "standby.log"), "start"],
+        ["-w", "-t", "60", *listen, "-l", str(data_dir / "standby.log"), "start"],
         pgdata=data_dir,
         user=user,
         timeout=90,
