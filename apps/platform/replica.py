@@ -70,9 +70,10 @@ def record_write_on_commit(organization_id: uuid.UUID, *, using: str = DEFAULT_D
 
     Called by the outermost organization scope as it ends; a transaction that was never
     assigned an id changed nothing."""
-    if not replica_configured():
+    connection = connections[using]
+    if not replica_configured() or connection.needs_rollback:  # rolled back: nothing was written
         return
-    with connections[using].cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute("SELECT txid_current_if_assigned() IS NOT NULL")
         row = cursor.fetchone()
     if row and row[0]:
@@ -111,7 +112,8 @@ class ReplicaState:
         return self.status == "streaming"
 
     def report(self) -> dict[str, Any]:
-        return {"status": self.status, "lag_ms": None if self.lag_ms is None else round(self.lag_ms, 1)}
+        lag = self.lag_ms
+        return {"status": self.status, "lag_ms": round(lag, 1) if lag is not None and lag != float("inf") else None}
 
 
 _REPLICA_POSITION = """
@@ -138,12 +140,26 @@ def _measure() -> ReplicaState:
         return ReplicaState("unreachable")
     assert position is not None
     in_recovery, behind_bytes, replay_age_ms = position
+    return state_from_position(
+        in_recovery=in_recovery,
+        behind_bytes=behind_bytes,
+        replay_age_ms=replay_age_ms,
+        max_lag_ms=settings.DATABASE_REPLICA_MAX_LAG_MS,
+    )
+
+
+def state_from_position(
+    *, in_recovery: bool, behind_bytes: float | None, replay_age_ms: float | None, max_lag_ms: float
+) -> ReplicaState:
+    """The state of a replica that trails the primary's WAL position by ``behind_bytes`` of
+    replay and last replayed a commit ``replay_age_ms`` ago (``None``: never)."""
     if not in_recovery:
         return ReplicaState("not_in_recovery")
-    # Replayed all the primary had written: no lag, however long ago its last commit was.
-    lag_ms = 0.0 if behind_bytes is not None and behind_bytes <= 0 else float(replay_age_ms or "inf")
-    status = "streaming" if lag_ms <= settings.DATABASE_REPLICA_MAX_LAG_MS else "lagging"
-    return ReplicaState(status, lag_ms)
+    if behind_bytes is not None and behind_bytes <= 0:
+        lag_ms = 0.0  # replayed all the primary had written, however long ago its last commit was
+    else:
+        lag_ms = float("inf") if replay_age_ms is None else max(0.0, float(replay_age_ms))
+    return ReplicaState("streaming" if lag_ms <= max_lag_ms else "lagging", lag_ms)
 
 
 class _Checked:
