@@ -23,7 +23,9 @@ from pytest_django.fixtures import Settings
 
 from apps.audit.models import AuditEntry
 from apps.graph.services import index_chunk
+from apps.language.pipeline import spacy_pipeline
 from apps.platform.replica import REPLICA_ALIAS, forget_replica_state
+from apps.providers.registry import embedder
 from apps.tenancy.scope import organization_scope
 from infra.embedded import postgres
 from infra.embedded.environment import postgres_dir
@@ -80,6 +82,9 @@ class Standby:
 @pytest.fixture(scope="module")
 def standby(django_db_setup: None) -> Iterator[Standby]:
     """A hot standby of the test cluster, streaming; stopped and removed after the module."""
+    # The models load now, not inside the first request's time budget (a loaded machine).
+    spacy_pipeline()
+    embedder().embed(["warm"])
     primary = postgres.EmbeddedPostgres(
         data_dir=postgres_dir().resolve(), socket_dir=Path(connections["default"].settings_dict["HOST"])
     )
