@@ -60,7 +60,9 @@ DATABASES = {
     "default": with_statement_timeout(database_from_url(DATABASE_URL), DATABASE_STATEMENT_TIMEOUT_SECONDS),
     "owner": database_from_url(env_optional("DATABASE_OWNER_URL") or DATABASE_URL),
     "replica": with_connect_timeout(
-        with_statement_timeout(database_from_url(DATABASE_REPLICA_URL or DATABASE_URL), DATABASE_STATEMENT_TIMEOUT_SECONDS),
+        with_statement_timeout(
+            database_from_url(DATABASE_REPLICA_URL or DATABASE_URL), DATABASE_STATEMENT_TIMEOUT_SECONDS
+        ),
         env_int("DATABASE_REPLICA_CONNECT_TIMEOUT_SECONDS", 2),
     ),
 }
