@@ -123,6 +123,7 @@ class AnswerApi(SubjectApiView):
     parser_classes = [StrictJSONParser]
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.answer"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(request=AnswerInputSerializer, responses=AnswerSerializer, operation_id=ANSWER_OPERATION)
     def post(self, request: Request, external_id: str) -> Response:

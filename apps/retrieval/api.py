@@ -209,6 +209,7 @@ class SearchApi(SubjectApiView):
 
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(
         request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="search_evidence"
@@ -248,6 +249,7 @@ class MemoryTypeSearchApi(SubjectApiView):
 
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(
         parameters=[

@@ -23,6 +23,7 @@ from apps.memory.resource_search import resource_hits
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
+from apps.platform.replica import read_alias
 from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import current_first, mark_facts, successor_ids
@@ -290,7 +291,7 @@ def search(
         try:
             # A savepoint: a graph error in the database aborts only the graph reads, and the
             # fallback's own queries still run in the request's transaction.
-            with transaction.atomic():
+            with transaction.atomic(using=read_alias()):
                 rows, facts = _graph_lanes(
                     subject=subject,
                     plan=plan,
