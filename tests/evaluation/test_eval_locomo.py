@@ -85,7 +85,10 @@ def test_repeated_ingestions_report_the_mean_and_the_range(tmp_path: Path) -> No
         (mode, ingestion, index) for mode in ("flat", "graph") for ingestion in (0, 1) for index in range(3)
     )
     report = printed.getvalue()
-    assert "eval_locomo --mode flat,graph --ingestions 2 --write-docs" in report
+    assert (
+        f"## LoCoMo evidence recall on tiny (`python manage.py eval_locomo --data {data} --mode flat,graph --ingestions 2 --write-docs`)"
+        in report
+    )
     assert "range over ingestions" in report
     row = next(line for line in report.splitlines() if line.startswith("| graph | all 1–4 | 3 |"))  # counted once
     low, high = (float(value.strip(" %|")) for value in row.split("|")[-2].split("–"))
