@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 from apps.providers.interfaces import UNKNOWN_ANSWER, AnswerRequest, EvidenceRow, MeteringContext
 from apps.retrieval.answer_local import LocalAnswerLLM
+from tests.metering import RecordingMeter
 
 SAID = datetime(2024, 6, 3, 9, 0, tzinfo=UTC)
-METERING = MeteringContext(organization_id=None, meter=None)  # type: ignore[arg-type]  # local: nothing is metered
+METERING = MeteringContext(organization_id=uuid.uuid4(), meter=RecordingMeter())  # the tokens it read are kept here
 
 
 def _row(row_id: str, text: str, *, speaker: str = "Nadia", current: bool = True) -> EvidenceRow:
