@@ -355,7 +355,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     owned = [
         token
         for token in [subject, *objects]
-        if token is not None and (_possessed_by_speaker(token) or (token is subject and _is_routine(token)))
+        if token is not None and (_possessed_by_speaker(token) or (token == subject and _is_routine(token)))
     ]
     values = [*owned, *(token for token in objects if token not in owned)]
     for value in values:
@@ -534,7 +534,12 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         (_is_routine(subject) and any(child.lower_ == "the" and child.dep_ == "det" for child in subject.children))
         or any(child.dep_ == "attr" and _lemma(child) == "home" for child in clause.children)
     ):
-        return True  # "the rent is 750 euros a month", "Porto is home"
+        # "the rent is 750 euros a month", "Porto is home"; not "he says the rent is fine"
+        return not any(
+            t.dep_ in _SUBJECT_DEPS and (t.lower_ in _THIRD_PERSON or t.pos_ == "PROPN")
+            for t in clause.sent
+            if t.head != clause
+        )
     # "the call moved to Mondays", "Rafael is my manager": the speaker's own event or relation
     return _lemma(subject) in SCHEDULE_WORDS or (
         copula and any(child.dep_ == "attr" and _possessed_by_speaker(child) for child in clause.children)
@@ -582,12 +587,17 @@ def _is_past_habit(clause: Token) -> bool:
 
 @dataclass(frozen=True)
 class AskedKey:
-    """The fact keys a question asks for: attributes in the order the question names them (an
+    """The fact keys a question asks for: groups of attributes in the order the question names
+    them (one group per word: "live" asks for the home or the home city, whichever is newer; an
     attribute ending in ":" is a prefix, for families of several values: "pet:"), and the names
-    of whom it asks about (empty: whoever the question names)."""
+    of whom it asks about."""
 
-    attributes: tuple[str, ...]
+    groups: tuple[tuple[str, ...], ...]
     names: tuple[str, ...]
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(attribute for group in self.groups for attribute in group)
 
 
 # Question words that name an attribute the families cue otherwise ("what city" → home city).
@@ -597,9 +607,11 @@ _ASKED_WORDS: Mapping[str, str] = MappingProxyType(
 
 
 def _asked_attribute(token: Token) -> list[str]:
+    """The attributes one word of a question asks for (one group)."""
     lemma = _lemma(token)
     if lemma in SCHEDULE_WORDS and (
-        token.dep_ in ("dobj", "pobj", "nsubj", "attr") or any(c.dep_ in ("poss", "det", "compound") for c in token.children)
+        token.dep_ in ("dobj", "pobj", "nsubj", "attr")
+        or any(c.dep_ in ("poss", "det", "compound") for c in token.children)
     ):
         return [f"schedule: {lemma}"]  # "her call", "Nadia's book club"
     head = token.head
@@ -610,6 +622,8 @@ def _asked_attribute(token: Token) -> list[str]:
         return ["commute"]  # "how does she get to work"
     if lemma in _ASKED_WORDS and (token.pos_ in ("NOUN", "ADJ") or lemma == "wake"):
         return [_ASKED_WORDS[lemma]]
+    if lemma == "teach" and any(child.lower_ == "who" for child in token.children):
+        return ["tutor"]  # "who teaches her French"
     family = _family_of_word(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
     if family is None and token.pos_ in ("VERB", "AUX") and not any(c.dep_ == "prt" for c in token.children):
         family = _family_of_predicate(lemma)
@@ -627,7 +641,9 @@ def _asked_attribute(token: Token) -> list[str]:
 
 def _names_another(token: Token) -> bool:
     """ "Nadia" in "Nadia's brother Tiago": the possessor of a relative who has a name of their own."""
-    return token.dep_ == "poss" and any(child.dep_ == "appos" and child.pos_ == "PROPN" for child in token.head.children)
+    return token.dep_ == "poss" and any(
+        child.dep_ == "appos" and child.pos_ == "PROPN" for child in token.head.children
+    )
 
 
 def asked_key(span: Span) -> AskedKey:
@@ -637,7 +653,34 @@ def asked_key(span: Span) -> AskedKey:
     the possessor of someone named in turn ("Nadia's brother Tiago": Tiago)."""
     nouns = [token for token in span if token.pos_ not in ("VERB", "AUX")]
     verbs = [token for token in span if token.pos_ in ("VERB", "AUX")]
-    attributes = [attribute for token in [*nouns, *verbs] for attribute in _asked_attribute(token)]
+    groups: list[tuple[str, ...]] = []
+    for token in [*nouns, *verbs]:
+        seen = {attribute for group in groups for attribute in group}
+        group = tuple(attribute for attribute in _asked_attribute(token) if attribute not in seen)
+        if group:
+            groups.append(group)
     named = [token for token in span if token.pos_ == "PROPN"]
     names = [token.text for token in named if not _names_another(token)]
-    return AskedKey(attributes=tuple(dict.fromkeys(attributes)), names=tuple(dict.fromkeys(names)))
+    return AskedKey(groups=tuple(groups), names=tuple(dict.fromkeys(names)))
+
+
+def _matches(attribute: str, asked: tuple[str, ...]) -> bool:
+    return any(attribute == wanted or (wanted.endswith(":") and attribute.startswith(wanted)) for wanted in asked)
+
+
+def states_key(sentences: Iterator[Span] | list[Span], *, speaker: str, key: AskedKey) -> bool:
+    """Whether one of the sentences states a fact of the asked key: the speaker's own fact when
+    the speaker is one of the asked names, or a fact of an asked name the sentence names."""
+    if not key.attributes:
+        return False
+    names = {name.casefold() for name in key.names}
+    for span in sentences:
+        if speaker.casefold() in names:
+            reading = speaker_fact(span)
+            if reading is not None and _matches(reading.attribute, key.attributes):
+                return True
+        for token in span:
+            if token.text.casefold() in names and token.dep_ in _SUBJECT_DEPS:
+                if _matches(read_fact(span, about=token).attribute, key.attributes):
+                    return True
+    return False

@@ -604,17 +604,18 @@ def rows_metadata(*, subject: Subject, ids: Sequence[str]) -> dict[str, dict[str
 ASKED_FACT_ROWS = 2  # the current facts of the asked key a present question puts first
 
 
-def current_fact_ids(*, subject: Subject, names: Sequence[str], attributes: Sequence[str]) -> list[str]:
-    """The subject's current semantic rows of these keys (one statement): for each attribute in
-    order (one ending in ":" is a prefix: "pet:"), the newest current row of one of ``names``
-    (case-folded), at most :data:`ASKED_FACT_ROWS` in all."""
+def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]]) -> list[str]:
+    """The subject's current semantic rows of these keys (one statement): for each group of
+    attributes in order (one ending in ":" is a prefix: "pet:"), the newest current row of one
+    of ``names`` (case-folded) with one of them, at most :data:`ASKED_FACT_ROWS` in all."""
+    attributes = [attribute for group in groups for attribute in group]
     if not names or not attributes:
         return []
     statement = f"""
         SELECT id::text FROM (
             SELECT DISTINCT ON (k.ord) k.ord, f.id, f.created_at
             FROM {_SEMANTIC} AS f
-            JOIN unnest(%(attributes)s::text[]) WITH ORDINALITY AS k(attribute, ord)
+            JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord)
               ON f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))
             WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s
               AND lower(f.name) = ANY(%(names)s::text[])
@@ -627,7 +628,8 @@ def current_fact_ids(*, subject: Subject, names: Sequence[str], attributes: Sequ
         "organization": subject.organization_id,
         "subject": subject.id,
         "names": [name.casefold() for name in names],
-        "attributes": list(attributes),
+        "attributes": attributes,
+        "ords": [index for index, group in enumerate(groups) for _ in group],
     }
     with connection.cursor() as cursor:
         cursor.execute(statement, params)

@@ -197,13 +197,15 @@ def _asked_rows(
     """The current facts of the key a present question asks for (apps.language.facts.asked_key),
     read from the candidates when they hold them, else by id."""
     key = asked_key(spacy_pipeline()(question)[:])
-    ids = reads.current_fact_ids(subject=subject, names=key.names, attributes=key.attributes)
+    ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups)
     known = {row.row_id: row for row in candidates}
     missing = [row_id for row_id in ids if row_id not in known]
     if missing:
         known.update(
             (row.row_id, row)
-            for row in reads.rows_by_id(subject=subject, ids=missing, vector=vector, model=model, lane="base", where=where)
+            for row in reads.rows_by_id(
+                subject=subject, ids=missing, vector=vector, model=model, lane="base", where=where
+            )
         )
     return [known[row_id] for row_id in ids if row_id in known]
 

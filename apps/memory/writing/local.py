@@ -356,6 +356,15 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
         names_subject = root.dep_ == "appos" and root.head.dep_ in ("nsubj", "nsubjpass")  # "my brother Omar"
         if is_subject or has_apposition or names_subject:
             described.append(entity)
+    subject = next((t for t in sentence.span.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    if (
+        subject is not None
+        and subject.pos_ == "PROPN"
+        and subject.ent_type_ not in _DESCRIBED_LABELS
+        and not any(child.dep_ == "poss" for child in subject.children)
+    ):
+        # a name the tagger took for a date or for nothing ("Joon is leaving the hospital")
+        described.append(sentence.span.doc[subject.left_edge.i : subject.i + 1])
     return described
 
 
