@@ -606,8 +606,28 @@ _ASKED_WORDS: Mapping[str, str] = MappingProxyType(
 )
 
 
+# Nouns that only say what kind of answer is wanted: "the name of her pet" asks for the pet.
+_KIND_NOUNS = frozenset({"name", "kind", "type", "sort"})
+
+
+def _modifies_another(token: Token) -> bool:
+    """A word that only qualifies what is asked: a compound ("a home insurance certificate") or
+    the object of a preposition on another noun ("the deposit for her flat")."""
+    if token.dep_ == "compound":
+        return True
+    head = token.head
+    return (
+        token.dep_ == "pobj"
+        and head.dep_ == "prep"
+        and head.head.pos_ in ("NOUN", "PROPN")
+        and _lemma(head.head) not in _KIND_NOUNS
+    )
+
+
 def _asked_attribute(token: Token) -> list[str]:
     """The attributes one word of a question asks for (one group)."""
+    if _modifies_another(token):
+        return []
     lemma = _lemma(token)
     if lemma in SCHEDULE_WORDS and (
         token.dep_ in ("dobj", "pobj", "nsubj", "attr")

@@ -222,6 +222,9 @@ def test_a_pronoun_subject_is_named_for_the_previous_sentence() -> None:
         ("What does Omar do for a living?", (("job",),), ("Omar",)),
         ("What is the name of Lena's dog?", (("pet:",),), ("Lena",)),
         ("How was the weather?", (), ()),
+        # words that only qualify what is asked
+        ("How much is the security deposit for Omar's apartment?", (), ("Omar",)),
+        ("Within how many days must Omar send a home insurance certificate?", (), ("Omar",)),
     ],
 )
 def test_the_fact_key_a_question_asks_for(
