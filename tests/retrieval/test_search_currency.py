@@ -102,16 +102,17 @@ def _turn(tenant: Tenant, words: str) -> dict[str, Any]:
 def test_a_turn_whose_facts_were_all_replaced_reads_as_replaced_by_the_turn_of_the_new_value() -> None:
     tenant = make_tenant()
     tenant.subject("nadia")
-    _write(tenant, "I live in Porto.", "m1")
-    _write(tenant, "I live in Braga. I'm allergic to peanuts.", "m2")  # one fact replaced, one still current
-    _write(tenant, "We moved from Porto to Lyon last week.", "m3")
-    porto, braga, lyon = _turn(tenant, "Porto."), _turn(tenant, "Braga"), _turn(tenant, "Lyon")
-    assert (porto["current"], porto["superseded_by"]) == (False, _turn(tenant, "Braga")["id"])
-    assert porto["valid_to"] == braga["valid_from"] is not None
-    assert (braga["current"], braga["superseded_by"]) == (True, None)  # the allergy still holds
-    assert (lyon["current"], lyon["superseded_by"]) == (True, None)
-    got = tenant.client().get(f"/v1/subjects/nadia/memories/episodic/{porto['id']}").json()
-    assert (got["current"], got["superseded_by"]) == (False, braga["id"])
+    _write(tenant, "I live in Porto. I'm allergic to peanuts.", "m1")  # one fact replaced, one still current
+    _write(tenant, "I'm vegetarian.", "m2")
+    _write(tenant, "I've gone fully vegan.", "m3")
+    _write(tenant, "We moved from Porto to Lyon last week.", "m4")
+    porto, vegetarian, vegan = _turn(tenant, "Porto."), _turn(tenant, "vegetarian"), _turn(tenant, "vegan")
+    assert (vegetarian["current"], vegetarian["superseded_by"]) == (False, vegan["id"])
+    assert vegetarian["valid_to"] == vegan["valid_from"] is not None
+    assert (porto["current"], porto["superseded_by"]) == (True, None)  # the allergy still holds
+    assert (vegan["current"], _turn(tenant, "Lyon")["current"]) == (True, True)
+    got = tenant.client().get(f"/v1/subjects/nadia/memories/episodic/{vegetarian['id']}").json()
+    assert (got["current"], got["superseded_by"]) == (False, vegan["id"])
 
 
 def test_a_present_question_gets_the_current_value_of_the_asked_key_first() -> None:
