@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from apps.platform.lazy import Lazy
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import MeteringContext, Purpose
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -45,9 +45,14 @@ class LocalEmbedder:
         return DIMENSION
 
     def embed(self, texts: Sequence[str], *, metering: MeteringContext | None = None) -> list[list[float]]:
-        """Local inference costs no tokens, so nothing is metered."""
+        """With ``metering``, one call's tokens are recorded: what the model read of the texts,
+        counted by its own tokenizer (ADR 0049)."""
         if not texts:
             return []
+        if metering is not None:
+            metering.record(
+                purpose=Purpose.EMBED, model=MODEL_NAME, prompt_tokens=self.count_tokens(texts), completion_tokens=0
+            )
         vectors = _MODEL.get().encode(
             list(texts),
             batch_size=_BATCH_SIZE,
@@ -56,3 +61,10 @@ class LocalEmbedder:
             show_progress_bar=False,
         )
         return [[float(value) for value in row] for row in vectors]
+
+    def count_tokens(self, texts: Sequence[str]) -> int:
+        """The tokens the model reads of ``texts``: its tokenizer's ids, the start and end
+        markers included, each text cut at the model's input length as encoding cuts it."""
+        model = _MODEL.get()
+        ids = model.tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=model.max_seq_length)
+        return sum(len(row) for row in ids["input_ids"])

@@ -22,6 +22,7 @@ from apps.memory.api.serializers import (
 from apps.memory.resource_search import ResourceHit, resource_hits
 from apps.platform.serializers import StrictFieldsSerializer
 from apps.providers.registry import embedder
+from apps.providers.services import request_metering
 from apps.retrieval.extensions import search_extensions, search_extensions_run
 from apps.retrieval.fusion import trim_to_token_budget
 from apps.retrieval.selectors import search_evidence
@@ -226,6 +227,7 @@ class SearchApi(SubjectApiView):
             since=params.get("since"),
             until=params.get("until"),
             where=params.get("filters"),
+            metering=request_metering(organization_id=self.organization_id, api_key_id=self.principal.api_key_id),
         )
         self.audit_targets = [row.fused.row.row_id for row in evidence.rows]
         extended = search_extensions_run(subject=subject, query=params["query"], memory_types=params["memory_types"])
@@ -259,7 +261,8 @@ class MemoryTypeSearchApi(SubjectApiView):
         params = payload.validated_data
         token_budget = params.get("token_budget")
         model = embedder()
-        vector = model.embed([params["query"]])[0]
+        metering = request_metering(organization_id=self.organization_id, api_key_id=self.principal.api_key_id)
+        vector = model.embed([params["query"]], metering=metering)[0]
         hits = memory_selectors.memory_search(
             subject=subject,
             memory_type=memory_type,

@@ -3,7 +3,8 @@
 Every read here has a cap that does not depend on the subject's history: anchors by name
 embedding (15), exactly named anchors (16), rows per anchor, frames per anchor, frames of the
 relation lane (240, chosen inside the database by frame id after the predicate filter), rows
-by id. Adjacency comes from the index beside the graph (apps.graph.adjacency), never from a
+by id. A caller's filter is tested inside each of those reads, before its cap (ADR 0035,
+0048). Adjacency comes from the index beside the graph (apps.graph.adjacency), never from a
 walk over a hub's edges. The pure core (planner, scoring, fusion) decides; this module only
 fetches. Flat mode, the baseline, reads the whole history on purpose (:func:`flat_rows`).
 """
@@ -219,11 +220,16 @@ def _anchors(subject: Subject, keys: Sequence[str], properties: Sequence[str]) -
     )
 
 
-def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, Any]]:
+def incident_frames(*, subject: Subject, keys: Sequence[str], where: Filter | None = None) -> list[dict[str, Any]]:
     """Up to FRAMES_PER_ANCHOR frames per anchor (lowest frame ids: a deterministic choice),
-    with what the base lane reads of them: their arms and citations."""
+    with what the base lane reads of them: their arms and citations. With a filter ``where``,
+    the frames are chosen among those citing a matching row (ADR 0048)."""
     ids = adjacency.incident_frame_ids(
-        organization_id=subject.organization_id, subject_id=subject.id, keys=keys, per_anchor=FRAMES_PER_ANCHOR
+        organization_id=subject.organization_id,
+        subject_id=subject.id,
+        keys=keys,
+        per_anchor=FRAMES_PER_ANCHOR,
+        cited=_citing(subject, where),
     )
     return _frames_by_id(subject, ids, properties=("arms", "citations"))
 
@@ -235,17 +241,36 @@ def relation_frames(
     predicates: Sequence[str],
     entities: Sequence[str] = (),
     arm_keys: Collection[str] = (),
+    where: Filter | None = None,
 ) -> list[dict[str, Any]]:
     """One-hop adjacency from the named anchors, predicate-filtered in the database, then at
     most 240 frames by frame id. Room left under the cap goes to frames of the named
-    ``entities`` with an arm on one of ``arm_keys`` (the relation's nouns: ADR 0020), by frame id."""
+    ``entities`` with an arm on one of ``arm_keys`` (the relation's nouns: ADR 0020), by frame
+    id. With a filter ``where``, both choose among frames citing a matching row (ADR 0048)."""
     scope = {"organization_id": subject.organization_id, "subject_id": subject.id}
-    ids = adjacency.relation_frame_ids(**scope, keys=keys, predicates=predicates, cap=RELATION_FRAME_CAP)
+    cited = _citing(subject, where)
+    ids = adjacency.relation_frame_ids(**scope, keys=keys, predicates=predicates, cap=RELATION_FRAME_CAP, cited=cited)
     if entities and arm_keys and len(ids) < RELATION_FRAME_CAP:
         taken = set(ids)
-        by_arm = adjacency.arm_frame_ids(**scope, keys=entities, arm_keys=arm_keys, cap=RELATION_FRAME_CAP)
+        by_arm = adjacency.arm_frame_ids(**scope, keys=entities, arm_keys=arm_keys, cap=RELATION_FRAME_CAP, cited=cited)
         ids += [frame_id for frame_id in by_arm if frame_id not in taken][: RELATION_FRAME_CAP - len(ids)]
     return _frames_by_id(subject, ids)
+
+
+def _citing(subject: Subject, where: Filter | None) -> tuple[str, dict[str, Any]] | None:
+    """The filter as a condition on a frame's adjacency row ``f``: it cites a row that matches
+    (one primary-key probe per citation and type), or its citations are not recorded yet
+    (``NULL``: the facts' citations are filtered after the read, as before ADR 0048)."""
+    if where is None:
+        return None
+    params: dict[str, Any] = {"organization": subject.organization_id, "subject": subject.id}
+    cites = [
+        f"EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = ANY(f.citations)"
+        f" AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {_clause(compiled)})"
+        for memory_type in ("episodic", "semantic")
+        if (compiled := _matching(where, memory_type, "e", params)) is not False
+    ]
+    return f"(f.citations IS NULL OR {' OR '.join(cites) or 'FALSE'})", params
 
 
 def _frames_by_id(subject: Subject, ids: Sequence[str], properties: Sequence[str] = ()) -> list[dict[str, Any]]:

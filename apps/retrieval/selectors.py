@@ -10,6 +10,7 @@ from typing import Any
 
 from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import embedder
 from apps.retrieval.services import BudgetReport, Mode, search
 from apps.retrieval.types import FusedRow, Plan, ScoredFact
@@ -96,6 +97,7 @@ def search_evidence(
     since: datetime | None = None,
     until: datetime | None = None,
     where: Filter | None = None,
+    metering: MeteringContext | None = None,
 ) -> SearchEvidence:
     """The question's plan, graph facts with their citations, the rows within the budgets
     (with provenance), the other requested stores' rows and the budget report."""
@@ -110,6 +112,7 @@ def search_evidence(
         since=since,
         until=until,
         where=where,
+        metering=metering,
     )
     return SearchEvidence(
         mode=result.mode,

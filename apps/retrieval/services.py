@@ -25,7 +25,7 @@ from apps.memory.resource_search import resource_hits
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
-from apps.providers.interfaces import Embedder
+from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
 from apps.retrieval.fusion import fuse, rank_candidates, rerank_score, trim_to_token_budget
@@ -87,8 +87,10 @@ def _graph_lanes(
     where: Filter | None = None,
 ) -> tuple[list[RowCandidate], list[FactCandidate]]:
     """The two lanes' candidates. A filter ``where`` is part of every read of rows (an anchor's
-    rows, cited rows, neighbours, successors) and of facts (a fact keeps only its citations
-    that match), so every later cap and budget chooses among matching rows only (ADR 0035)."""
+    rows, cited rows, neighbours, successors), of frames (the incident and relation frames are
+    chosen among those citing a matching row, ADR 0048) and of facts (a fact keeps only its
+    citations that match), so every later cap and budget chooses among matching rows only
+    (ADR 0035)."""
     recalled = reads.recall_anchors(subject=subject, vector=vector, model=model)
     named = list(named_anchor_keys(plan)) if plan.is_relation_query else []
     candidates = reads.anchor_candidates(
@@ -110,7 +112,7 @@ def _graph_lanes(
     base_ids: list[str] = []
     for anchor in selected:
         base_ids += anchor.episodic_ids + anchor.semantic_ids
-    incident = reads.incident_frames(subject=subject, keys=[a.anchor_key for a in selected])
+    incident = reads.incident_frames(subject=subject, keys=[a.anchor_key for a in selected], where=where)
     selected_keys = {a.anchor_key for a in selected}
     co_participants: list[str] = []
     for frame in incident:
@@ -140,6 +142,7 @@ def _graph_lanes(
             predicates=_predicates(plan),
             entities=[key for key in entity_keys(plan) if key in named_present],
             arm_keys=relation_arm_keys(plan),
+            where=where,
         )
         objects = {anchor_key(o) for o in plan.objects}
         if objects:  # frames that must contain a named object
@@ -297,12 +300,14 @@ def search(
     since: datetime | None = None,
     until: datetime | None = None,
     where: Filter | None = None,
+    metering: MeteringContext | None = None,
 ) -> SearchResult:
     """``limit`` caps the evidence rows returned; like a token budget it lets the caller go past
-    the plan's row budgets, within the same bounded candidates (``TOKEN_BUDGET_ROW_LIMIT``)."""
+    the plan's row budgets, within the same bounded candidates (``TOKEN_BUDGET_ROW_LIMIT``).
+    The query's embedding is metered to ``metering`` (the calling key's)."""
     clock = _Clock()
     plan = plan_query(question)
-    vector = embedder.embed([question])[0]
+    vector = embedder.embed([question], metering=metering)[0]
     clock.lap("embedding")
     report = BudgetReport()
     fallback = False
