@@ -649,7 +649,7 @@ def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence
             ORDER BY k.ord, f.created_at DESC, f.id
         ) AS newest ORDER BY ord LIMIT {ASKED_FACT_ROWS}
     """
-    params = {
+    params: dict[str, Any] = {
         "organization": subject.organization_id,
         "subject": subject.id,
         "names": [name.casefold() for name in names],
