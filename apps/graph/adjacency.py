@@ -22,6 +22,8 @@ from typing import Any
 
 from django.db import connection
 
+from apps.platform.replica import read_connection
+
 # What an anchor vertex keeps of the rows that mention it: the newest few of each type (the
 # full list lives in graph_anchor_row). Retrieval reads no more than this per anchor either.
 ANCHOR_ROWS_KEPT = 24
@@ -73,7 +75,7 @@ def _execute(query: str, params: Sequence[Any] | dict[str, Any]) -> int:
 
 
 def _fetch(query: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(query, params)
         return list(cursor.fetchall())
 

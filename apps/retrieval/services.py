@@ -25,6 +25,7 @@ from apps.memory.resource_search import resource_hits
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
+from apps.platform.replica import read_alias
 from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
@@ -65,6 +66,17 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass
+class LaneTrace:
+    """What the graph lanes reached for one question, for diagnostics: the anchors the question
+    recalled or named, those selected, the co-participants read, and every candidate row id."""
+
+    recalled: list[str] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)
+    co_participants: list[str] = field(default_factory=list)
+    candidates: set[str] = field(default_factory=set)
+
+
 class _Clock:
     def __init__(self) -> None:
         self.ms: dict[str, float] = {}
@@ -85,6 +97,7 @@ def _graph_lanes(
     report: BudgetReport,
     clock: _Clock,
     where: Filter | None = None,
+    trace: LaneTrace | None = None,
 ) -> tuple[list[RowCandidate], list[FactCandidate]]:
     """The two lanes' candidates. A filter ``where`` is part of every read of rows (an anchor's
     rows, cited rows, neighbours, successors), of frames (the incident and relation frames are
@@ -186,6 +199,11 @@ def _graph_lanes(
     ranked_rows = rank_candidates(
         rows, plan.question, mentions=mentions, anchor_weights=weights, context=_both_ways(near)
     )
+    if trace is not None:
+        trace.recalled = [c.anchor_key for c in candidates]
+        trace.selected = sorted(selected_keys)
+        trace.co_participants = [a.anchor_key for a in co_anchors]
+        trace.candidates = {r.row_id for r in ranked_rows} | set(cited_ids)
     return ranked_rows, [scored.fact for scored in ranked]
 
 
@@ -211,6 +229,23 @@ def _asked_rows(
             )
         )
     return [known[row_id] for row_id in ids if row_id in known]
+
+
+def graph_lane_trace(*, subject: Subject, question: str, embedder: Embedder) -> LaneTrace:
+    """The graph lanes of one question, traced (no fusion, no budgets): which anchors and rows
+    they reached. For the evaluation's coverage analysis."""
+    plan = plan_query(question)
+    trace = LaneTrace()
+    _graph_lanes(
+        subject=subject,
+        plan=plan,
+        vector=embedder.embed([question])[0],
+        model=embedder.model_name,
+        report=BudgetReport(),
+        clock=_Clock(),
+        trace=trace,
+    )
+    return trace
 
 
 def _citations(facts: Sequence[FactCandidate]) -> list[str]:
@@ -316,7 +351,7 @@ def search(
         try:
             # A savepoint: a graph error in the database aborts only the graph reads, and the
             # fallback's own queries still run in the request's transaction.
-            with transaction.atomic():
+            with transaction.atomic(using=read_alias()):
                 rows, facts = _graph_lanes(
                     subject=subject,
                     plan=plan,

@@ -28,7 +28,8 @@ def usage_count(
     """Add one request to its counter, in a short transaction of its own. The answer is
     already on its way: a counter that cannot be written is logged, never raised."""
     try:
-        with organization_scope(organization_id):
+        # Bookkeeping no read depends on: it never pins the organization to the primary.
+        with organization_scope(organization_id, records_writes=False):
             adapter.counter_add(
                 organization_id=organization_id,
                 api_key_id=api_key_id,

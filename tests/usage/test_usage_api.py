@@ -113,7 +113,8 @@ def test_storage_and_quota_are_reported() -> None:
     assert report["storage"]["rows"] == sum(expected.values()) > 0
     assert all(s["bytes"] > 0 for s in stores.values() if s["rows"])
     assert report["storage"]["bytes"] == sum(s["bytes"] for s in stores.values())
-    assert report["storage"]["graph"]["bytes"] > 0  # the organization's AGE graph exists from the start
+    # Nothing is indexed yet: the organization's AGE graph is created on its first indexing (ADR 0050).
+    assert report["storage"]["graph"]["bytes"] == 0
     quota = report["quota"]
     # The write and this report: two requests against the month's quota.
     assert (quota["monthly_limit"], quota["used"], quota["left"]) == (50, 2, 48)
@@ -422,10 +423,17 @@ def test_a_search_meters_its_query_embedding_to_the_calling_key() -> None:
     after = _local(tenant, reader)
     assert after["calls"] - before["calls"] == 1
     assert after["prompt_tokens"] - before["prompt_tokens"] == _minilm_tokens(query) > len(query.split())
+    # A repeated query is answered from the organization's query-embedding cache: nothing is read again.
+    again = tenant.client(reader).post("/v1/subjects/ana/search", {"query": query}, format="json")
+    assert again.status_code == 200, again.content
+    assert _local(tenant, reader) == after
     # The per-store search embeds its query too.
-    store = tenant.client(reader).post("/v1/subjects/ana/memories/semantic/search", {"query": query}, format="json")
+    store_query = "Which runbook covers restarting the ingest service?"
+    store = tenant.client(reader).post(
+        "/v1/subjects/ana/memories/procedural/search", {"query": store_query}, format="json"
+    )
     assert store.status_code == 200, store.content
-    assert _local(tenant, reader)["prompt_tokens"] - after["prompt_tokens"] == _minilm_tokens(query)
+    assert _local(tenant, reader)["prompt_tokens"] - after["prompt_tokens"] == _minilm_tokens(store_query)
     # Another organization's key: the subject is not there, and nothing is metered to anyone.
     refused = other.client().post("/v1/subjects/ana/search", {"query": query}, format="json")
     assert refused.status_code == 404
