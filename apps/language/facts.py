@@ -99,6 +99,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("commute", "commute", "commute", aliases="how they get to work, transport"),
     _family("volunteering", "volunteer", "volunteer volunteering", aliases="volunteer work, volunteers"),
     _family("race", "", "marathon race triathlon 10k 5k half-marathon", aliases="training for", lasting=False),
+    _family("tutor", "", "tutor coach instructor", aliases="teacher, private tutor"),
     _family("studies", "study", "student degree major university college school course",
             aliases="education, school, study"),
     _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
@@ -138,6 +139,18 @@ _PLACE_LABELS = frozenset({"GPE", "LOC"})
 _NOT_PLACES = frozenset({"PERSON", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "PRODUCT", "WORK_OF_ART"})
 # Job words that, owned by the speaker, name a person rather than the job ("my manager is Claire").
 _JOB_ITSELF = frozenset({"job", "career", "employer", "company", "workplace", "startup", "firm", "office"})
+# Verbs whose "for" object is the value: "I pay for a gym membership", "signed up for the 10k".
+_FOR_VALUE_PREDICATES = frozenset({"pay", "sign", "register", "enter", "train", "enrol", "enroll", "apply"})
+# A commitment to a passing thing ("signed up for the Lyon 10k") is a lasting fact of the speaker.
+_COMMITMENT = re.compile(r"\b(?:sign(?:ed|ing)?\s+up|regist(?:er|ered|ering)|enrol+(?:ed|ing)?|training)\s+for\b", re.I)
+# Verbs of working somewhere: their "at"/"for" object is the workplace ("started at the hospital").
+_WORK_PREDICATES = frozenset({"work", "teach", "start", "join", "intern"})
+# Families of the speaker's own things and routines: "my alarm goes off at 4:30", "the rent is
+# 750 euros" state them whatever the verb, and without a possessive when the article is "the".
+_ROUTINE_FAMILIES = frozenset({"rent", "wake-up time", "commute", "gym", "diet", "drink", "doctor", "tutor", "car"})
+# A recurring conversation is a call ("now we talk every other Wednesday").
+_TALK_PREDICATES = frozenset({"talk", "speak", "chat", "videochat", "facetime"})
+_THIRD_PERSON = frozenset({"he", "she"})
 _COMMUTE_PREDICATES = frozenset({"ride", "cycle", "bike", "walk", "drive", "take", "commute", "get", "go"})
 _WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
 
@@ -269,6 +282,8 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
         for token in objects:
             if _lemma(token) in SCHEDULE_WORDS:
                 return f"schedule: {_lemma(token)}"
+        if _lemma(clause) in _TALK_PREDICATES:
+            return "schedule: call"  # "now we talk every other Wednesday at lunchtime"
     return None
 
 
@@ -330,7 +345,18 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         return "commute", predicate  # "I ride my bike to the office"
     if lemma == "be" and any(child.dep_ == "prep" and child.lower_ == "from" for child in predicate.children):
         return "origin", predicate  # "I'm from Seattle"
-    owned = [token for token in [subject, *objects] if token is not None and _possessed_by_speaker(token)]
+    home = _home_reading(predicate, subject)
+    if home is not None:
+        return home, predicate
+    if lemma in _WORK_PREDICATES and not any(child.dep_ == "prt" for child in predicate.children):
+        workplace = _workplace(predicate)
+        if workplace is not None:
+            return "job", predicate  # "Joon started at the hospital", "she teaches at a school"
+    owned = [
+        token
+        for token in [subject, *objects]
+        if token is not None and (_possessed_by_speaker(token) or (token == subject and _is_routine(token)))
+    ]
     values = [*owned, *(token for token in objects if token not in owned)]
     for value in values:
         if not _is_value(value, owned):
@@ -350,6 +376,42 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     return None
 
 
+def _home_reading(predicate: Token, subject: Token | None) -> str | None:
+    """ "Porto is home" (a place stated as home), "we're in the Croix-Rousse now", "Tiago is
+    still in Madrid" (a stay stated as lasting): the home, or the home city when it is a place."""
+    if _lemma(predicate) != "be":
+        return None
+    if subject is not None and any(
+        child.dep_ == "attr" and _lemma(child) == "home" and not list(child.children) for child in predicate.children
+    ):
+        return "home city" if _is_place(subject) else "home"
+    lasting = any(child.dep_ == "advmod" and child.lower_ in ("now", "still") for child in predicate.children)
+    places = [
+        grandchild
+        for child in predicate.children
+        if child.dep_ == "prep" and child.lower_ == "in"
+        for grandchild in child.children
+        if grandchild.dep_ == "pobj" and grandchild.pos_ == "PROPN"
+    ]
+    if lasting and places:
+        return "home city" if any(token.ent_type_ in _PLACE_LABELS for token in places) else "home"
+    return None
+
+
+def _workplace(predicate: Token) -> Token | None:
+    """The place a verb of working names: a job word or an organization after "at" or "for"."""
+    for child in predicate.children:
+        if child.dep_ != "prep" or child.lower_ not in ("at", "for"):
+            continue
+        for value in child.children:
+            if value.dep_ != "pobj":
+                continue
+            family = next((f for word in _words_of(value) if (f := _family_of_word(word)) is not None), None)
+            if (family is not None and family.attribute in ("job", "studies")) or value.ent_type_ == "ORG":
+                return value
+    return None
+
+
 def _is_value(token: Token, owned: list[Token]) -> bool:
     """Whether a word can name the fact: the object, complement or owned noun, or a role ("as a
     designer"), not a circumstance ("I climbed at the gym" is no fact about a gym)."""
@@ -358,6 +420,8 @@ def _is_value(token: Token, owned: list[Token]) -> bool:
     preposition = token.head
     if preposition.lower_ in ("from", "to") and _lemma(preposition.head) in _FROM_TO_PREDICATES:
         return True  # "switched from coffee to tea"
+    if preposition.lower_ == "for" and _lemma(preposition.head) in _FOR_VALUE_PREDICATES:
+        return True  # "I pay for a gym membership", "I signed up for the Lyon 10k"
     return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"
 
 
@@ -406,7 +470,9 @@ def speaker_fact(span: Span) -> FactReading | None:
     Lyon", "our standup moved to Wednesdays", "Rafael is my manager now") or a habit of theirs
     ("I run 5 km every morning"), else None."""
     reading = _read(span, None, families_only=True)
-    return reading if reading is not None and reading.attribute not in _PASSING else None
+    if reading is None or (reading.attribute in _PASSING and not _COMMITMENT.search(span.text)):
+        return None
+    return reading
 
 
 _PASSING = frozenset(family.attribute for family in ATTRIBUTE_FAMILIES if not family.lasting)
@@ -457,16 +523,42 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         return about is None and clause is clause.sent.root  # "Meet Pimenta!": the speaker's sentence
     if about is not None:
         return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"
-    if subject.lower_ in _FIRST_PERSON:
-        return True
+    if subject.lower_ in _FIRST_PERSON or any(token.lower_ in _FIRST_PERSON for token in subject.conjuncts):
+        return True  # "I", "we", "Joon and I"
     copula = _lemma(clause) == "be"
     if _possessed_by_speaker(subject):
-        # "my birthday is …", "our standup moved …"; not "my brother lives …", a fact about him
-        return copula or _lemma(subject) in SCHEDULE_WORDS
+        # "my birthday is …", "our standup moved …", "my alarm goes off at 4:30"; not "my
+        # brother lives …", a fact about him
+        return copula or _lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)
+    if copula and (
+        (_is_routine(subject) and any(child.lower_ == "the" and child.dep_ == "det" for child in subject.children))
+        or any(child.dep_ == "attr" and _lemma(child) == "home" for child in clause.children)
+    ):
+        # "the rent is 750 euros a month", "Porto is home"; not "he says the rent is fine"
+        return not any(
+            t.dep_ in _SUBJECT_DEPS and (t.lower_ in _THIRD_PERSON or t.pos_ == "PROPN")
+            for t in clause.sent
+            if t.head != clause
+        )
     # "the call moved to Mondays", "Rafael is my manager": the speaker's own event or relation
     return _lemma(subject) in SCHEDULE_WORDS or (
         copula and any(child.dep_ == "attr" and _possessed_by_speaker(child) for child in clause.children)
     )
+
+
+def _is_routine(token: Token) -> bool:
+    """A word for one of the speaker's own things or routines ("alarm", "rent", "commute")."""
+    return any(
+        family is not None and family.attribute in _ROUTINE_FAMILIES
+        for family in map(_family_of_word, _words_of(token))
+    )
+
+
+def pronoun_subject(span: Span) -> Token | None:
+    """The main clause's subject when it is "he" or "she", which names the person the previous
+    sentence spoke of ("Tiago did it. He moved to Berlin")."""
+    subject = _subject(span.root)
+    return subject if subject is not None and subject.lower_ in _THIRD_PERSON else None
 
 
 def _within(token: Token, outer: Token) -> bool:
@@ -488,3 +580,127 @@ def _is_past_habit(clause: Token) -> bool:
         child.dep_ == "xcomp" and any(g.dep_ == "aux" and g.lower_ == "to" for g in child.children)
         for child in clause.children
     )
+
+
+# --- reading a question -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AskedKey:
+    """The fact keys a question asks for: groups of attributes in the order the question names
+    them (one group per word: "live" asks for the home or the home city, whichever is newer; an
+    attribute ending in ":" is a prefix, for families of several values: "pet:"), and the names
+    of whom it asks about."""
+
+    groups: tuple[tuple[str, ...], ...]
+    names: tuple[str, ...]
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(attribute for group in self.groups for attribute in group)
+
+
+# Question words that name an attribute the families cue otherwise ("what city" → home city).
+_ASKED_WORDS: Mapping[str, str] = MappingProxyType(
+    {"city": "home city", "town": "home city", "wake": "wake-up time", "work": "job", "living": "job"}
+)
+
+
+# Nouns that only say what kind of answer is wanted: "the name of her pet" asks for the pet.
+_KIND_NOUNS = frozenset({"name", "kind", "type", "sort"})
+
+
+def _modifies_another(token: Token) -> bool:
+    """A word that only qualifies what is asked: a compound ("a home insurance certificate") or
+    the object of a preposition on another noun ("the deposit for her flat")."""
+    if token.dep_ == "compound":
+        return True
+    head = token.head
+    return (
+        token.dep_ == "pobj"
+        and head.dep_ == "prep"
+        and head.head.pos_ in ("NOUN", "PROPN")
+        and _lemma(head.head) not in _KIND_NOUNS
+    )
+
+
+def _asked_attribute(token: Token) -> list[str]:
+    """The attributes one word of a question asks for (one group)."""
+    if _modifies_another(token):
+        return []
+    lemma = _lemma(token)
+    if lemma in SCHEDULE_WORDS and (
+        token.dep_ in ("dobj", "pobj", "nsubj", "attr")
+        or any(c.dep_ in ("poss", "det", "compound") for c in token.children)
+    ):
+        return [f"schedule: {lemma}"]  # "her call", "Nadia's book club"
+    head = token.head
+    to_work = (head.lower_ == "to" and _lemma(head.head) in _COMMUTE_PREDICATES) or (
+        token.dep_ == "xcomp" and _lemma(head) in _COMMUTE_PREDICATES and any(c.lower_ == "to" for c in token.children)
+    )
+    if lemma in _WORKPLACES and to_work:
+        return ["commute"]  # "how does she get to work"
+    if lemma in _ASKED_WORDS and (token.pos_ in ("NOUN", "ADJ") or lemma == "wake"):
+        return [_ASKED_WORDS[lemma]]
+    if lemma == "teach" and any(child.lower_ == "who" for child in token.children):
+        return ["tutor"]  # "who teaches her French"
+    family = _family_of_word(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
+    if family is None and token.pos_ in ("VERB", "AUX") and not any(c.dep_ == "prt" for c in token.children):
+        family = _family_of_predicate(lemma)
+    if family is None or family.attribute == "name":  # "the name of her pet" asks for the pet
+        return []
+    if family.attribute == "job" and lemma not in _JOB_ITSELF and token.pos_ == "NOUN" and lemma in family.words:
+        if any(child.dep_ == "poss" for child in token.children):
+            return [_owned_name(token)]  # "Nadia's manager": a person the speaker names by role
+    if family.multi_valued:
+        return [f"{family.attribute}:"]
+    if family.place_attribute:
+        return [family.attribute, family.place_attribute]
+    return [family.attribute]
+
+
+def _names_another(token: Token) -> bool:
+    """ "Nadia" in "Nadia's brother Tiago": the possessor of a relative who has a name of their own."""
+    return token.dep_ == "poss" and any(
+        child.dep_ == "appos" and child.pos_ == "PROPN" for child in token.head.children
+    )
+
+
+def asked_key(span: Span) -> AskedKey:
+    """The keys of the facts a question about someone's attributes asks for ("What diet does
+    Nadia follow?" → diet of Nadia; "Where does Nadia's brother Tiago live?" → home of Tiago):
+    nouns first (the value's kind), then verbs; about the named people that are not only
+    the possessor of someone named in turn ("Nadia's brother Tiago": Tiago)."""
+    nouns = [token for token in span if token.pos_ not in ("VERB", "AUX")]
+    verbs = [token for token in span if token.pos_ in ("VERB", "AUX")]
+    groups: list[tuple[str, ...]] = []
+    for token in [*nouns, *verbs]:
+        seen = {attribute for group in groups for attribute in group}
+        group = tuple(attribute for attribute in _asked_attribute(token) if attribute not in seen)
+        if group:
+            groups.append(group)
+    named = [token for token in span if token.pos_ == "PROPN"]
+    names = [token.text for token in named if not _names_another(token)]
+    return AskedKey(groups=tuple(groups), names=tuple(dict.fromkeys(names)))
+
+
+def _matches(attribute: str, asked: tuple[str, ...]) -> bool:
+    return any(attribute == wanted or (wanted.endswith(":") and attribute.startswith(wanted)) for wanted in asked)
+
+
+def states_key(sentences: Iterator[Span] | list[Span], *, speaker: str, key: AskedKey) -> bool:
+    """Whether one of the sentences states a fact of the asked key: the speaker's own fact when
+    the speaker is one of the asked names, or a fact of an asked name the sentence names."""
+    if not key.attributes:
+        return False
+    names = {name.casefold() for name in key.names}
+    for span in sentences:
+        if speaker.casefold() in names:
+            reading = speaker_fact(span)
+            if reading is not None and _matches(reading.attribute, key.attributes):
+                return True
+        for token in span:
+            if token.text.casefold() in names and token.dep_ in _SUBJECT_DEPS:
+                if _matches(read_fact(span, about=token).attribute, key.attributes):
+                    return True
+    return False

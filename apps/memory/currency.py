@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from apps.memory.event_currency import event_successor_join_sql, semantic_valid_from_sql
 from apps.memory.models import STORES, EpisodicEvent, EvidenceRecord, SemanticItem
 from apps.platform.replica import read_connection
 
@@ -44,12 +45,7 @@ def valid_from_sql(table: str, alias: str) -> str:
     if table == EpisodicEvent._meta.db_table:
         return f"COALESCE({alias}.event_time, {alias}.mention_time)"
     if table == SemanticItem._meta.db_table:
-        return (
-            f"COALESCE((SELECT min(m.mention_time) FROM {EpisodicEvent._meta.db_table} AS m"
-            f" WHERE m.organization_id = {alias}.organization_id AND m.chunk_id = {alias}.chunk_id"
-            f" AND m.subject_id = {alias}.subject_id AND m.source_message_ids && {alias}.source_message_ids),"
-            f" {alias}.created_at)"
-        )
+        return semantic_valid_from_sql(alias)
     return f"{alias}.created_at"
 
 
@@ -61,10 +57,26 @@ def successor_join_sql(table: str, alias: str, successor: str) -> str:
     )
 
 
+def successor_columns_sql(table: str, alias: str, successor: str) -> tuple[str, str]:
+    """The joins and the two columns (successor id, its ``valid_from``) of the row that
+    replaced ``alias``: the row that supersedes it, or for an episodic row whose extracted facts
+    were all superseded, the turn that stated the new value (apps.memory.event_currency)."""
+    joins = successor_join_sql(table, alias, successor)
+    columns = f"{successor}.id, {valid_from_sql(table, successor)}"
+    if table == EpisodicEvent._meta.db_table:
+        joins += f" {event_successor_join_sql(alias, successor + '_event')}"
+        columns = (
+            f"COALESCE({successor}.id, {successor}_event.id),"
+            f" COALESCE({valid_from_sql(table, successor)}, {successor}_event.valid_from)"
+        )
+    return joins, columns
+
+
 def _statement(table: str) -> str:
+    joins, successor = successor_columns_sql(table, "r", "s")
     return f"""
-        SELECT r.id, {valid_from_sql(table, "r")}, s.id, {valid_from_sql(table, "s")}
-        FROM {table} AS r {successor_join_sql(table, "r", "s")}
+        SELECT r.id, {valid_from_sql(table, "r")}, {successor}
+        FROM {table} AS r {joins}
         WHERE r.organization_id = %(organization)s AND r.subject_id = %(subject)s AND r.id = ANY(%(ids)s::uuid[])
     """
 

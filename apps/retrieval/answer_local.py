@@ -14,7 +14,10 @@ search. Stored text is only ever quoted, so an instruction inside it is inert.
   coverage of the question's stems, plus a bonus for such a fact, then by retrieval rank; for
   a question about a time, a row with a date wins a tie. Two tiers come before the score: for a
   question about the present, rows marked current before replaced ones (the current value
-  wins); and statements of the fact before echoes of it (an assistant's row, or a question).
+  wins); statements of the fact before echoes of it (an assistant's row, or a question); and
+  rows that state a value of the fact key the question asks for (read as the local writer
+  reads a fact: "What diet does she follow?" — "I've gone fully vegan"), which support an
+  answer even without the question's words.
 - **Span.** The expected answer type decides. A duration question ("how long …", not "how
   long ago"): the first length of time a supporting row names ("for three years", "since
   2019"), never a date. A question about a time: the most specific date phrase of the best
@@ -36,14 +39,18 @@ Local inference costs no tokens, so nothing is metered.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from apps.language.calendar import month_alternation
 from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
+from apps.language.facts import AskedKey, asked_key, states_key
 from apps.language.lexicon import predicate_families
+from apps.language.pipeline import spacy_pipeline
 from apps.language.words import content_stems, stem
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,
@@ -57,6 +64,9 @@ from apps.providers.interfaces import (
 from apps.providers.local_usage import ANSWERER, record_local
 from apps.retrieval.planner import plan_query
 from apps.retrieval.types import Plan
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 RELATION_BONUS = 0.5  # a fact of an asked relation cites the row: worth half the question's stems
 MAX_LIST_ROWS = 3  # rows a list or intersection answer quotes
@@ -115,6 +125,7 @@ class _Support:
     score: float
     families: frozenset[str]  # the relation families of the facts that cite it
     stems: frozenset[str]
+    key: AskedKey | None = None  # the asked fact key the row states a value of
 
 
 class LocalAnswerLLM:
@@ -148,7 +159,7 @@ class LocalAnswerLLM:
             used = [supported[0], *(s for s in supported[1:] if s.score > floor)][:MAX_LIST_ROWS]
         else:
             used = supported[:1]
-        answer = " ".join(_best_sentence(support.row.text, plan) for support in used)
+        answer = " ".join(_best_sentence(support.row.text, plan, support) for support in used)
         return AnswerDraft(answer=answer, cited_row_ids=tuple(support.row.row_id for support in used))
 
 
@@ -198,13 +209,15 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         for row_id in fact.citations:
             citing.setdefault(row_id, []).append(fact)
     asks_time = _asks_time(plan)
-    found: list[tuple[tuple[bool, bool, float, bool, int], _Support]] = []
+    key = _asked(plan.question) if plan.time_focus == "present" else AskedKey(groups=(), names=())
+    found: list[tuple[tuple[bool, bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
         row_facts = citing.get(row.row_id, [])
         stems = content_stems(row.text).union(*(_fact_stems(fact) for fact in row_facts))
         row_families = frozenset().union(*(predicate_families(fact.predicate) for fact in row_facts))
         related = bool(row_families & families) or any(stem(fact.predicate) in wanted for fact in row_facts)
-        if keywords and not keywords & stems:
+        keyed = _states_asked_key(row, key)
+        if keywords and not keywords & stems and not keyed:
             continue
         if topical:
             about = bool(stems & topical) or related
@@ -212,15 +225,36 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
             about = bool(names) and names <= stems
         if plan.operator == "intersection" and names:
             about = about and names <= stems  # both sides, or it is only one side's evidence
-        if not about:
+        if not about and not keyed:
             continue
         coverage = len(stems & wanted) / len(wanted) if wanted else 0.0
         score = coverage + (RELATION_BONUS if related else 0.0)
-        support = _Support(row=row, rank=rank, score=score, families=row_families, stems=stems)
+        support = _Support(
+            row=row, rank=rank, score=score, families=row_families, stems=stems, key=key if keyed else None
+        )
         has_date = asks_time and _dated_answer(row) is not None
         replaced = plan.time_focus == "present" and not row.current
-        found.append(((replaced, _is_echo(row, plan), -score, not has_date, rank), support))
+        found.append(((replaced, _is_echo(row, plan), not keyed, -score, not has_date, rank), support))
     return [support for _, support in sorted(found, key=lambda item: item[0])]
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> Doc:
+    return spacy_pipeline()(text)
+
+
+def _asked(question: str) -> AskedKey:
+    return asked_key(_parsed(question)[:])
+
+
+def _states_asked_key(row: EvidenceRow, key: AskedKey) -> bool:
+    """The row states a value of the fact key the question asks for ("What diet does she
+    follow?" — "I've gone fully vegan"), read the way the local writer reads a fact."""
+    if not key.attributes:
+        return False
+    speaker = _SPEAKER.match(row.text)
+    body = row.text[speaker.end() :] if speaker else row.text
+    return states_key(list(_parsed(body).sents), speaker=row.speaker, key=key)
 
 
 def _is_echo(row: EvidenceRow, plan: Plan) -> bool:
@@ -330,9 +364,10 @@ def _count_answer(plan: Plan, supported: list[_Support]) -> AnswerDraft:
 # --- sentences ---------------------------------------------------------------------------
 
 
-def _best_sentence(text: str, plan: Plan) -> str:
-    """The sentence that covers most of the question's stems (the first of equals), keeping the
-    speaker ("Priya: …") that opens the row so "I" stays resolvable."""
+def _best_sentence(text: str, plan: Plan, support: _Support | None = None) -> str:
+    """The sentence that covers most of the question's stems (the first of equals), among those
+    that state the asked fact key when the row states it, keeping the speaker ("Priya: …") that
+    opens the row so "I" stays resolvable."""
     speaker = _SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
     while speaker and body.startswith(speaker.group(0)):  # "Priya: Priya: …" (a named semantic row)
@@ -340,6 +375,10 @@ def _best_sentence(text: str, plan: Plan) -> str:
     sentences = [s.strip() for s in _SENTENCE_END.split(body) if s.strip()] or [body.strip()]
     statements = [sentence for sentence in sentences if not sentence.endswith("?")]
     sentences = statements or sentences  # a question restates what is asked; a statement answers it
+    if support is not None and support.key is not None:
+        key = support.key
+        stating = [s for s in sentences if states_key(list(_parsed(s).sents), speaker=support.row.speaker, key=key)]
+        sentences = stating or sentences
     wanted = plan.constraints.content_stems
     overlaps = [len(content_stems(sentence) & wanted) for sentence in sentences]
     best = sentences[overlaps.index(max(overlaps))]

@@ -91,3 +91,15 @@ def current_first(rows: Sequence[FusedRow], pool: Mapping[str, RowCandidate], pl
             taken.add(fused.row.row_id)
             current.append(fused)
     return [*current, *superseded][: len(rows)]
+
+
+def asked_facts_first(rows: Sequence[FusedRow], asked: Sequence[RowCandidate]) -> list[FusedRow]:
+    """For a present question that asks for a fact key ("what diet does Nadia follow"): the
+    current rows of that key first, in the key's order, then the returned rows without them,
+    as many as there were (or the asked rows alone when nothing else was returned)."""
+    if not asked:
+        return list(rows)
+    first = [FusedRow(row, "base", 0.0) for row in asked]
+    ids = {row.row_id for row in asked}
+    rest = [fused for fused in rows if fused.row.row_id not in ids]
+    return [*first, *rest][: max(len(rows), len(first))]

@@ -19,7 +19,7 @@ from typing import Any
 
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
-from apps.memory.currency import rows_currency, successor_join_sql, valid_from_sql
+from apps.memory.currency import rows_currency, successor_columns_sql, successor_join_sql, valid_from_sql
 from apps.memory.filter_sql import NamedParams, filter_sql
 from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
@@ -368,11 +368,12 @@ _ROW_COLUMNS = (
 )
 _EPISODIC = EpisodicEvent._meta.db_table
 _SEMANTIC = SemanticItem._meta.db_table
+_EPISODIC_SUCCESSOR = successor_columns_sql(_EPISODIC, "e", "s")
 _ROWS_BY_ID = f"""
 SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details,
-       NULL::varchar, e.actor, e.event_time, e.mention_time, {valid_from_sql(_EPISODIC, "e")}, s.id,
-       {valid_from_sql(_EPISODIC, "s")}, e.embedding <=> %(vector)s::vector
-FROM {_EPISODIC} AS e {successor_join_sql(_EPISODIC, "e", "s")}
+       NULL::varchar, e.actor, e.event_time, e.mention_time, {valid_from_sql(_EPISODIC, "e")},
+       {_EPISODIC_SUCCESSOR[1]}, e.embedding <=> %(vector)s::vector
+FROM {_EPISODIC} AS e {_EPISODIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{episodic}}
 UNION ALL
@@ -622,3 +623,38 @@ def rows_metadata(*, subject: Subject, ids: Sequence[str]) -> dict[str, dict[str
         for row_id, tags in model.objects.filter(subject=subject, id__in=wanted).values_list("id", "metadata"):
             found[str(row_id)] = dict(tags)
     return found
+
+
+ASKED_FACT_ROWS = 2  # the current facts of the asked key a present question puts first
+
+
+def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]]) -> list[str]:
+    """The subject's current semantic rows of these keys (one statement): for each group of
+    attributes in order (one ending in ":" is a prefix: "pet:"), the newest current row of one
+    of ``names`` (case-folded) with one of them, at most :data:`ASKED_FACT_ROWS` in all."""
+    attributes = [attribute for group in groups for attribute in group]
+    if not names or not attributes:
+        return []
+    statement = f"""
+        SELECT id::text FROM (
+            SELECT DISTINCT ON (k.ord) k.ord, f.id, f.created_at
+            FROM {_SEMANTIC} AS f
+            JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord)
+              ON f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))
+            WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s
+              AND lower(f.name) = ANY(%(names)s::text[])
+              AND NOT EXISTS (SELECT 1 FROM {_SEMANTIC} AS n
+                              WHERE n.organization_id = f.organization_id AND n.supersedes_id = f.id)
+            ORDER BY k.ord, f.created_at DESC, f.id
+        ) AS newest ORDER BY ord LIMIT {ASKED_FACT_ROWS}
+    """
+    params: dict[str, Any] = {
+        "organization": subject.organization_id,
+        "subject": subject.id,
+        "names": [name.casefold() for name in names],
+        "attributes": attributes,
+        "ords": [index for index, group in enumerate(groups) for _ in group],
+    }
+    with read_connection().cursor() as cursor:
+        cursor.execute(statement, params)
+        return [row_id for (row_id,) in cursor.fetchall()]

@@ -15,6 +15,8 @@ from typing import Any, Literal
 from django.db import transaction
 
 from apps.graph.keys import anchor_key
+from apps.language.facts import asked_key
+from apps.language.pipeline import spacy_pipeline
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
 from apps.memory.filters import Filter
@@ -26,7 +28,7 @@ from apps.memory.selectors import current_rows, rows_filtered
 from apps.platform.replica import read_alias
 from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
-from apps.retrieval.currency import current_first, mark_facts, successor_ids
+from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
 from apps.retrieval.fusion import fuse, rank_candidates, rerank_score, trim_to_token_budget
 from apps.retrieval.planner import plan_query
 from apps.retrieval.scoring import entity_keys, named_anchor_keys, rank_facts, relation_arm_keys, select_anchors
@@ -205,6 +207,30 @@ def _graph_lanes(
     return ranked_rows, [scored.fact for scored in ranked]
 
 
+def _asked_rows(
+    subject: Subject,
+    question: str,
+    vector: list[float],
+    model: str,
+    where: Filter | None,
+    candidates: Sequence[RowCandidate],
+) -> list[RowCandidate]:
+    """The current facts of the key a present question asks for (apps.language.facts.asked_key),
+    read from the candidates when they hold them, else by id."""
+    key = asked_key(spacy_pipeline()(question)[:])
+    ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups)
+    known = {row.row_id: row for row in candidates}
+    missing = [row_id for row_id in ids if row_id not in known]
+    if missing:
+        known.update(
+            (row.row_id, row)
+            for row in reads.rows_by_id(
+                subject=subject, ids=missing, vector=vector, model=model, lane="base", where=where
+            )
+        )
+    return [known[row_id] for row_id in ids if row_id in known]
+
+
 def graph_lane_trace(*, subject: Subject, question: str, embedder: Embedder) -> LaneTrace:
     """The graph lanes of one question, traced (no fusion, no budgets): which anchors and rows
     they reached. For the evaluation's coverage analysis."""
@@ -362,6 +388,10 @@ def search(
         fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=candidates)
         report.rows_inspected = fused.rows_inspected
         returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
+        if plan.time_focus == "present":
+            returned = asked_facts_first(
+                returned, _asked_rows(subject, question, vector, embedder.model_name, where, rows)
+            )
     if not {"episodic", "semantic"} & set(memory_types):  # only other stores were asked for
         returned, scored_facts = [], []
     if token_budget is not None:

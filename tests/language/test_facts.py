@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.language.facts import FactReading, normalize_attribute, read_fact, speaker_fact
+from apps.language.facts import FactReading, asked_key, normalize_attribute, pronoun_subject, read_fact, speaker_fact
 from apps.language.pipeline import spacy_pipeline
 
 
@@ -143,3 +143,92 @@ def test_writers_attribute_names_are_normalized_to_one_spelling(written: str, st
 def test_a_present_habit_is_a_fact_of_the_speaker() -> None:
     reading = speaker_fact(next(iter(spacy_pipeline()("I run 5 km every morning.").sents)))
     assert reading is not None and reading.attribute == "run" and not reading.from_family
+
+
+# --- predicates beyond the first-person patterns (sentences of other scenarios) -------------
+
+
+def _sentence(text: str):  # type: ignore[no-untyped-def]
+    return next(iter(spacy_pipeline()(text).sents))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        # routines and own things stated through the thing itself
+        ("My alarm goes off at 5:15 on weekdays.", "wake-up time"),
+        ("The rent is 1,450 dollars a month, utilities included.", "rent"),
+        ("The rent is 600 pounds now.", "rent"),
+        ("My commute is forty minutes by bus.", "commute"),
+        # home as a place, a lasting stay
+        ("Denver is home.", "home city"),
+        ("Marco and I have a small apartment in Ostiense.", "home"),
+        ("We're in Seattle now, near the university.", "home city"),
+        # a workplace after a verb of working
+        ("I started at Mercy General hospital last week.", "job"),
+        ("I teach at a primary school in Leeds.", "job"),
+        # values after "for" of paying and signing up
+        ("I pay for a yoga studio membership that I never use.", "gym"),
+        ("I'm signed up for the Berlin marathon in September.", "race"),
+        ("I registered for the city 10k.", "race"),
+        # a tutor, and a recurring conversation
+        ("Now I have a piano tutor on Thursday afternoons.", "tutor"),
+        ("Now we talk every second Friday over lunch.", "schedule: call"),
+    ],
+)
+def test_further_predicates_of_a_speakers_fact(sentence: str, attribute: str) -> None:
+    reading = speaker_fact(_sentence(sentence))
+    assert reading is not None and reading.attribute == attribute
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "My brother was at the hospital on Monday.",  # someone else's stay, not the speaker's job
+        "The weather is lovely now.",  # a definite subject that is no thing of the speaker's
+        "My manager said the launch slipped.",  # a person's act, not who the manager is
+        "I ran the Lisbon half marathon in May.",  # a race run, not a commitment
+        "I'm in Paris.",  # a stay without "now" or "still" says nothing lasting
+    ],
+)
+def test_sentences_the_extended_predicates_leave_alone(sentence: str) -> None:
+    reading = speaker_fact(_sentence(sentence))
+    assert reading is None or reading.attribute not in {"job", "rent", "manager", "race", "home", "home city"}
+
+
+def test_a_stay_of_a_named_person_stated_as_lasting_is_their_home() -> None:
+    sentence = _sentence("Priya is still in Nairobi, working at an NGO.")
+    assert read_fact(sentence, about=sentence[0]).attribute == "home city"
+
+
+def test_a_pronoun_subject_is_named_for_the_previous_sentence() -> None:
+    doc = spacy_pipeline()("Ana finally did it. She moved to Oslo in spring.")
+    first, second = list(doc.sents)
+    assert pronoun_subject(first) is None
+    pronoun = pronoun_subject(second)
+    assert pronoun is not None and read_fact(second, about=pronoun).attribute == "home city"
+
+
+@pytest.mark.parametrize(
+    ("question", "groups", "names"),
+    [
+        ("What does Priya eat these days?", (("diet",),), ("Priya",)),
+        ("Where does Marco's sister Lucia live?", (("home", "home city"),), ("Lucia",)),
+        ("What city is Omar based in?", (("home city",),), ("Omar",)),
+        ("Who is Lena's manager?", (("manager",),), ("Lena",)),
+        ("What pets does Lena have?", (("pet:",),), ("Lena",)),
+        ("When is Lena's weekly call with Tom?", (("schedule: call",),), ("Lena", "Tom")),
+        ("How does Omar get to work?", (("commute",),), ("Omar",)),
+        ("What does Omar do for a living?", (("job",),), ("Omar",)),
+        ("What is the name of Lena's dog?", (("pet:",),), ("Lena",)),
+        ("How was the weather?", (), ()),
+        # words that only qualify what is asked
+        ("How much is the security deposit for Omar's apartment?", (), ("Omar",)),
+        ("Within how many days must Omar send a home insurance certificate?", (), ("Omar",)),
+    ],
+)
+def test_the_fact_key_a_question_asks_for(
+    question: str, groups: tuple[tuple[str, ...], ...], names: tuple[str, ...]
+) -> None:
+    asked = asked_key(_sentence(question))
+    assert asked.groups == groups and asked.names == names

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from apps.graph.services import index_chunk
-from apps.memory.models import SemanticItem
+from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
 
@@ -85,8 +85,50 @@ def test_flat_mode_marks_its_rows_current() -> None:
     )
     rows = response.json()["rows"]
     assert new in {row["id"] for row in rows} and old not in {row["id"] for row in rows}  # flat reads current rows
-    assert all(row["current"] is True and row["superseded_by"] is None for row in rows)
+    # ... and a turn whose only fact was replaced is marked so (superseded by the manual update).
+    marked = {row["id"]: (row["current"], row["superseded_by"]) for row in rows if row["type"] == "episodic"}
+    with organization_scope(tenant.id):
+        turn = str(EpisodicEvent.objects.get(summary__contains="vegetarian").id)
+    assert marked.get(turn, (False, new)) == (False, new)
+    assert all(row["current"] is True for row in rows if row["id"] != turn)
     assert all(row["valid_from"] is not None for row in rows)
+
+
+def _turn(tenant: Tenant, words: str) -> dict[str, Any]:
+    listed = tenant.client().get("/v1/subjects/nadia/memories", {"type": "episodic", "limit": 100}).json()["results"]
+    return next(row for row in listed if words in row["content"]["summary"])
+
+
+def test_a_turn_whose_facts_were_all_replaced_reads_as_replaced_by_the_turn_of_the_new_value() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "I live in Porto. I'm allergic to peanuts.", "m1")  # one fact replaced, one still current
+    _write(tenant, "I'm vegetarian.", "m2")
+    _write(tenant, "I've gone fully vegan.", "m3")
+    _write(tenant, "We moved from Porto to Lyon last week.", "m4")
+    porto, vegetarian, vegan = _turn(tenant, "Porto."), _turn(tenant, "vegetarian"), _turn(tenant, "vegan")
+    assert (vegetarian["current"], vegetarian["superseded_by"]) == (False, vegan["id"])
+    assert vegetarian["valid_to"] == vegan["valid_from"] is not None
+    assert (porto["current"], porto["superseded_by"]) == (True, None)  # the allergy still holds
+    assert (vegan["current"], _turn(tenant, "Lyon")["current"]) == (True, True)
+    got = tenant.client().get(f"/v1/subjects/nadia/memories/episodic/{vegetarian['id']}").json()
+    assert (got["current"], got["superseded_by"]) == (False, vegan["id"])
+
+
+def test_a_present_question_gets_the_current_value_of_the_asked_key_first() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "My commute is forty minutes by bus.", "m1")
+    _write(tenant, "I'm a nurse at the children's hospital.", "m2")
+    _write(tenant, "I quit the hospital and joined a small design studio.", "m3")
+    rows = _search(tenant, "What is Nadia's job?")["rows"]
+    assert rows[0]["type"] == "semantic" and "design studio" in rows[0]["text"] and rows[0]["current"] is True
+    ids = [row["id"] for row in rows]
+    nurse = _turn(tenant, "nurse")
+    assert nurse["current"] is False  # its one fact, the job, was replaced
+    assert nurse["id"] not in ids or ids.index(nurse["id"]) > 0
+    answer = tenant.client().post("/v1/subjects/nadia/answer", {"query": "What is Nadia's job?"}, format="json")
+    assert "design studio" in answer.json()["answer"]
 
 
 def test_after_a_patch_facts_and_frames_mark_the_old_citation_and_cite_the_new_one() -> None:

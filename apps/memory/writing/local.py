@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
-from apps.language.facts import FactReading, read_fact, speaker_fact
+from apps.language.facts import FactReading, pronoun_subject, read_fact, speaker_fact
 from apps.language.pipeline import spacy_pipeline
 from apps.language.tense import clause_tense
 from apps.memory.passages import is_document
@@ -357,6 +357,15 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
         names_subject = root.dep_ == "appos" and root.head.dep_ in ("nsubj", "nsubjpass")  # "my brother Omar"
         if is_subject or has_apposition or names_subject:
             described.append(entity)
+    subject = next((t for t in sentence.span.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    if (
+        subject is not None
+        and subject.pos_ == "PROPN"
+        and subject.ent_type_ not in _DESCRIBED_LABELS
+        and not any(child.dep_ == "poss" for child in subject.children)
+    ):
+        # a name the tagger took for a date or for nothing ("Joon is leaving the hospital")
+        described.append(sentence.span.doc[subject.left_edge.i : subject.i + 1])
     return described
 
 
@@ -379,17 +388,28 @@ def _semantic_drafts(message: InputMessage) -> Iterator[SemanticDraft]:
             source=actor,
             source_message_ids=[message.message_id],
         )
+    person: str | None = None  # the one person the previous sentence named
     for sentence in _sentences(message):
-        for entity in _described_entities(sentence):
-            reading = read_fact(sentence.span, about=entity.root)
+        about = [(_entity_text(entity), entity.root) for entity in _described_entities(sentence)]
+        pronoun = pronoun_subject(sentence.span)
+        if not about and person is not None and pronoun is not None and not sentence.is_question:
+            # "Tiago did it. He moved to Berlin": a fact of Tiago's when it is one of a family's
+            reading = read_fact(sentence.span, about=pronoun)
+            about = [(person, pronoun)] if reading.from_family else []
+        for name, token in about:
+            reading = read_fact(sentence.span, about=token)
             yield SemanticDraft(
-                name=_entity_text(entity),
+                name=name,
                 attribute=reading.attribute,
                 summary=sentence.text,
                 details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
                 source=actor,
                 source_message_ids=[message.message_id],
             )
+        named = {name for name, _ in about} or {
+            _entity_text(entity) for entity in sentence.span.ents if entity.label_ == "PERSON"
+        }
+        person = named.pop() if len(named) == 1 else None
 
 
 @dataclass(frozen=True)
