@@ -55,9 +55,12 @@ ROLE_NOUNS: frozenset[str] = frozenset(
 )
 # Words an extractor sometimes keeps in front of a name ("Hey Mel", "Dr. Chen").
 GREETINGS: frozenset[str] = frozenset(
-    "hey hi hello hiya bye goodbye thanks thank congrats congratulations woohoo wow yay dear oh welcome".split()
+    """hey hi hello hiya bye goodbye thanks thank congrats congratulations woohoo wow yay dear oh welcome
+    yeah yep yes ok okay aw aww sure cool great awesome nice""".split()
 )
 HONORIFICS: frozenset[str] = frozenset("mr mrs ms mx miss dr prof sir madam".split())
+# Legal forms after an organization's name ("Acme Corp Ltd" is "Acme Corp").
+LEGAL_FORMS: frozenset[str] = frozenset("ltd limited inc incorporated llc plc gmbh ag sa bv co".split())
 # Common English short forms that are not prefixes of the full name.
 SHORT_FORMS: dict[str, frozenset[str]] = {
     "bob": frozenset({"robert"}),
@@ -101,7 +104,7 @@ SHORT_FORMS: dict[str, frozenset[str]] = {
 MIN_PREFIX = 3  # a short form written as a prefix has at least 3 letters …
 MIN_PREFIX_GAP = 2  # … and the full name at least 2 more ("Dan" / "Danny", not "Ann" / "Anna")
 
-_POSSESSOR = r"(?:my|his|her|our|their|your|[A-Z][\w'\u2019-]*?['\u2019]s)"
+_POSSESSOR = r"(?:(?i:my|his|her|our|their|your)|[A-Z][\w'\u2019-]*?['\u2019]s)"
 _NAME = r"([A-Z][a-z\u00c0-\u024f'\u2019-]+(?:\s+[A-Z][a-z\u00c0-\u024f'\u2019-]+)?)"
 _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     ("lives in", r"(?:lives|is living|resides|is based|stays|now lives)\s+in"),
@@ -282,7 +285,8 @@ def _person_match(a: PersonName, b: PersonName, namesakes: Sequence[PersonName])
         if not given_names_agree(lone.first, full.first):
             return Decision(False, "different names")
         short = min((lone.first, full.first), key=len)
-        rivals = [n for n in namesakes if n.tokens != full.tokens and len(n.tokens) == 1 and fits_short(short, n)]
+        own = (lone.tokens, full.tokens)
+        rivals = [n for n in namesakes if n.tokens not in own and len(n.tokens) == 1 and fits_short(short, n)]
         if rivals:
             return Decision(False, "short form fits another name too")
         return Decision(True, "short form of the name")
@@ -365,6 +369,13 @@ def decide(question: Question) -> Decision:
     return decision
 
 
+def _thing_tokens(anchor_type: str, name: str) -> list[str]:
+    tokens = key_tokens(name)
+    while anchor_type == "organization" and len(tokens) > 1 and tokens[-1] in LEGAL_FORMS:
+        tokens = tokens[:-1]
+    return tokens
+
+
 def _name_match(question: Question) -> Decision:
     first, second = question.first, question.second
     if question.anchor_type == "person":
@@ -387,8 +398,8 @@ def _name_match(question: Question) -> Decision:
         if verdicts:
             return verdicts[0]
         return Decision(False, "names do not denote one person")
-    forms_a = [t for n in first.names if (t := key_tokens(n))]
-    forms_b = [t for n in second.names if (t := key_tokens(n))]
+    forms_a = [t for n in first.names if (t := _thing_tokens(question.anchor_type, n))]
+    forms_b = [t for n in second.names if (t := _thing_tokens(question.anchor_type, n))]
     for a in forms_a:
         for b in forms_b:
             if set(a) == set(b):
@@ -411,3 +422,26 @@ def names_resemble(a: str, b: str) -> bool:
         return True
     keys_a, keys_b = set(key_tokens(a)), set(key_tokens(b))
     return bool(keys_a and keys_b) and (keys_a <= keys_b or keys_b <= keys_a)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+MENTION_TEXTS = 6  # sentences naming an anchor that its decision sees
+MENTION_CHARS = 300
+
+
+def naming_sentences(texts: Iterable[str], names: Sequence[str], *, limit: int = MENTION_TEXTS) -> list[str]:
+    """The first ``limit`` distinct sentences of ``texts`` that name one of ``names`` (as words,
+    any case), each cut to ``MENTION_CHARS``."""
+    names = [n for n in dict.fromkeys(names) if n.strip()]
+    if not names:
+        return []
+    pattern = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in names), re.IGNORECASE)
+    found: list[str] = []
+    for text in texts:
+        for sentence in _SENTENCE.split(text):
+            sentence = sentence.strip()[:MENTION_CHARS]
+            if sentence and pattern.search(sentence) and sentence not in found:
+                found.append(sentence)
+                if len(found) == limit:
+                    return found
+    return found

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import time
 import uuid
 from collections.abc import Generator, Sequence
@@ -48,7 +47,7 @@ from apps.dream.candidates import (
     plan_round,
     rejection_key,
 )
-from apps.dream.evidence import codes_agree, names_resemble
+from apps.dream.evidence import codes_agree, names_resemble, naming_sentences
 from apps.dream.models import DreamMerge, DreamRejection, DreamRound, DreamSource
 from apps.erasure.erasers import delete_batch, subject_rows
 from apps.erasure.registry import Counts, Eraser, ErasureTarget, eraser_register
@@ -267,8 +266,6 @@ JOIN graph_anchor_vector AS b
  AND b.embedding_model = a.embedding_model
 """
 MENTION_ROWS = 12  # newest evidence rows read per anchor for its decision texts
-MENTION_TEXTS = 6  # sentences naming the anchor, per anchor
-MENTION_CHARS = 300
 FRAME_IDS = 200  # frames read per anchor for the co-occurrence rule
 NAMESAKES = 20
 
@@ -313,9 +310,6 @@ def _named_neighbours(
     }
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
 def _row_texts(subject: Subject, row_ids: dict[str, list[uuid.UUID]]) -> dict[uuid.UUID, str]:
     texts: dict[uuid.UUID, str] = {}
     ids = [r for rows in row_ids.values() for r in rows]
@@ -349,19 +343,12 @@ def _contexts(subject: Subject, anchors: Sequence[AnchorInfo]) -> dict[str, Drea
     texts = _row_texts(subject, rows)
     found: dict[str, DreamAnchor] = {}
     for anchor in anchors:
-        names = [n for n in dict.fromkeys([anchor.name, *anchor.aliases]) if n.strip()]
-        pattern = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in names), re.IGNORECASE)
-        sentences = [
-            sentence.strip()[:MENTION_CHARS]
-            for row_id in rows[anchor.key]
-            for sentence in _SENTENCE.split(texts.get(row_id, ""))
-            if pattern.search(sentence)
-        ]
+        texts_of = [texts.get(row_id, "") for row_id in rows[anchor.key]]
         found[anchor.key] = DreamAnchor(
             name=anchor.name,
             aliases=list(anchor.aliases),
             mention_count=anchor.mention_count,
-            mentions=list(dict.fromkeys(sentences))[:MENTION_TEXTS],
+            mentions=naming_sentences(texts_of, [anchor.name, *anchor.aliases]),
             frames=frames[anchor.key],
         )
     return found
