@@ -46,9 +46,7 @@ def _side(entry: Mapping[str, Any], texts: Sequence[str] | None) -> Side:
     return Side(name=name, mentions=tuple(mentions or ()), frames=frozenset(entry.get("frames") or ()))
 
 
-def question_of(
-    pair: Mapping[str, Any], *, turns: Sequence[str] | None = None, names: Iterable[str] = ()
-) -> Question:
+def question_of(pair: Mapping[str, Any], *, turns: Sequence[str] | None = None, names: Iterable[str] = ()) -> Question:
     """The question the decision sees; ``turns`` ("speaker: text") for a LoCoMo pair, ``names``
     the other names of its conversation and type."""
     first, second = _side(pair["first"], turns), _side(pair["second"], turns)
@@ -77,7 +75,7 @@ def score(pairs: Sequence[dict[str, Any]], turns_of: Mapping[str, Sequence[str]]
     scored = []
     for pair in pairs:
         conversation = pair.get("conversation")
-        turns = turns_of[conversation] if pair["source"] == "locomo" else None
+        turns = turns_of[str(conversation)] if pair["source"] == "locomo" else None
         group = names[(str(conversation or ""), str(pair["type"]))] if pair["source"] == "locomo" else []
         scored.append(Scored(pair=pair, decision=decide(question_of(pair, turns=turns, names=group))))
     return scored

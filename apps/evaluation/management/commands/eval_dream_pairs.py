@@ -39,9 +39,7 @@ class Command(BaseCommand):
             conversations = load_conversations(data.parent if data else None, data.name if data else None)
         except FileNotFoundError as missing:
             raise CommandError(f"the LoCoMo data file is needed for the locomo pairs: {missing}") from missing
-        turns_of = {
-            c.sample_id: [f"{t.speaker}: {t.text}" for s in c.sessions for t in s.turns] for c in conversations
-        }
+        turns_of = {c.sample_id: [f"{t.speaker}: {t.text}" for s in c.sessions for t in s.turns] for c in conversations}
         unknown = sorted({p["conversation"] for p in pairs if p["source"] == "locomo"} - set(turns_of))
         if unknown:
             raise CommandError(f"conversations {unknown} are not in the data file")
