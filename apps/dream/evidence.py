@@ -26,6 +26,7 @@ The better-attested name represents a merge, a proper name over a role, then the
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -158,6 +159,7 @@ class PersonName:
 _SPLIT = re.compile(r"[^\w'\u2019.-]+")
 
 
+@functools.lru_cache(maxsize=65536)
 def person_name(name: str) -> PersonName:
     raw = [t.strip(".,-'\u2019") for t in _SPLIT.split(name.strip()) if t.strip(".,-'\u2019")]
     raw = [re.sub(r"['\u2019]s$", "", t) for t in raw]
