@@ -144,18 +144,11 @@ def _report(
             *_merge_list(requests),
             _effect_note(requests),
             "",
-            "Cost against memory size on synthetic subjects (`apps.evaluation` bench, seed 11): N semantic-backed "
-            "object anchors in near-duplicate pairs (cosine ≈ 0.99; every 10th pair a containment the local decision "
-            "merges, e.g. `steel gadget7` / `stainless steel gadget7`), real name-index reads (exact scan up to 5,000 "
-            "anchors, HNSW above), and one fixed frontier of 60 new semantic rows, each naming one anchor:",
-            "",
-            *scaling,
-            "",
-            "With the frontier fixed, time per round still grows with the subject, though far slower than the "
-            "subject (16× the anchors, about 3× the time): the nearest-name reads are batched and indexed, but the "
-            "graph's anchor lookups by key still scan the index entries of the whole subject. That lookup is the "
-            "next fix; the claim that the cost follows the frontier alone is not met yet.",
-            "",
+            *(
+                _synthetic_section(scaling)
+                if synthetic
+                else ["Cost on synthetic subjects: not measured in this run (`--sizes 0`).", ""]
+            ),
             "Dream time per request against the memory size when it ran (LoCoMo, where each request's frontier is "
             "the sessions written since the last one):",
             "",
@@ -166,6 +159,23 @@ def _report(
             *recall,
         ]
     )
+
+
+def _synthetic_section(scaling: list[str]) -> list[str]:
+    return [
+        "Cost against memory size on synthetic subjects (`apps.evaluation` bench, seed 11): N semantic-backed "
+        "object anchors in near-duplicate pairs (cosine ≈ 0.99; every 10th pair a containment the local decision "
+        "merges, e.g. `steel gadget7` / `stainless steel gadget7`), real name-index reads (exact scan up to 5,000 "
+        "anchors, HNSW above), and one fixed frontier of 60 new semantic rows, each naming one anchor:",
+        "",
+        *scaling,
+        "",
+        "With the frontier fixed, time per round still grows with the subject, though far slower than the "
+        "subject (16× the anchors, about 3× the time): the nearest-name reads are batched and indexed, but the "
+        "graph's anchor lookups by key still scan the index entries of the whole subject. That lookup is the "
+        "next fix; the claim that the cost follows the frontier alone is not met yet.",
+        "",
+    ]
 
 
 def _merge_list(requests: list[dict[str, Any]]) -> list[str]:
@@ -290,7 +300,8 @@ def _plot(requests: list[dict[str, Any]], synthetic: list[dict[str, Any]]) -> Pa
     right.axhline(FINAL_CAP + REPAIR_CAP, color="grey", linestyle=":", label="final + repair cap")
     right.set_ylim(bottom=0)
     far.plot([r["anchors"] for r in synthetic], [r["wall_ms"] / 1000 for r in synthetic], marker="o", label="wall time")
-    far.set_xscale("log")
+    if synthetic:
+        far.set_xscale("log")
     far.set_xlabel("anchors of the subject (synthetic, fixed frontier of 60)")
     far.set_ylabel("dream wall time (s)")
     far.set_ylim(bottom=0)
