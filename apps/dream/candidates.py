@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from apps.dream.evidence import names_resemble
+from apps.dream.evidence import PREFIX_LETTERS, SHORT_FORMS, name_tokens, names_resemble
 
 SAFE_TYPES: frozenset[str] = frozenset({"person", "organization", "location", "object", "concept"})
 NEIGHBOURS = 4  # nearest name-index entries per source, the source itself included
@@ -104,14 +104,39 @@ class CandidatePair:
         return rejection_key(self.first.name, self.second.name, self.first.type)
 
 
-def name_partners(source: AnchorInfo, names: Sequence[tuple[str, str]], *, limit: int = NAME_NEIGHBOURS) -> list[str]:
-    """Keys of up to ``limit`` anchors among ``names`` ((key, name) of the source's type) whose
-    names resemble the source's, the closest in length first, then by key."""
-    found = [
+NAME_BUCKET = 200  # names looked at per token of a source (a very common token does not scan the type)
+
+
+class NameIndex:
+    """The names of one type by token, by 3-letter prefix and by short form, so a source looks
+    at a bounded number of names instead of every name of its type."""
+
+    def __init__(self, names: Sequence[tuple[str, str]]) -> None:
+        self.by_token: dict[str, list[tuple[str, str]]] = {}
+        for key, name in sorted(set(names)):
+            for token in name_tokens(name):
+                for entry in {token, token[:PREFIX_LETTERS]}:
+                    bucket = self.by_token.setdefault(entry, [])
+                    if len(bucket) < NAME_BUCKET:
+                        bucket.append((key, name))
+
+    def near(self, name: str) -> list[tuple[str, str]]:
+        found: dict[str, str] = {}
+        for token in name_tokens(name):
+            for entry in {token, token[:PREFIX_LETTERS], *SHORT_FORMS.get(token, ())}:
+                found.update(self.by_token.get(entry, []))
+        return sorted(found.items())
+
+
+def name_partners(source: AnchorInfo, index: NameIndex, *, limit: int = NAME_NEIGHBOURS) -> list[str]:
+    """Keys of up to ``limit`` anchors of the index (the source's type) whose names resemble the
+    source's, the closest in length first, then by key."""
+    found = {
         (abs(len(name) - len(source.name)), key)
-        for key, name in names
-        if key != source.key and any(names_resemble(own, name) for own in (source.name, *source.aliases))
-    ]
+        for own in (source.name, *source.aliases)
+        for key, name in index.near(own)
+        if key != source.key and names_resemble(own, name)
+    }
     return [key for _, key in sorted(found)[:limit]]
 
 

@@ -103,6 +103,7 @@ SHORT_FORMS: dict[str, frozenset[str]] = {
     "pat": frozenset({"patricia", "patrick"}),
 }
 MIN_PREFIX = 3  # a short form written as a prefix has at least 3 letters …
+PREFIX_LETTERS = MIN_PREFIX
 MIN_PREFIX_GAP = 2  # … and the full name at least 2 more ("Dan" / "Danny", not "Ann" / "Anna")
 
 _POSSESSOR = r"(?:(?i:my|his|her|our|their|your)|[A-Z][\w'\u2019-]*?['\u2019]s)"
@@ -410,6 +411,11 @@ def _name_match(question: Question) -> Decision:
             if _contained(short, long) and (len(short) > 1 or _proper([first.name, second.name], short)):
                 return Decision(True, "one name contains the other")
     return Decision(False, "names do not denote one thing")
+
+
+def name_tokens(name: str) -> set[str]:
+    """The tokens a resembling name may share with ``name``: its person-name and key tokens."""
+    return {*person_name(name).tokens, *key_tokens(name)}
 
 
 def names_resemble(a: str, b: str) -> bool:

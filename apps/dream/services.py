@@ -39,6 +39,7 @@ from apps.dream.candidates import (
     SAFE_TYPES,
     AnchorInfo,
     CandidatePair,
+    NameIndex,
     Neighbour,
     RoundKind,
     candidate_pairs,
@@ -284,11 +285,11 @@ def _names_by_type(subject: Subject, types: Sequence[str]) -> dict[str, list[tup
 
 
 def _named_neighbours(
-    subject: Subject, eligible: Sequence[AnchorInfo], names: dict[str, list[tuple[str, str]]]
+    subject: Subject, eligible: Sequence[AnchorInfo], indexes: dict[str, NameIndex]
 ) -> dict[str, list[Neighbour]]:
     """The name lane: per source, the anchors of its type whose names resemble its own, each with
     the cosine of the two name vectors (one statement)."""
-    partners = {a.key: name_partners(a, names.get(a.type, [])) for a in eligible}
+    partners = {a.key: name_partners(a, indexes[a.type]) for a in eligible if a.type in indexes}
     firsts = [key for key, others in partners.items() for _ in others]
     seconds = [other for others in partners.values() for other in others]
     cosines: dict[tuple[str, str], float] = {}
@@ -354,11 +355,15 @@ def _contexts(subject: Subject, anchors: Sequence[AnchorInfo]) -> dict[str, Drea
     return found
 
 
-def _namesakes(pair: CandidatePair, names: dict[str, list[tuple[str, str]]]) -> list[str]:
+def _namesakes(pair: CandidatePair, indexes: dict[str, NameIndex]) -> list[str]:
+    index = indexes.get(pair.anchor_type)
+    if index is None:
+        return []
     own = {pair.first.key, pair.second.key}
+    near = dict([*index.near(pair.first.name), *index.near(pair.second.name)])
     return [
         name
-        for key, name in names.get(pair.anchor_type, [])
+        for key, name in sorted(near.items())
         if key not in own and (names_resemble(pair.first.name, name) or names_resemble(pair.second.name, name))
     ][:NAMESAKES]
 
@@ -411,7 +416,7 @@ class DreamRoundRunner:
         self.stats = RoundStats(kind=kind)
         self.metering = MeteringContext(organization_id=subject.organization_id, meter=DatabaseUsageMeter())
         self.queue: list[CandidatePair] = []
-        self.names: dict[str, list[tuple[str, str]]] = {}
+        self.names: dict[str, NameIndex] = {}
         self.merged_away: set[str] = set()
         self.touched: set[str] = set()
         self.round_id: uuid.UUID | None = None
@@ -434,7 +439,8 @@ class DreamRoundRunner:
         source_anchors = store.anchors_by_key(organization_id=organization_id, subject_id=subject_id, keys=sources)
         eligible = [_anchor_info(p) for p in source_anchors.values() if _anchor_info(p).eligible]
         neighbours = _neighbours(self.subject, [a.key for a in eligible])
-        self.names = _names_by_type(self.subject, [a.type for a in eligible])
+        names = _names_by_type(self.subject, [a.type for a in eligible])
+        self.names = {anchor_type: NameIndex(type_names) for anchor_type, type_names in names.items()}
         named = _named_neighbours(self.subject, eligible, self.names)
         others = sorted({n.key for ns in [*neighbours.values(), *named.values()] for n in ns} - set(source_anchors))
         anchors = {

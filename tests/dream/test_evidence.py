@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.dream.candidates import AnchorInfo, Neighbour, candidate_pairs, name_partners
+from apps.dream.candidates import AnchorInfo, NameIndex, Neighbour, candidate_pairs, name_partners
 from apps.dream.evidence import (
     Question,
     Side,
@@ -120,7 +120,13 @@ def test_the_name_lane_finds_resembling_names_and_pairs_episodic_people() -> Non
     mel = AnchorInfo(key="mel", name="Mel", type="person", semantic_backed=False)
     mug = AnchorInfo(key="mug", name="mug", type="object", semantic_backed=False)
     names = [("mel", "Mel"), ("bob", "Bob"), ("melanie", "Melanie")]
-    assert name_partners(melanie, names) == ["mel"]
+    assert name_partners(melanie, NameIndex(names)) == ["mel"]
+    assert name_partners(
+        AnchorInfo(key="j smith", name="J. Smith", type="person"), NameIndex([("john smith", "John Smith")])
+    ) == ["john smith"]
+    assert name_partners(AnchorInfo(key="bob", name="Bob", type="person"), NameIndex([("robert", "Robert")])) == [
+        "robert"
+    ]
     anchors = {a.key: a for a in (melanie, mel, mug)}
     pairs = candidate_pairs([melanie], {}, anchors, {"melanie": [Neighbour("mel", 0.52)]})
     assert [p.keys for p in pairs] == [("mel", "melanie")]
