@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from apps.dream.evidence import PREFIX_LETTERS, SHORT_FORMS, name_tokens, names_resemble
+from apps.dream.evidence import PREFIX_LETTERS, SHORT_FORMS, codes_agree, name_tokens, names_resemble
 
 SAFE_TYPES: frozenset[str] = frozenset({"person", "organization", "location", "object", "concept"})
 NEIGHBOURS = 4  # nearest name-index entries per source, the source itself included
@@ -130,12 +130,13 @@ class NameIndex:
 
 def name_partners(source: AnchorInfo, index: NameIndex, *, limit: int = NAME_NEIGHBOURS) -> list[str]:
     """Keys of up to ``limit`` anchors of the index (the source's type) whose names resemble the
-    source's, the closest in length first, then by key."""
+    source's and agree in numbers, dates and codes (others could never merge), the closest in
+    length first, then by key."""
     found = {
         (abs(len(name) - len(source.name)), key)
         for own in (source.name, *source.aliases)
         for key, name in index.near(own)
-        if key != source.key and names_resemble(own, name)
+        if key != source.key and names_resemble(own, name) and codes_agree(source.type, own, name)
     }
     return [key for _, key in sorted(found)[:limit]]
 
