@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from apps.dream.evidence import Decision, Question, Side, decide
 from apps.providers.dream_schemas import DreamAnchor, DreamQuestion, DreamVerdict
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import MeteringContext, Purpose
+from apps.providers.local_usage import DREAM_JUDGE, record_local
 
 
 def _side(anchor: DreamAnchor) -> Side:
@@ -40,7 +41,8 @@ def local_verdict(question: DreamQuestion) -> DreamVerdict:
 
 
 class LocalDreamJudge:
-    model = "local-rule"
+    model = DREAM_JUDGE
 
     def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
+        record_local(metering, purpose=Purpose.DREAM, model=self.model, texts=question.names)  # ADR 0049
         return local_verdict(question)
