@@ -33,26 +33,29 @@ from django.utils import timezone
 
 from apps.consent.purposes import STORE_CONVERSATIONS
 from apps.dream.candidates import (
+    NAME_SCAN_LIMIT,
     NEIGHBOURS,
     ROUND_CAPS,
     SAFE_TYPES,
     AnchorInfo,
     CandidatePair,
+    NameIndex,
     Neighbour,
     RoundKind,
     candidate_pairs,
     decision_outcome,
+    name_partners,
     plan_round,
     rejection_key,
 )
+from apps.dream.evidence import codes_agree, names_resemble, naming_sentences
 from apps.dream.models import DreamMerge, DreamRejection, DreamRound, DreamSource
 from apps.erasure.erasers import delete_batch, subject_rows
 from apps.erasure.registry import Counts, Eraser, ErasureTarget, eraser_register
 from apps.graph import store
 from apps.graph.adapter import cypher
-from apps.graph.keys import may_denote_same
 from apps.graph.merge_store import MergeConflict, anchor_merge, anchor_merge_undo
-from apps.graph.models import AnchorVector
+from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.graph.services import MAX_INDEX_ATTEMPTS, index_chunk
 from apps.jobs import task_names
 from apps.jobs.models import Job
@@ -254,6 +257,117 @@ def _neighbours(subject: Subject, keys: Sequence[str]) -> dict[str, list[Neighbo
     return found
 
 
+_PAIR_COSINE_SQL = """
+SELECT a.anchor_key, b.anchor_key, 1 - (a.embedding <=> b.embedding)
+FROM unnest(%(firsts)s::text[], %(seconds)s::text[]) AS p(x, y)
+JOIN graph_anchor_vector AS a
+  ON a.organization_id = %(organization)s AND a.subject_id = %(subject)s AND a.anchor_key = p.x
+JOIN graph_anchor_vector AS b
+  ON b.organization_id = a.organization_id AND b.subject_id = a.subject_id AND b.anchor_key = p.y
+ AND b.embedding_model = a.embedding_model
+"""
+MENTION_ROWS = 12  # newest evidence rows read per anchor for its decision texts
+FRAME_IDS = 200  # frames read per anchor for the co-occurrence rule
+NAMESAKES = 20
+
+
+def _names_by_type(subject: Subject, types: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+    """(key, name) of the name index, per type (at most ``NAME_SCAN_LIMIT`` per type)."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for anchor_type in sorted(set(types)):
+        found[anchor_type] = list(
+            AnchorVector.objects.filter(subject=subject, anchor_type=anchor_type)
+            .order_by("anchor_key")
+            .values_list("anchor_key", "name")
+            .distinct()[:NAME_SCAN_LIMIT]
+        )
+    return found
+
+
+def _named_neighbours(
+    subject: Subject, eligible: Sequence[AnchorInfo], indexes: dict[str, NameIndex]
+) -> dict[str, list[Neighbour]]:
+    """The name lane: per source, the anchors of its type whose names resemble its own, each with
+    the cosine of the two name vectors (one statement)."""
+    partners = {a.key: name_partners(a, indexes[a.type]) for a in eligible if a.type in indexes}
+    firsts = [key for key, others in partners.items() for _ in others]
+    seconds = [other for others in partners.values() for other in others]
+    cosines: dict[tuple[str, str], float] = {}
+    if firsts:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _PAIR_COSINE_SQL,
+                {
+                    "organization": subject.organization_id,
+                    "subject": subject.id,
+                    "firsts": firsts,
+                    "seconds": seconds,
+                },
+            )
+            cosines = {(a, b): float(c) for a, b, c in cursor.fetchall()}
+    return {
+        key: [Neighbour(key=other, cosine=cosines.get((key, other), 0.0)) for other in others]
+        for key, others in partners.items()
+    }
+
+
+def _row_texts(subject: Subject, row_ids: dict[str, list[uuid.UUID]]) -> dict[uuid.UUID, str]:
+    texts: dict[uuid.UUID, str] = {}
+    ids = [r for rows in row_ids.values() for r in rows]
+    for row_id, summary, details in EpisodicEvent.objects.filter(subject=subject, id__in=ids).values_list(
+        "id", "summary", "details"
+    ):
+        texts[row_id] = f"{summary}\n{details}"
+    for row_id, name, summary, details in SemanticItem.objects.filter(subject=subject, id__in=ids).values_list(
+        "id", "name", "summary", "details"
+    ):
+        texts[row_id] = f"{name}: {summary}\n{details}"
+    return texts
+
+
+def _contexts(subject: Subject, anchors: Sequence[AnchorInfo]) -> dict[str, DreamAnchor]:
+    """Each anchor as its decision sees it: names, a few sentences of its newest evidence rows
+    that name it, and the frames it is an arm of (the evidence plane is only read)."""
+    rows: dict[str, list[uuid.UUID]] = {}
+    frames: dict[str, list[str]] = {}
+    for anchor in anchors:
+        rows[anchor.key] = list(
+            AnchorRow.objects.filter(subject=subject, anchor_key=anchor.key)
+            .order_by("-id")
+            .values_list("row_id", flat=True)[:MENTION_ROWS]
+        )
+        frames[anchor.key] = list(
+            AnchorFrame.objects.filter(subject=subject, anchor_key=anchor.key)
+            .order_by("frame_id")
+            .values_list("frame_id", flat=True)[:FRAME_IDS]
+        )
+    texts = _row_texts(subject, rows)
+    found: dict[str, DreamAnchor] = {}
+    for anchor in anchors:
+        texts_of = [texts.get(row_id, "") for row_id in rows[anchor.key]]
+        found[anchor.key] = DreamAnchor(
+            name=anchor.name,
+            aliases=list(anchor.aliases),
+            mention_count=anchor.mention_count,
+            mentions=naming_sentences(texts_of, [anchor.name, *anchor.aliases]),
+            frames=frames[anchor.key],
+        )
+    return found
+
+
+def _namesakes(pair: CandidatePair, indexes: dict[str, NameIndex]) -> list[str]:
+    index = indexes.get(pair.anchor_type)
+    if index is None:
+        return []
+    own = {pair.first.key, pair.second.key}
+    near = dict([*index.near(pair.first.name), *index.near(pair.second.name)])
+    return [
+        name
+        for key, name in sorted(near.items())
+        if key not in own and (names_resemble(pair.first.name, name) or names_resemble(pair.second.name, name))
+    ][:NAMESAKES]
+
+
 # --- a round -----------------------------------------------------------------------------------
 
 
@@ -272,9 +386,12 @@ class RoundStats:
     stale: int = 0
     duration_ms: float = 0.0
     merges: list[str] = field(default_factory=list)
+    merged_pairs: list[dict[str, Any]] = field(default_factory=list)  # from, into, type, cosine, decided by
 
     def as_dict(self) -> dict[str, Any]:
-        values = {name: value for name, value in dataclasses.asdict(self).items() if name != "merges"}
+        values = {
+            name: value for name, value in dataclasses.asdict(self).items() if name not in ("merges", "merged_pairs")
+        }
         return {**values, "duration_ms": round(self.duration_ms, 1)}
 
 
@@ -299,6 +416,7 @@ class DreamRoundRunner:
         self.stats = RoundStats(kind=kind)
         self.metering = MeteringContext(organization_id=subject.organization_id, meter=DatabaseUsageMeter())
         self.queue: list[CandidatePair] = []
+        self.names: dict[str, NameIndex] = {}
         self.merged_away: set[str] = set()
         self.touched: set[str] = set()
         self.round_id: uuid.UUID | None = None
@@ -321,7 +439,10 @@ class DreamRoundRunner:
         source_anchors = store.anchors_by_key(organization_id=organization_id, subject_id=subject_id, keys=sources)
         eligible = [_anchor_info(p) for p in source_anchors.values() if _anchor_info(p).eligible]
         neighbours = _neighbours(self.subject, [a.key for a in eligible])
-        others = sorted({n.key for ns in neighbours.values() for n in ns} - set(source_anchors))
+        names = _names_by_type(self.subject, [a.type for a in eligible])
+        self.names = {anchor_type: NameIndex(type_names) for anchor_type, type_names in names.items()}
+        named = _named_neighbours(self.subject, eligible, self.names)
+        others = sorted({n.key for ns in [*neighbours.values(), *named.values()] for n in ns} - set(source_anchors))
         anchors = {
             key: _anchor_info(props)
             for key, props in {
@@ -329,7 +450,7 @@ class DreamRoundRunner:
                 **store.anchors_by_key(organization_id=organization_id, subject_id=subject_id, keys=others),
             }.items()
         }
-        pairs = candidate_pairs(eligible, neighbours, anchors)
+        pairs = candidate_pairs(eligible, neighbours, anchors, named)
         rejected = set(
             DreamRejection.objects.filter(subject=self.subject, cache_key__in=[p.cache_key for p in pairs]).values_list(
                 "cache_key", flat=True
@@ -364,8 +485,10 @@ class DreamRoundRunner:
     def step(self, limit: int = PAIRS_PER_STEP) -> None:
         started = time.perf_counter()
         batch, self.queue = self.queue[:limit], self.queue[limit:]
+        anchors = {a.key: a for pair in batch for a in (pair.first, pair.second)}
+        contexts = _contexts(self.subject, list(anchors.values()))
         for pair in batch:
-            self._decide(pair)
+            self._decide(pair, contexts)
         self._timed(started)
 
     def _reject(self, pair: CandidatePair, decided_by: str) -> None:
@@ -377,21 +500,18 @@ class DreamRoundRunner:
         )
         self.stats.rejected += 1
 
-    def _decide(self, pair: CandidatePair) -> None:
+    def _decide(self, pair: CandidatePair, contexts: dict[str, DreamAnchor]) -> None:
         if set(pair.keys) & self.merged_away:
             self.stats.stale += 1  # one side was merged earlier in this round: the repair round sees it
             return
-        if not may_denote_same(pair.first.name, pair.second.name):
+        if not codes_agree(pair.anchor_type, pair.first.name, pair.second.name):
             self._reject(pair, "rule:numbers-dates-codes")  # never merged, whatever a model says
             return
         question = DreamQuestion(
             type=pair.anchor_type,
-            first=DreamAnchor(
-                name=pair.first.name, aliases=list(pair.first.aliases), mention_count=pair.first.mention_count
-            ),
-            second=DreamAnchor(
-                name=pair.second.name, aliases=list(pair.second.aliases), mention_count=pair.second.mention_count
-            ),
+            first=contexts[pair.first.key],
+            second=contexts[pair.second.key],
+            namesakes=_namesakes(pair, self.names),
         )
         verdict = self.llm.dream_decide(question, metering=self.metering)
         self.stats.verified += 1
@@ -439,6 +559,15 @@ class DreamRoundRunner:
         self.touched.add(target.key)
         self.stats.merged += 1
         self.stats.merges.append(str(record.id))
+        self.stats.merged_pairs.append(
+            {
+                "from": source.name,
+                "into": target.name,
+                "type": pair.anchor_type,
+                "cosine": round(pair.cosine, 3),
+                "decided_by": decided_by,
+            }
+        )
 
     def finish(self) -> RoundStats:
         assert self.round_id is not None, "prepare() first"
@@ -495,6 +624,7 @@ def _summary(rounds: list[RoundStats], current: RoundStats | None) -> dict[str, 
     every = [*rounds, *([current] if current is not None else [])]
     summary: dict[str, Any] = {name: sum(getattr(r, name) for r in every) for name in _COUNTED}
     summary["rounds"] = [r.as_dict() for r in every]
+    summary["merged_pairs"] = [m for r in every for m in r.merged_pairs]
     return summary
 
 

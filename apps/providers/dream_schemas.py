@@ -23,6 +23,8 @@ class DreamAnchor(BaseModel):
     name: Text
     aliases: list[str] = Field(default_factory=list)
     mention_count: int = 0
+    mentions: list[str] = Field(default_factory=list)  # a few short texts that mention the anchor
+    frames: list[str] = Field(default_factory=list)  # ids of the frames the anchor is an arm of
 
 
 class DreamQuestion(BaseModel):
@@ -33,6 +35,7 @@ class DreamQuestion(BaseModel):
     type: str
     first: DreamAnchor
     second: DreamAnchor
+    namesakes: list[str] = Field(default_factory=list)  # other names of the type resembling either
 
     @property
     def names(self) -> tuple[str, str]:

@@ -38,6 +38,7 @@ class Spec:
     episodic: int = 0
     aliases: list[str] = field(default_factory=list)
     score: float = 1.0
+    texts: list[str] = field(default_factory=list)  # the rows' texts, in order (default: "<name> fact n")
 
 
 @dataclass
@@ -82,8 +83,15 @@ def add_anchors(subject: Subject, specs: list[Spec], *, chunk_id: uuid.UUID | No
     created, rows = [], {}
     for spec in specs:
         key = anchor_key(spec.name)
-        semantic = [str(semantic_row(subject, chunk_id, f"{spec.name} fact {n}").id) for n in range(spec.semantic)]
-        episodic = [str(episodic_row(subject, chunk_id, f"{spec.name} event {n}").id) for n in range(spec.episodic)]
+        texts = [
+            *(
+                [f"{spec.name} fact {n}" for n in range(spec.semantic)]
+                + [f"{spec.name} event {n}" for n in range(spec.episodic)]
+            )
+        ]
+        texts[: len(spec.texts)] = spec.texts
+        semantic = [str(semantic_row(subject, chunk_id, texts[n]).id) for n in range(spec.semantic)]
+        episodic = [str(episodic_row(subject, chunk_id, texts[spec.semantic + n]).id) for n in range(spec.episodic)]
         rows[key] = semantic + episodic
         created.append(
             {

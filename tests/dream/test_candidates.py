@@ -114,7 +114,8 @@ def test_the_local_decision_is_conservative() -> None:
     assert _ask("Caroline", "Caroline's mom", "person") is None  # a relation, not the person
     assert _ask("bottle", "bottle cap") is None  # a part
     assert _ask("May 2023 trip", "June 2023 trip", "concept") is None
-    assert _ask("Mel", "Melanie", "person") is None
+    assert _ask("Mel", "Melanie", "person") == "Melanie"  # a short form (ADR 0059)
+    assert _ask("Mel", "Mell", "person") is None  # one letter more is another name, or a typo
     assert _ask("Mel", "Melanie Smith", "person", aliases=([], ["Mel"])) == "Melanie Smith"  # a known alias
 
 

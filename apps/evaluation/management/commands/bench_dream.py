@@ -42,6 +42,9 @@ class Command(BaseCommand):
     help = "Semantic AutoDream cost per round and its effect on LoCoMo evidence recall."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument(
+            "--data", type=Path, default=None, help="A LoCoMo-format JSON file (default: the dev split)."
+        )
         parser.add_argument("--conversations", type=int, default=0, help="Only the first N conversations (0: all).")
         parser.add_argument("--out", type=Path, default=Path("var/bench_dream.jsonl"), help="The eval run file.")
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
@@ -59,8 +62,14 @@ class Command(BaseCommand):
         sizes = [int(size) for size in options["sizes"].split(",") if int(size) > 0]
         synthetic = [_synthetic_round(size) for size in tqdm(sizes, desc="synthetic subjects", unit="subject")]
         if not options["reuse_run"]:
+            extra = {"data": options["data"]} if options["data"] else {}
             call_command(
-                "eval_locomo", mode=",".join(MODES), out=out, conversations=options["conversations"], stdout=self.stdout
+                "eval_locomo",
+                mode=",".join(MODES),
+                out=out,
+                conversations=options["conversations"],
+                stdout=self.stdout,
+                **extra,
             )
         lines = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
         requests = [json.loads(line) for line in out.with_suffix(".dream.jsonl").read_text().splitlines() if line]
@@ -118,8 +127,8 @@ def _report(
         [
             "## Semantic AutoDream: cost per round and recall (`python manage.py bench_dream --write-docs`)",
             "",
-            f"{len(conversations)} conversations of the LoCoMo dev split, local providers (the conservative local "
-            f"decision), {platform.machine()}, 2 cores. Each conversation is ingested twice (one chunk per session, "
+            f"{len(conversations)} conversations of the LoCoMo dev split, local providers (the local decision "
+            f"of ADR 0059), {platform.machine()}, 2 cores. Each conversation is ingested twice (one chunk per session, "
             "indexed): once without AutoDream (`graph`) and once with the ingestion driver's schedule — a request after "
             "every 5 sessions and a `final` one after the last, each run synchronously right after its chunks were "
             "indexed (`graph+dream`). A request is one round (intermediate or final) plus, when a final round merged, "
@@ -132,20 +141,14 @@ def _report(
             "",
             *per_round,
             "",
+            *_merge_list(requests),
             _effect_note(requests),
             "",
-            "Cost against memory size on synthetic subjects (`apps.evaluation` bench, seed 11): N semantic-backed "
-            "object anchors in near-duplicate pairs (cosine ≈ 0.99; every 10th pair a containment the local decision "
-            "merges, e.g. `steel gadget7` / `stainless steel gadget7`), real name-index reads (exact scan up to 5,000 "
-            "anchors, HNSW above), and one fixed frontier of 60 new semantic rows, each naming one anchor:",
-            "",
-            *scaling,
-            "",
-            "With the frontier fixed, time per round still grows with the subject, though far slower than the "
-            "subject (16× the anchors, about 3× the time): the nearest-name reads are batched and indexed, but the "
-            "graph's anchor lookups by key still scan the index entries of the whole subject. That lookup is the "
-            "next fix; the claim that the cost follows the frontier alone is not met yet.",
-            "",
+            *(
+                _synthetic_section(scaling)
+                if synthetic
+                else ["Cost on synthetic subjects: not measured in this run (`--sizes 0`).", ""]
+            ),
             "Dream time per request against the memory size when it ran (LoCoMo, where each request's frontier is "
             "the sessions written since the last one):",
             "",
@@ -158,6 +161,40 @@ def _report(
     )
 
 
+def _synthetic_section(scaling: list[str]) -> list[str]:
+    return [
+        "Cost against memory size on synthetic subjects (`apps.evaluation` bench, seed 11): N semantic-backed "
+        "object anchors in near-duplicate pairs (cosine ≈ 0.99; every 10th pair a containment the local decision "
+        "merges, e.g. `steel gadget7` / `stainless steel gadget7`), real name-index reads (exact scan up to 5,000 "
+        "anchors, HNSW above), and one fixed frontier of 60 new semantic rows, each naming one anchor:",
+        "",
+        *scaling,
+        "",
+        "With the frontier fixed, time per round still grows with the subject, though far slower than the "
+        "subject (16× the anchors, about 3× the time): the nearest-name reads are batched and indexed, but the "
+        "graph's anchor lookups by key still scan the index entries of the whole subject. That lookup is the "
+        "next fix; the claim that the cost follows the frontier alone is not met yet.",
+        "",
+    ]
+
+
+def _merge_list(requests: list[dict[str, Any]]) -> list[str]:
+    """Every merge of the run (also in the run file, under ``merged_pairs``)."""
+    merges = [(r["sample_id"], r["request"], m) for r in requests for m in r.get("merged_pairs", [])]
+    if not merges:
+        return []
+    return [
+        "Every merge of the run (from → into, type, cosine of the two names, decided by):",
+        "",
+        *(
+            f"- {sample} request {request}: {m['from']} → {m['into']} ({m['type']}, {m['cosine']:.2f}, "
+            f"{m['decided_by']})"
+            for sample, request, m in merges
+        ),
+        "",
+    ]
+
+
 def _effect_note(requests: list[dict[str, Any]]) -> str:
     semantic = [x["sources"] for r in requests for x in r["rounds"]]
     if any(r["verified"] for r in requests):
@@ -167,8 +204,7 @@ def _effect_note(requests: list[dict[str, Any]]) -> str:
         )
     return (
         f"With the local writers few LoCoMo memories are semantic ({sum(semantic)} eligible sources in "
-        f"{len(semantic)} rounds), and no two semantic-backed anchors of one type came within the 4 nearest "
-        "name-index entries at cosine ≥ 0.86: no pair reached a decision, the graph was left unchanged, and the "
+        f"{len(semantic)} rounds), and no pair reached a decision: the graph was left unchanged, and the "
         "recall differences below are the run-to-run variation of two independent ingestions, not an effect of "
         "AutoDream."
     )
@@ -264,7 +300,8 @@ def _plot(requests: list[dict[str, Any]], synthetic: list[dict[str, Any]]) -> Pa
     right.axhline(FINAL_CAP + REPAIR_CAP, color="grey", linestyle=":", label="final + repair cap")
     right.set_ylim(bottom=0)
     far.plot([r["anchors"] for r in synthetic], [r["wall_ms"] / 1000 for r in synthetic], marker="o", label="wall time")
-    far.set_xscale("log")
+    if synthetic:
+        far.set_xscale("log")
     far.set_xlabel("anchors of the subject (synthetic, fixed frontier of 60)")
     far.set_ylabel("dream wall time (s)")
     far.set_ylim(bottom=0)
