@@ -99,6 +99,27 @@ def job_create_indexing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subj
     return job
 
 
+def job_create_writing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> Job:
+    """The job of a write accepted in its request (ADR 0054): ``queued`` until a worker has
+    completed the write (routing, the other typed rows, embeddings), then ``indexing``. Its
+    task is published after commit; the job row commits with the write, so a lost publish is
+    published again by the jobs sweep."""
+    job = Job.objects.create(
+        organization_id=organization_id, kind="memory.write", subject_id=subject_id, chunk_ids=[chunk_id]
+    )
+    job_enqueue_on_commit(job=job, task_name=task_names.WRITE_COMPLETE)
+    return job
+
+
+def job_finish_accepted(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
+    """An accepted write is completed (its rows written and embedded): its job is
+    ``indexing`` until the last of its rows is indexed. A job failed meanwhile stays failed."""
+    now = timezone.now()
+    Job.objects.filter(id=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
+        status=Job.Status.INDEXING, result=result, started_at=Coalesce("started_at", Value(now)), heartbeat_at=now
+    )
+
+
 def job_add_chunk(*, job: Job, chunk_id: uuid.UUID) -> None:
     """A job that is writing (a batch) wrote ``chunk_id``: it waits on its rows too, and the
     chunk's indexing is published after commit (one task per chunk, so that several indexing
@@ -187,15 +208,15 @@ def job_finish_writing(*, job_id: uuid.UUID, result: dict[str, Any]) -> str:
     return str(job.status)
 
 
-def jobs_lock_indexing(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
-    """The ``indexing`` jobs waiting on ``chunk_id`` (or the one job ``job_id``), locked in id
+def jobs_lock_indexing(*, chunk_ids: list[uuid.UUID] | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
+    """The ``indexing`` jobs waiting on any of ``chunk_ids`` (or the one job ``job_id``), locked in id
     order (one order for every settler, so two never deadlock). A settler holding the lock
     counts the job's pending rows with a snapshot taken after every earlier settler's commit."""
     jobs = Job.objects.select_for_update().filter(status=Job.Status.INDEXING)
     if job_id is not None:
         jobs = jobs.filter(id=job_id)
-    if chunk_id is not None:
-        jobs = jobs.filter(chunk_ids__contains=[chunk_id])
+    if chunk_ids is not None:
+        jobs = jobs.filter(chunk_ids__overlap=chunk_ids)
     return list(jobs.order_by("id"))
 
 
