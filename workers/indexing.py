@@ -41,7 +41,7 @@ def complete_writes(organization_id: uuid.UUID, job_id: uuid.UUID) -> None:
     are waiting, oldest first, a batch per transaction (one embedding call each), then index
     each batch's rows together; their jobs settle as their rows are indexed. Under load the
     queue holds one message per write while a batch runs, so each batch takes every write
-    that arrived meanwhile; the messages that find nothing left to do cost one query."""
+    that arrived meanwhile; the messages that find nothing left to do cost a few queries."""
     for _ in range(COMPLETE_ROUNDS):
         with organization_scope(organization_id):
             completed = memory_complete_writes()
@@ -49,6 +49,13 @@ def complete_writes(organization_id: uuid.UUID, job_id: uuid.UUID) -> None:
             break
         with organization_scope(organization_id):
             index_chunks(chunk_ids=[write.chunk_id for write in completed])
+    # A redelivered message (its worker died mid-indexing) finds its write completed: what of
+    # it is still to index is indexed here, then the job settles.
+    with organization_scope(organization_id):
+        left = job_chunks_needing_index(job_id=job_id)
+    if left:
+        with organization_scope(organization_id):
+            index_chunks(chunk_ids=left)
     with organization_scope(organization_id):
         write_jobs_settle(job_id=job_id)
 

@@ -99,13 +99,16 @@ def job_create_indexing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subj
     return job
 
 
+WRITE_JOB_KIND = "memory.write"
+
+
 def job_create_writing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> Job:
     """The job of a write accepted in its request (ADR 0054): ``queued`` until a worker has
     completed the write (routing, the other typed rows, embeddings), then ``indexing``. Its
     task is published after commit; the job row commits with the write, so a lost publish is
     published again by the jobs sweep."""
     job = Job.objects.create(
-        organization_id=organization_id, kind="memory.write", subject_id=subject_id, chunk_ids=[chunk_id]
+        organization_id=organization_id, kind=WRITE_JOB_KIND, subject_id=subject_id, chunk_ids=[chunk_id]
     )
     job_enqueue_on_commit(job=job, task_name=task_names.WRITE_COMPLETE)
     return job
@@ -322,6 +325,18 @@ def jobs_sweep(*, now: datetime | None = None) -> SweepResult:
         else:
             job_fail(job_id=job.id, code="worker_lost", message="The job's worker stopped and it could not be resumed.")
             failed += 1
+    for job in (
+        Job.objects.select_for_update(skip_locked=True)
+        .alias(last_seen=Coalesce("heartbeat_at", "created_at"))
+        .filter(status=Job.Status.QUEUED, kind=WRITE_JOB_KIND, last_seen__lt=stale)
+    ):
+        # An accepted write not completed for a while (ADR 0054): its publish was lost (the
+        # process died after its commit) or its worker died mid-batch. Published again; the
+        # task completes whatever writes of the organization are waiting.
+        job.heartbeat_at, job.resumes = now, job.resumes + 1
+        job.save(update_fields=["heartbeat_at", "resumes"])
+        publish_on_commit(job.task_name, kwargs=job.task_kwargs)
+        resumed += 1
     lost = now - timedelta(seconds=settings.JOBS_QUEUED_REPUBLISH_SECONDS)
     for job in (
         Job.objects.select_for_update(skip_locked=True)

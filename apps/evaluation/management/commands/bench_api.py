@@ -45,7 +45,7 @@ from apps.tenancy import services as tenancy
 from apps.tenancy.scope import organization_scope
 
 PLOT = BENCHMARKS.parent / "img" / "bench_api.png"
-OPERATIONS = {"write": 201, "search": 200}
+OPERATIONS = {"write": 202, "search": 200}  # a write is accepted (ADR 0054)
 UNLIMITED = 10**9
 SUBJECTS = 64  # at least the largest client count: one subject per client
 
@@ -202,7 +202,7 @@ class Command(BaseCommand):
                     search = functools.partial(_search, base=base, headers=headers, questions=questions)
                     senders: dict[str, loadgen.Request] = {"write": write, "search": search}
                     # Warm-up (not measured): every gunicorn process loads its models on first use.
-                    loadgen.run_closed_loop(write, clients=2 * workers, seconds=3.0, expected_status=201)
+                    loadgen.run_closed_loop(write, clients=2 * workers, seconds=3.0, expected_status=202)
                     loadgen.run_closed_loop(search, clients=2 * workers, seconds=3.0, expected_status=200)
                     for count in clients:
                         for operation, status in OPERATIONS.items():
