@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import FactReading, read_fact, speaker_fact
 from apps.language.pipeline import SPACY_MODEL, spacy_pipeline
+from apps.language.words import STOPWORDS
 from apps.language.tense import clause_tense
 from apps.memory.passages import is_document
 from apps.providers.interfaces import MeteringContext
@@ -67,7 +68,7 @@ def parse_ahead(texts: Iterable[str]) -> None:
         _remember(text, doc)
 
 
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[a-z]+")
 _INTERJECTIONS = frozenset(
     {
         "ah",
@@ -113,13 +114,11 @@ _INTERJECTIONS = frozenset(
 
 
 def _looks_trivial(text: str) -> bool:
-    """The lexical half of ``_is_trivial``, without a parse: only stop words, greetings,
-    thanks and laughter."""
-    from spacy.lang.en.stop_words import STOP_WORDS  # the word list only; no model loads
-
+    """The lexical half of ``_is_trivial``, without a parse (nor spaCy's import, which a
+    request must not pay): only stop words, greetings, thanks and laughter."""
     words = _WORD.findall(_normalized(text).lower())
     return all(
-        word in STOP_WORDS or word in _FILLER or word in _INTERJECTIONS or re.fullmatch(r"(?:h[ae])+h?|l+o+l+", word)
+        word in STOPWORDS or word in _FILLER or word in _INTERJECTIONS or re.fullmatch(r"(?:h[ae])+h?|l+o+l+", word)
         for word in words
     )
 
