@@ -325,18 +325,19 @@ def jobs_sweep(*, now: datetime | None = None) -> SweepResult:
         else:
             job_fail(job_id=job.id, code="worker_lost", message="The job's worker stopped and it could not be resumed.")
             failed += 1
-    for job in (
+    waiting = list(
         Job.objects.select_for_update(skip_locked=True)
         .alias(last_seen=Coalesce("heartbeat_at", "created_at"))
         .filter(status=Job.Status.QUEUED, kind=WRITE_JOB_KIND, last_seen__lt=stale)
-    ):
-        # An accepted write not completed for a while (ADR 0054): its publish was lost (the
-        # process died after its commit) or its worker died mid-batch. Published again; the
-        # task completes whatever writes of the organization are waiting.
-        job.heartbeat_at, job.resumes = now, job.resumes + 1
-        job.save(update_fields=["heartbeat_at", "resumes"])
-        publish_on_commit(job.task_name, kwargs=job.task_kwargs)
-        resumed += 1
+        .order_by("created_at", "id")
+    )
+    if waiting:
+        # Accepted writes not completed for a while (ADR 0054): a publish was lost (the process
+        # died after its commit) or a worker died mid-batch. One task completes every waiting
+        # write of the organization, so the oldest job's is published again, once.
+        Job.objects.filter(id__in=[job.id for job in waiting]).update(heartbeat_at=now, resumes=F("resumes") + 1)
+        publish_on_commit(waiting[0].task_name, kwargs=waiting[0].task_kwargs)
+        resumed += len(waiting)
     lost = now - timedelta(seconds=settings.JOBS_QUEUED_REPUBLISH_SECONDS)
     for job in (
         Job.objects.select_for_update(skip_locked=True)

@@ -6,7 +6,9 @@ import json
 import uuid
 
 import pytest
+from django.test import override_settings
 
+from apps.graph.services import index_chunks
 from apps.jobs.models import Job
 from apps.memory.models import CoreBlock, EpisodicEvent, SemanticItem, VaultEntry
 from apps.tenancy.scope import organization_scope
@@ -68,8 +70,10 @@ def test_a_malformed_reply_is_retried_then_the_job_fails_with_the_messages_kept(
     stored as they were said and are indexed, and the job fails saying why."""
     openai_stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}))
     openai_stub.queue(*(chat_reply("this is not json") for _ in range(3)))
-    written = tenant.write("ravi", {"messages": MESSAGES}, index=True)
+    written = tenant.write("ravi", {"messages": MESSAGES})
     assert len(openai_stub.requests) == 4  # one route, three attempts at writing
+    with override_settings(LLM_PROVIDER="local"), organization_scope(tenant.id):  # the graph's extractor
+        index_chunks(chunk_ids=[uuid.UUID(written["chunk_id"])])
     job = tenant.client().get(f"/v1/jobs/{written['job_id']}").json()
     assert job["status"] == "failed" and job["error"]["code"] == "writing_failed", job
     assert "ProviderError" in job["result"]["writing_error"] and "not json" not in json.dumps(job)

@@ -8,7 +8,10 @@ latency, the worker completing those writes meanwhile). Then ``--clients`` clien
 ``--seconds`` and the command waits until every write's job is finished: the messages written
 divided by the time from the first write to the last job finished is the sustained ingestion
 rate, and the indexed rows over the worker's busy time its records per second. Every status
-other than 202 is an error; a job that did not succeed is reported.
+other than 202 is an error; a job that did not succeed is reported. Last, in this process and
+in one run (ratios that hold on a loaded machine): the same one-message writes accepted
+(``memory_accept_messages``) against written whole as before (``memory_write_messages``), and
+their completion and indexing in batches against one write at a time.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import functools
 import logging
 import os
 import platform
+import statistics
 import sys
 import time
 import uuid
@@ -24,12 +28,23 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from apps.evaluation import loadgen, synthetic
 from apps.evaluation.management.commands.bench_api import UNLIMITED, _free_port, _process, _wait_ready, _write
 from apps.evaluation.report import write_section
+from apps.graph.services import index_chunk, index_chunks
 from apps.jobs.models import Job
+from apps.memory.manager import IncomingMessage
 from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.memory.services import (
+    incoming_messages,
+    memory_accept_messages,
+    memory_complete_writes,
+    memory_write_messages,
+)
+from apps.platform.stats import percentile
+from apps.providers.registry import embedder, llm_for
 from apps.tenancy import keys
 from apps.tenancy import services as tenancy
 from apps.tenancy.scope import organization_scope
@@ -44,6 +59,7 @@ class Command(BaseCommand):
         parser.add_argument("--clients", type=int, default=4, help="Concurrent clients of the sustained run.")
         parser.add_argument("--api-workers", type=int, default=1, help="gunicorn worker processes.")
         parser.add_argument("--seconds", type=float, default=20.0, help="Seconds each run sends writes.")
+        parser.add_argument("--in-process", type=int, default=40, help="Writes of each in-process comparison.")
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -65,6 +81,7 @@ class Command(BaseCommand):
             body = self._measure(
                 organization.id, key=key, texts=texts, clients=clients, seconds=seconds, api=options["api_workers"]
             )
+            body += "\n" + self._in_process(organization.id, texts=texts, count=int(options["in_process"]))
             self.stdout.write(body)
             if options["write_docs"]:
                 write_section("bench_writes", body)
@@ -125,6 +142,66 @@ class Command(BaseCommand):
             f"| jobs not succeeded | {failed} |",
         ]
         return "\n".join(lines)
+
+    @staticmethod
+    def _in_process(organization_id: uuid.UUID, *, texts: list[str], count: int) -> str:
+        embedder().embed(["warm-up"])  # model loading is not write time
+        llm = llm_for(organization_id)
+
+        def messages(number: int) -> list[IncomingMessage]:
+            text = texts[(number * 7919) % len(texts)]
+            return incoming_messages([{"id": f"m{number}", "role": "user", "name": "Bench", "content": text,
+                                       "timestamp": timezone.now()}])  # fmt: skip
+
+        with organization_scope(organization_id):
+            accepted_subject = tenancy.subject_create(
+                organization_id=organization_id, external_id="accepted", kind="user"
+            )
+            whole_subject = tenancy.subject_create(organization_id=organization_id, external_id="whole", kind="user")
+        accept: list[float] = []
+        for number in range(count):
+            began = time.perf_counter()
+            with organization_scope(organization_id):
+                memory_accept_messages(subject=accepted_subject, messages=messages(number), source_kind="chat")
+            accept.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        rows = 0
+        while True:
+            with organization_scope(organization_id):
+                completed = memory_complete_writes(llm=llm)
+            if not completed:
+                break
+            with organization_scope(organization_id):
+                rows += index_chunks(chunk_ids=[write.chunk_id for write in completed])["rows"]
+        batched = time.perf_counter() - began
+        whole: list[float] = []
+        whole_rows, indexing = 0, 0.0
+        for number in range(count):
+            began = time.perf_counter()
+            with organization_scope(organization_id):
+                written = memory_write_messages(subject=whole_subject, messages=messages(number), source_kind="chat")
+            whole.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            with organization_scope(organization_id):
+                whole_rows += index_chunk(chunk_id=written.chunk_id)["rows"]
+            indexing += time.perf_counter() - began
+        one_by_one = sum(whole) + indexing
+        p50 = statistics.median
+        return "\n".join(
+            [
+                f"In this process, {count} one-message writes each way, one run:",
+                "",
+                "| figure | accepted, completed in batches (now) | written whole in the request (before) | ratio |",
+                "|---|---|---|---|",
+                f"| write in the request, p50 | {p50(accept) * 1000:.1f} ms | {p50(whole) * 1000:.1f} ms | "
+                f"{p50(whole) / p50(accept):.1f}× faster |",
+                f"| write in the request, p95 | {percentile(accept, 0.95) * 1000:.1f} ms | "
+                f"{percentile(whole, 0.95) * 1000:.1f} ms | |",
+                f"| completion and indexing, records/s | {rows / batched:.1f} ({rows} rows) | "
+                f"{whole_rows / one_by_one:.1f} ({whole_rows} rows, writing and indexing one write at a time) | "
+                f"{(rows / batched) / (whole_rows / one_by_one):.1f}× |",
+            ]
+        )
 
     @staticmethod
     def _counts(organization_id: uuid.UUID) -> dict[str, int]:
