@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import FactReading, read_fact, speaker_fact
 from apps.language.pipeline import SPACY_MODEL, spacy_pipeline
-from apps.language.words import STOPWORDS
 from apps.language.tense import clause_tense
+from apps.language.words import STOPWORDS
 from apps.memory.passages import is_document
 from apps.providers.interfaces import MeteringContext
 from apps.providers.schemas import (
