@@ -63,6 +63,13 @@ class Tenant:
         complete_writes(self.id, index=index)
         return written_answer(self.id, response.json())
 
+    def graph(self) -> str:
+        """Create the organization's graph now, as its first graph write would (ADR 0050); its name."""
+        from apps.graph.adapter import graph_ensure
+
+        with organization_scope(self.id):
+            return graph_ensure(organization_id=self.id)
+
     def subject(self, external_id: str | None = None, kind: str = "user") -> Subject:
         with organization_scope(self.id):
             return services.subject_create(

@@ -10,6 +10,7 @@ constant of the calling module, never built from input.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -17,10 +18,11 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from psycopg import sql
 
 from apps.platform.errors import ApplicationError
+from apps.platform.faults import fault_pause
 from apps.tenancy.lifecycle import OrganizationHooks
 from apps.tenancy.models import GRAPH_NAME_PATTERN
 from apps.tenancy.scope import current_organization_id
@@ -28,6 +30,8 @@ from apps.tenancy.selectors import organization_graph_name
 
 VERTEX_LABELS = ("Anchor", "Frame")
 EDGE_LABELS = ("ARM",)
+logger = logging.getLogger(__name__)
+
 _COLUMN_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 # (label, properties) for btree indexes on agtype_access_operator (ADR 0017).
@@ -127,26 +131,58 @@ def graph_create(graph_name: str) -> None:
             cursor.execute(statement)
 
 
+# An organization's graph is created on its first write (ADR 0050), not with the organization:
+# an empty graph costs about 37 relations and 0.35 MB of catalog and files. Creating and
+# dropping one take this transaction-scoped advisory lock on the graph's name, so two first
+# writes create it once and a drop never races a creation. A creation waits at most this long
+# for the lock (a concurrent creation takes well under a second; a drop waits on the rows it
+# deletes, which may include the writer's own).
+GRAPH_CREATE_LOCK_TIMEOUT_MS = 10_000
+_GRAPH_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('graph:' || %s, 0))"
+
+
 def graph_drop(graph_name: str) -> None:
+    """Drop the graph if it was ever created; call inside ``transaction.atomic(using="owner")``."""
     for organization_id, name in list(_GRAPH_NAMES.items()):
         if name == graph_name:
             _GRAPH_NAMES.pop(organization_id, None)
     raw = _raw("owner")
     with psycopg.Cursor(raw) as cursor:
+        cursor.execute(_GRAPH_LOCK, (_checked_graph_name(graph_name),))
         cursor.execute(_AGE_SEARCH_PATH)
-        exists = cursor.execute(
-            "SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (_checked_graph_name(graph_name),)
-        ).fetchone()
+        exists = cursor.execute("SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (graph_name,)).fetchone()
         if exists:
             cursor.execute(sql.SQL("SELECT ag_catalog.drop_graph({}, true)").format(sql.Literal(graph_name)))
 
 
-# Every organization has its graph from the transaction that creates it to the one that
-# offboards it (registered with tenancy by ``GraphConfig.ready``).
+def graph_ensure(*, organization_id: uuid.UUID) -> str:
+    """The organization's graph, created now if it does not exist yet; its name.
+
+    Runs in an owner transaction of its own, committed before the caller's transaction writes
+    to the graph (the application role cannot create schemas): under the advisory lock, the
+    organization row and the graph are read again, so of two concurrent first writes one
+    creates the graph and the other finds it; an organization deleted meanwhile gets none. A
+    graph created for a write that then rolls back stays, empty, like any graph."""
+    graph_name = _graph_name_for(organization_id)
+    if graph_name is not None:
+        return graph_name
+    graph_name = _checked_graph_name(organization_graph_name(organization_id=organization_id) or "")
+    with transaction.atomic(using="owner", durable=True), psycopg.Cursor(_raw("owner")) as cursor:
+        cursor.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(f"{GRAPH_CREATE_LOCK_TIMEOUT_MS}ms")))
+        cursor.execute(_GRAPH_LOCK, (graph_name,))
+        if cursor.execute("SELECT 1 FROM tenancy_organization WHERE id = %s", (organization_id,)).fetchone() is None:
+            raise CrossTenantGraphAccess("No such graph.")  # deleted since the read above
+        if cursor.execute("SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (graph_name,)).fetchone() is None:
+            fault_pause("graph.before_create")
+            graph_create(graph_name)
+            logger.info("graph created", extra={"organization_id": str(organization_id)})
+    return graph_name
+
+
+# What each organization keeps beside its rows: its graph, once it has one, is dropped with it
+# (registered with tenancy by ``GraphConfig.ready``).
 organization_graph_hooks = OrganizationHooks(
-    name="graph",
-    created=lambda organization: graph_create(organization.graph_name),
-    offboarded=lambda organization: graph_drop(organization.graph_name),
+    name="graph", offboarded=lambda organization: graph_drop(organization.graph_name)
 )
 
 
@@ -158,14 +194,16 @@ def graph_exists(graph_name: str, *, using: str = "default") -> bool:
     return row is not None
 
 
-# An organization's graph name is set once, when the organization is created. A name read
-# through RLS is remembered for the process (dropped with the graph); the scope check below
-# still runs on every call. Saves one query per graph read (a search makes about five).
+# An organization's graph name is set once, when the organization is created, and its graph
+# created on its first write. The name of a graph that exists is remembered for the process
+# (dropped with the graph); the scope check below still runs on every call. Saves one query
+# per graph read (a search makes about five); an organization without a graph costs two.
 _GRAPH_NAMES: dict[uuid.UUID, str] = {}
 _GRAPH_NAMES_KEPT = 4096
 
 
-def _graph_name_for(organization_id: uuid.UUID) -> str:
+def _graph_name_for(organization_id: uuid.UUID) -> str | None:
+    """The name of the organization's graph, or ``None`` while it has none (nothing written)."""
     if organization_id != current_organization_id():
         raise CrossTenantGraphAccess("No such graph.")
     graph_name = _GRAPH_NAMES.get(organization_id)
@@ -174,10 +212,22 @@ def _graph_name_for(organization_id: uuid.UUID) -> str:
         if found is None:
             raise CrossTenantGraphAccess("No such graph.")
         graph_name = _checked_graph_name(found)
+        if not graph_exists(graph_name):
+            return None
         if len(_GRAPH_NAMES) >= _GRAPH_NAMES_KEPT:
             _GRAPH_NAMES.clear()
         _GRAPH_NAMES[organization_id] = graph_name
     return graph_name
+
+
+def graph_created(*, organization_id: uuid.UUID) -> bool:
+    """Whether the organization's graph exists yet (it is created on the first write)."""
+    return _graph_name_for(organization_id) is not None
+
+
+# Clauses that add to a graph. Every other statement on a graph not created yet reads, updates
+# or deletes nothing: it returns no rows without touching AGE.
+_CREATES = re.compile(r"\b(CREATE|MERGE)\b", re.IGNORECASE)
 
 
 def cypher(
@@ -189,7 +239,9 @@ def cypher(
 ) -> list[tuple[Any, ...]]:
     """Run one Cypher statement in the organization's graph; values only through ``params``.
 
-    Returned agtype values are decoded to Python (vertices and edges as dicts).
+    Returned agtype values are decoded to Python (vertices and edges as dicts). Before the
+    organization's first write it has no graph: a statement that creates (``CREATE``,
+    ``MERGE``) creates the graph first (:func:`graph_ensure`), any other returns no rows.
     """
     if "$$" in query:
         raise ValueError("Cypher text must not contain $$")
@@ -198,6 +250,10 @@ def cypher(
     graph_name = _graph_name_for(organization_id)
     if not connection.in_atomic_block:
         raise RuntimeError("graph calls run inside the organization's transaction")
+    if graph_name is None:
+        if not _CREATES.search(query):
+            return []
+        graph_name = graph_ensure(organization_id=organization_id)
     statement = sql.SQL("SELECT {cols} FROM ag_catalog.cypher({graph}, $$ {query} $$, %s) AS ({defs})").format(
         cols=sql.SQL(", ").join(sql.Identifier(c) for c in returns),
         graph=sql.Literal(graph_name),
@@ -230,11 +286,11 @@ def vertices_by_identity(
     one btree probe per value, where ``UNWIND … MATCH (n {…})`` makes one GIN containment
     lookup and one Cypher execution step per value. Same tenant checks as :func:`cypher`."""
     graph_name = _graph_name_for(organization_id)
-    statement = identity_lookup(graph_name, label, properties)
     if not connection.in_atomic_block:
         raise RuntimeError("graph calls run inside the organization's transaction")
-    if not values:
+    if graph_name is None or not values:
         return []
+    statement = identity_lookup(graph_name, label, properties)
     with connection.cursor() as cursor:
         cursor.execute(
             statement.as_string(_raw("default")), [[json.dumps(v) for v in values], json.dumps(str(subject_id))]

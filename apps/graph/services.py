@@ -38,7 +38,10 @@ SWEEP_CHUNKS = 100
 
 
 def graph_check(*, organization_id: uuid.UUID) -> dict[str, Any]:
-    """Confirm the organization's graph answers Cypher and report its size."""
+    """Confirm the organization's graph answers Cypher and report its size; an organization
+    that has written nothing to its graph yet has none (ADR 0050)."""
+    if not adapter.graph_created(organization_id=organization_id):
+        return {"graph": "not_created", "vertices": 0}
     rows = adapter.cypher(organization_id=organization_id, query=_COUNT_VERTICES, params={}, returns=["n"])
     return {"graph": "ok", "vertices": int(rows[0][0]) if rows else 0}
 

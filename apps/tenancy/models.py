@@ -23,7 +23,8 @@ def new_graph_name() -> str:
 
 
 class Organization(models.Model):
-    """A tenant. Its AGE graph is named on the server (``g_<hex>``) and created with it."""
+    """A tenant. Its AGE graph is named on the server (``g_<hex>``) with it and created on its
+    first write (ADR 0050)."""
 
     class Status(models.TextChoices):
         ACTIVE = "active"

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from apps.tenancy import idempotency, keys
-from apps.tenancy.lifecycle import organization_created, organization_offboarded
+from apps.tenancy.lifecycle import organization_offboarded
 from apps.tenancy.models import (
     EXTERNAL_ID_PATTERN,
     EXTERNAL_ID_RULE,
@@ -29,8 +29,8 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,98}[a-z0-9]$")
 
 
 def organization_create(*, name: str, slug: str, monthly_request_quota: int | None = None) -> Organization:
-    """A platform operation (owner connection): the row and what the lifecycle hooks create
-    for it (the organization's graph) commit together."""
+    """A platform operation (owner connection): the organization row only. Its graph is
+    named now and created on its first write (ADR 0050)."""
     if not _SLUG.match(slug):
         raise ValidationFailed("slug must be 3-100 lowercase letters, digits or hyphens.")
     organization = Organization(
@@ -39,7 +39,6 @@ def organization_create(*, name: str, slug: str, monthly_request_quota: int | No
     try:
         with transaction.atomic(using="owner"):
             organization.save(using="owner")
-            organization_created(organization)
     except IntegrityError as exc:
         raise Conflict(f"An organization with slug {slug!r} already exists.") from exc
     return organization

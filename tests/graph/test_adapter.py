@@ -11,26 +11,6 @@ CREATE_ANCHOR = "CREATE (a:Anchor {subject_id: $subject_id, key: $key, name: $na
 NAMES = "MATCH (a:Anchor) WHERE a.subject_id = $subject_id RETURN a.name"
 
 
-def test_graph_is_created_with_labels_indexes_and_grants() -> None:
-    tenant = make_tenant()
-    graph = tenant.organization.graph_name
-    with connections["owner"].cursor() as cursor:
-        cursor.execute(
-            "SELECT l.name, l.kind FROM ag_catalog.ag_label l JOIN ag_catalog.ag_graph g ON g.graphid = l.graph WHERE g.name = %s",
-            [graph],
-        )
-        labels = set(cursor.fetchall())
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE schemaname = %s", [graph])
-        indexes = [row[0] for row in cursor.fetchall()]
-        cursor.execute("SELECT has_schema_privilege('mirix_app', %s, 'USAGE')", [graph])
-        usage = cursor.fetchone()
-    assert {("Anchor", "v"), ("Frame", "v"), ("ARM", "e")} <= labels
-    assert any("USING gin (properties)" in i and '"Anchor"' in i for i in indexes)
-    assert any(i.startswith("CREATE UNIQUE INDEX") and '"key"' in i and '"Anchor"' in i for i in indexes)
-    assert any(i.startswith("CREATE UNIQUE INDEX") and '"frame_id"' in i for i in indexes)
-    assert usage == (True,)
-
-
 def test_injection_payload_is_stored_verbatim_and_never_executed() -> None:
     tenant = make_tenant()
     payload = "x'}) RETURN 1 $$) AS (a agtype); DROP TABLE tenancy_subject; -- \" $x \\ ::vertex"
@@ -89,7 +69,8 @@ def test_offboarding_drops_the_graph_and_rows() -> None:
 
     tenant = make_tenant()
     tenant.subject("gone")
-    graph = tenant.organization.graph_name
+    graph = tenant.graph()
+    assert adapter.graph_exists(graph, using="owner")
     organization_offboard(organization_id=tenant.id)
     assert not adapter.graph_exists(graph, using="owner")
     assert not Organization.objects.dangerously_across_organizations().filter(id=tenant.id).exists()

@@ -104,7 +104,7 @@ def test_another_organization_reads_nothing_of_the_graph() -> None:
 
 def test_identity_reads_go_through_the_unique_indexes() -> None:
     tenant = make_tenant()
-    graph = tenant.organization.graph_name
+    graph = tenant.graph()
     with organization_scope(tenant.id), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # an empty table: make the planner show its index
         plans = {}

@@ -151,7 +151,7 @@ def test_graph_unavailable_marks_rows_and_the_sweep_indexes_them_later() -> None
     tenant = make_tenant()
     tenant.subject("maya")
     chunk = _write(tenant, SESSIONS[1])
-    graph = tenant.organization.graph_name
+    graph = tenant.graph()  # an organization that wrote before: its graph exists
     with organization_scope(tenant.id):
         evidence = list(EpisodicEvent.objects.values_list("id", "summary", "details"))
     with connections["owner"].cursor() as cursor:

@@ -29,7 +29,7 @@ from tests.reliability.support import graph_snapshot
 def graph_outage(tenant: Tenant) -> Iterator[None]:
     """Every read and write of the graph's tables fails for the application role (AGE finds a
     graph by its namespace's oid, so renaming the schema would not stop reads)."""
-    tables = sql.SQL("ALL TABLES IN SCHEMA {}").format(sql.Identifier(tenant.organization.graph_name))
+    tables = sql.SQL("ALL TABLES IN SCHEMA {}").format(sql.Identifier(tenant.graph()))
     role = sql.Identifier(settings.DATABASES["default"]["USER"])
     with connections["owner"].cursor() as cursor:
         cursor.execute(sql.SQL("REVOKE ALL ON {} FROM {}").format(tables, role).as_string(cursor.connection))

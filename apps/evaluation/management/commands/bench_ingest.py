@@ -168,17 +168,13 @@ class Command(BaseCommand):
 
     def _graph_size(self, subject: Subject) -> dict[str, int]:
         with organization_scope(subject.organization_id):
-            return {
-                name: int(
-                    adapter.cypher(
-                        organization_id=subject.organization_id,
-                        query=query,
-                        params={"s": str(subject.id)},
-                        returns=["n"],
-                    )[0][0]
+            sizes = {}
+            for name, query in _SIZE.items():
+                rows = adapter.cypher(
+                    organization_id=subject.organization_id, query=query, params={"s": str(subject.id)}, returns=["n"]
                 )
-                for name, query in _SIZE.items()
-            }
+                sizes[name] = int(rows[0][0]) if rows else 0  # no rows: nothing indexed, no graph yet
+            return sizes
 
     def _report(self, totals: Totals, *, conversations: int, episodic: int, semantic: int, covered: int) -> str:
         watch = totals.stopwatch

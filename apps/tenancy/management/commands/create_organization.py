@@ -9,7 +9,7 @@ from apps.tenancy import keys, services
 
 
 class Command(BaseCommand):
-    help = "Create an organization (with its graph) and an API key with the given scopes; the key is printed once."
+    help = "Create an organization (its graph follows on its first write) and an API key with the given scopes; the key is printed once."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("slug")
