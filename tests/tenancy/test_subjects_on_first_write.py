@@ -134,7 +134,7 @@ def test_concurrent_first_writes_make_one_subject() -> None:
     for thread in threads:
         thread.join()
 
-    assert [a.status_code for a in answers] == [201] * count, [a.content for a in answers]
+    assert [a.status_code for a in answers] == [202] * count, [a.content for a in answers]
     assert _subjects(tenant) == [("zoe", "user")]
     listed = tenant.client().get("/v1/subjects/zoe/memories?type=episodic&limit=200").json()["results"]
     assert len({r["provenance"]["chunk_id"] for r in listed}) == count  # every write landed on it
