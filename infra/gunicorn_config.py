@@ -11,6 +11,9 @@ the command line. What it sets:
 - gunicorn's own error answers (a request line over 8190 bytes, malformed HTTP) in the API's
   JSON error shape instead of an HTML page.
 - the control socket under the var directory: one per stack, not one per machine.
+- every worker process, once it has loaded the application and before it takes a request,
+  applies its share of the cores and warms the local models (``mirix_saas.processes``,
+  ADR 0052): the first request after a start costs what a warm one does.
 """
 
 from __future__ import annotations
@@ -59,3 +62,10 @@ def _write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> Non
 
 # gunicorn writes its error pages through this one function (gunicorn.workers.base.handle_error).
 util.write_error = _write_json_error
+
+
+def post_worker_init(worker: Any) -> None:
+    # Imported here: the application (and Django's settings) is loaded in the worker, not the master.
+    from mirix_saas.processes import api_process_start
+
+    api_process_start(processes=worker.cfg.workers)

@@ -27,5 +27,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 @worker_process_init.connect
 def _init_worker_process(**_: object) -> None:
     from mirix_saas.observability import init_sentry
+    from mirix_saas.processes import worker_process_start
 
     init_sentry()
+    worker_process_start()

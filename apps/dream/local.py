@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from apps.graph.keys import key_tokens, may_denote_same
 from apps.providers.dream_schemas import DreamAnchor, DreamQuestion, DreamVerdict
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import MeteringContext, Purpose
+from apps.providers.local_usage import DREAM_JUDGE, record_local
 
 # Tokens that make a longer name a different thing than the name it contains: relations,
 # roles and parts ("Caroline's mom", "bottle cap" is caught by the head rule), and contrasts.
@@ -52,7 +53,8 @@ def local_verdict(question: DreamQuestion) -> DreamVerdict:
 
 
 class LocalDreamJudge:
-    model = "local-rule"
+    model = DREAM_JUDGE
 
     def dream_decide(self, question: DreamQuestion, *, metering: MeteringContext) -> DreamVerdict:
+        record_local(metering, purpose=Purpose.DREAM, model=self.model, texts=question.names)  # ADR 0049
         return local_verdict(question)

@@ -36,7 +36,7 @@ from django.utils import timezone
 from apps.audit.services import audit_record
 from apps.erasure import adapter
 from apps.erasure.receipt import counts_merge, receipt_sha256
-from apps.graph import store
+from apps.graph import adjacency, store
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs import task_names
 from apps.jobs.models import Job
@@ -360,6 +360,7 @@ def graph_rows_forget(*, subject: Subject, row_ids: set[str]) -> dict[str, int]:
         elif len(kept) != len(citations):
             updated.append({"frame_id": frame_id, "citations": kept})
     adapter.graph_frames_update(organization_id=organization_id, subject_id=subject_id, frames=updated)
+    adjacency.set_citations(organization_id=organization_id, subject_id=subject_id, frames=updated)
     counts["graph_frames"] = adapter.graph_frames_delete(
         organization_id=organization_id, subject_id=subject_id, frame_ids=gone
     )

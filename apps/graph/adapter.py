@@ -18,11 +18,12 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 from psycopg import sql
 
 from apps.platform.errors import ApplicationError
 from apps.platform.faults import fault_pause
+from apps.platform.replica import read_connection
 from apps.tenancy.lifecycle import OrganizationHooks
 from apps.tenancy.models import GRAPH_NAME_PATTERN
 from apps.tenancy.scope import current_organization_id
@@ -248,7 +249,8 @@ def cypher(
     if not returns or not all(_COLUMN_PATTERN.match(c) for c in returns):
         raise ValueError("invalid return columns")
     graph_name = _graph_name_for(organization_id)
-    if not connection.in_atomic_block:
+    reading = read_connection()
+    if not reading.in_atomic_block:
         raise RuntimeError("graph calls run inside the organization's transaction")
     if graph_name is None:
         if not _CREATES.search(query):
@@ -262,7 +264,7 @@ def cypher(
     )
     # A plain psycopg cursor binds on the server: AGE requires the map to be a real parameter.
     # agtype has no client loader, so its values arrive as text and are decoded below.
-    with psycopg.Cursor(_raw("default")) as cursor:
+    with psycopg.Cursor(_raw(reading.alias)) as cursor:
         cursor.execute(_AGE_SEARCH_PATH)
         rows = cursor.execute(statement, (json.dumps(dict(params)),)).fetchall()
         cursor.execute("RESET search_path")
@@ -286,14 +288,15 @@ def vertices_by_identity(
     one btree probe per value, where ``UNWIND … MATCH (n {…})`` makes one GIN containment
     lookup and one Cypher execution step per value. Same tenant checks as :func:`cypher`."""
     graph_name = _graph_name_for(organization_id)
-    if not connection.in_atomic_block:
+    reading = read_connection()
+    if not reading.in_atomic_block:
         raise RuntimeError("graph calls run inside the organization's transaction")
     if graph_name is None or not values:
         return []
     statement = identity_lookup(graph_name, label, properties)
-    with connection.cursor() as cursor:
+    with reading.cursor() as cursor:
         cursor.execute(
-            statement.as_string(_raw("default")), [[json.dumps(v) for v in values], json.dumps(str(subject_id))]
+            statement.as_string(_raw(reading.alias)), [[json.dumps(v) for v in values], json.dumps(str(subject_id))]
         )
         rows = cursor.fetchall()
     if properties:

@@ -22,6 +22,8 @@ from typing import Any
 
 from django.db import connection
 
+from apps.platform.replica import read_connection
+
 # What an anchor vertex keeps of the rows that mention it: the newest few of each type (the
 # full list lives in graph_anchor_row). Retrieval reads no more than this per anchor either.
 ANCHOR_ROWS_KEPT = 24
@@ -29,11 +31,16 @@ ANCHOR_ROWS_KEPT = 24
 _ROLES_UNION = "ARRAY(SELECT DISTINCT r FROM unnest({a} || {b}) AS r ORDER BY r)"
 
 _FRAMES_INSERT = f"""
-INSERT INTO graph_anchor_frame (organization_id, subject_id, anchor_key, frame_id, predicate, roles, event_time)
-SELECT %s, %s, k, f, p, string_to_array(r, ','), e
-FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS t(k, f, p, r, e)
+INSERT INTO graph_anchor_frame (organization_id, subject_id, anchor_key, frame_id, predicate, roles, event_time, citations)
+SELECT %s, %s, k, f, p, string_to_array(r, ','), e, string_to_array(c, ',')::uuid[]
+FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) AS t(k, f, p, r, e, c)
 ON CONFLICT (organization_id, subject_id, anchor_key, frame_id)
-DO UPDATE SET roles = {_ROLES_UNION.format(a="graph_anchor_frame.roles", b="EXCLUDED.roles")}
+DO UPDATE SET roles = {_ROLES_UNION.format(a="graph_anchor_frame.roles", b="EXCLUDED.roles")}, citations = EXCLUDED.citations
+"""
+_CITATIONS_SET = """
+UPDATE graph_anchor_frame AS a SET citations = string_to_array(v.c, ',')::uuid[]
+FROM unnest(%s::text[], %s::text[]) AS v(f, c)
+WHERE a.organization_id = %s AND a.subject_id = %s AND a.frame_id = v.f
 """
 # Each mention takes a half-precision copy of its row's vector (ADR 0019).
 _ROWS_INSERT = """
@@ -67,8 +74,8 @@ def _execute(query: str, params: Sequence[Any] | dict[str, Any]) -> int:
         return int(cursor.rowcount or 0)
 
 
-def _fetch(query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
+def _fetch(query: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
+    with read_connection().cursor() as cursor:
         cursor.execute(query, params)
         return list(cursor.fetchall())
 
@@ -77,14 +84,14 @@ def _fetch(query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 
 def add_frames(*, organization_id: uuid.UUID, subject_id: uuid.UUID, frames: Iterable[dict[str, Any]]) -> None:
-    """Index new frames (graph properties: frame_id, predicate, arms, event_time) by each anchor
-    they touch; an anchor in several roles of a frame is one row with those roles."""
-    entries: dict[tuple[str, str], tuple[str, set[str], str]] = {}
+    """Index new frames (graph properties: frame_id, predicate, arms, event_time, citations) by
+    each anchor they touch; an anchor in several roles of a frame is one row with those roles."""
+    entries: dict[tuple[str, str], tuple[str, set[str], str, str]] = {}
     for frame in frames:
         for role, key in frame["arms"]:
-            _, roles, _ = entries.setdefault(
+            _, roles, _, _ = entries.setdefault(
                 (str(key), str(frame["frame_id"])),
-                (str(frame["predicate"]), set(), str(frame.get("event_time") or "")),
+                (str(frame["predicate"]), set(), str(frame.get("event_time") or ""), _cited(frame)),
             )
             roles.add(str(role))
     if not entries:
@@ -97,10 +104,26 @@ def add_frames(*, organization_id: uuid.UUID, subject_id: uuid.UUID, frames: Ite
             subject_id,
             [key for (key, _), _ in ordered],
             [frame_id for (_, frame_id), _ in ordered],
-            [predicate for _, (predicate, _, _) in ordered],
-            [",".join(sorted(roles)) for _, (_, roles, _) in ordered],
-            [event_time for _, (_, _, event_time) in ordered],
+            [predicate for _, (predicate, _, _, _) in ordered],
+            [",".join(sorted(roles)) for _, (_, roles, _, _) in ordered],
+            [event_time for _, (_, _, event_time, _) in ordered],
+            [citations for _, (_, _, _, citations) in ordered],
         ],
+    )
+
+
+def _cited(frame: dict[str, Any]) -> str:
+    return ",".join(str(row_id) for row_id in frame.get("citations") or [])
+
+
+def set_citations(*, organization_id: uuid.UUID, subject_id: uuid.UUID, frames: Sequence[dict[str, Any]]) -> int:
+    """Record the frames' new citations (``frame_id`` and ``citations`` each) on every anchor
+    row of theirs; returns how many rows changed."""
+    if not frames:
+        return 0
+    return _execute(
+        _CITATIONS_SET,
+        [[str(f["frame_id"]) for f in frames], [_cited(f) for f in frames], organization_id, subject_id],
     )
 
 
@@ -169,77 +192,111 @@ def known_mentions(
 
 # --- bounded reads (retrieval) ---------------------------------------------------------------------
 
+# Each read takes ``cited``: a condition on the frame's adjacency row ``f`` (its citations),
+# true without a filter. It is tested inside the per-anchor scan, before the LIMIT, so a
+# filtered read caps the frames that cite a matching row (ADR 0048).
 _INCIDENT = """
-SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
+SELECT DISTINCT x.frame_id FROM unnest(%(keys)s::text[]) AS k(key)
 CROSS JOIN LATERAL (
-    SELECT frame_id FROM graph_anchor_frame
-    WHERE organization_id = %s AND subject_id = %s AND anchor_key = k.key
-    ORDER BY frame_id LIMIT %s
+    SELECT f.frame_id FROM graph_anchor_frame AS f
+    WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s AND f.anchor_key = k.key AND {cited}
+    ORDER BY f.frame_id LIMIT %(per_anchor)s
 ) AS x
 ORDER BY x.frame_id
 """
 _RELATION = """
-SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
-CROSS JOIN unnest(%s::text[]) AS p(predicate)
+SELECT DISTINCT x.frame_id FROM unnest(%(keys)s::text[]) AS k(key)
+CROSS JOIN unnest(%(predicates)s::text[]) AS p(predicate)
 CROSS JOIN LATERAL (
-    SELECT frame_id FROM graph_anchor_frame
-    WHERE organization_id = %s AND subject_id = %s AND anchor_key = k.key AND predicate = p.predicate
-    ORDER BY frame_id LIMIT %s
+    SELECT f.frame_id FROM graph_anchor_frame AS f
+    WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s AND f.anchor_key = k.key
+      AND f.predicate = p.predicate AND {cited}
+    ORDER BY f.frame_id LIMIT %(cap)s
 ) AS x
-ORDER BY x.frame_id LIMIT %s
+ORDER BY x.frame_id LIMIT %(cap)s
 """
 
 # Frames of an anchor with another arm on one of the given anchors: the first ``cap`` frames of
 # each such anchor by frame id, kept when the named anchor is an arm of the frame too.
 _BY_ARM = """
-SELECT DISTINCT x.frame_id FROM unnest(%s::text[]) AS k(key)
-CROSS JOIN unnest(%s::text[]) AS m(arm)
+SELECT DISTINCT x.frame_id FROM unnest(%(keys)s::text[]) AS k(key)
+CROSS JOIN unnest(%(arm_keys)s::text[]) AS m(arm)
 CROSS JOIN LATERAL (
     SELECT b.frame_id FROM (
-        SELECT frame_id FROM graph_anchor_frame
-        WHERE organization_id = %s AND subject_id = %s AND anchor_key = m.arm
-        ORDER BY frame_id LIMIT %s
+        SELECT f.frame_id FROM graph_anchor_frame AS f
+        WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s AND f.anchor_key = m.arm AND {cited}
+        ORDER BY f.frame_id LIMIT %(cap)s
     ) AS b
     WHERE m.arm <> k.key AND EXISTS (
         SELECT 1 FROM graph_anchor_frame AS a
-        WHERE a.organization_id = %s AND a.subject_id = %s AND a.anchor_key = k.key AND a.frame_id = b.frame_id
+        WHERE a.organization_id = %(organization)s AND a.subject_id = %(subject)s AND a.anchor_key = k.key
+          AND a.frame_id = b.frame_id
     )
 ) AS x
-ORDER BY x.frame_id LIMIT %s
+ORDER BY x.frame_id LIMIT %(cap)s
 """
 
 
+def _scoped_keys(
+    organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], **extra: Any
+) -> dict[str, Any]:
+    return {"keys": list(dict.fromkeys(keys)), "organization": organization_id, "subject": subject_id, **extra}
+
+
+def _frame_ids(query: str, params: dict[str, Any], cited: tuple[str, dict[str, Any]] | None) -> list[str]:
+    condition, extra = cited if cited is not None else ("TRUE", {})
+    return [str(row[0]) for row in _fetch(query.replace("{cited}", condition), {**params, **extra})]
+
+
 def incident_frame_ids(
-    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], per_anchor: int
+    *,
+    organization_id: uuid.UUID,
+    subject_id: uuid.UUID,
+    keys: Sequence[str],
+    per_anchor: int,
+    cited: tuple[str, dict[str, Any]] | None = None,
 ) -> list[str]:
-    """At most ``per_anchor`` frames of each anchor (lowest frame ids first), deduplicated, sorted."""
+    """At most ``per_anchor`` frames of each anchor (lowest frame ids first), deduplicated,
+    sorted. ``cited`` — a condition on the frame's row ``f`` and its named parameters — keeps
+    only the frames it holds for, before the cap."""
     if not keys:
         return []
-    rows = _fetch(_INCIDENT, [list(dict.fromkeys(keys)), organization_id, subject_id, per_anchor])
-    return [str(row[0]) for row in rows]
+    return _frame_ids(_INCIDENT, _scoped_keys(organization_id, subject_id, keys, per_anchor=per_anchor), cited)
 
 
 def relation_frame_ids(
-    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], predicates: Sequence[str], cap: int
+    *,
+    organization_id: uuid.UUID,
+    subject_id: uuid.UUID,
+    keys: Sequence[str],
+    predicates: Sequence[str],
+    cap: int,
+    cited: tuple[str, dict[str, Any]] | None = None,
 ) -> list[str]:
     """Frames touching any of the anchors with one of the predicates (filtered by the index), the
-    ``cap`` lowest frame ids of them."""
+    ``cap`` lowest frame ids of them (of those ``cited`` holds for)."""
     if not keys or not predicates:
         return []
-    params = [list(dict.fromkeys(keys)), sorted(set(predicates)), organization_id, subject_id, cap, cap]
-    return [str(row[0]) for row in _fetch(_RELATION, params)]
+    params = _scoped_keys(organization_id, subject_id, keys, predicates=sorted(set(predicates)), cap=cap)
+    return _frame_ids(_RELATION, params, cited)
 
 
 def arm_frame_ids(
-    *, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], arm_keys: Collection[str], cap: int
+    *,
+    organization_id: uuid.UUID,
+    subject_id: uuid.UUID,
+    keys: Sequence[str],
+    arm_keys: Collection[str],
+    cap: int,
+    cited: tuple[str, dict[str, Any]] | None = None,
 ) -> list[str]:
     """Frames touching one of ``keys`` that have another arm on one of ``arm_keys``, the ``cap``
-    lowest frame ids of them; each arm anchor contributes from its ``cap`` lowest frame ids."""
+    lowest frame ids of them; each arm anchor contributes from its ``cap`` lowest frame ids
+    (of those ``cited`` holds for)."""
     if not keys or not arm_keys:
         return []
-    scope = [organization_id, subject_id]
-    params = [list(dict.fromkeys(keys)), sorted(set(arm_keys)), *scope, cap, *scope, cap]
-    return [str(row[0]) for row in _fetch(_BY_ARM, params)]
+    params = _scoped_keys(organization_id, subject_id, keys, arm_keys=sorted(set(arm_keys)), cap=cap)
+    return _frame_ids(_BY_ARM, params, cited)
 
 
 def anchor_degrees(*, organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str]) -> dict[str, int]:
@@ -298,16 +355,23 @@ def merge_anchor(
         _execute(f"UPDATE graph_anchor_frame SET frame_id = %s WHERE {_SCOPE} AND frame_id = %s", [new, *scope, old])
 
 
+# Either side not recorded (NULL) leaves the union unrecorded: it passes every filter.
+_CITATIONS_UNION = (
+    "CASE WHEN t.citations IS NULL OR s.citations IS NULL THEN NULL"
+    " ELSE ARRAY(SELECT DISTINCT c FROM unnest(t.citations || s.citations) AS c ORDER BY c) END"
+)
+
+
 def _unite_frames(scope: list[Any], source: tuple[str, str], target: tuple[str, str], same: str) -> None:
     """Where a source row and a target row agree on ``same``, the target takes the union of
-    their roles and the source row goes."""
+    their roles and citations, and the source row goes."""
     column, source_value = source
     _, target_value = target
     join = f"{_scoped('s')} AND s.{column} = %s AND {_scoped('t')} AND t.{column} = %s AND t.{same} = s.{same}"
     params = [*scope, source_value, *scope, target_value]
     _execute(
-        f"UPDATE graph_anchor_frame t SET roles = {_ROLES_UNION.format(a='t.roles', b='s.roles')}"
-        f" FROM graph_anchor_frame s WHERE {join}",
+        f"UPDATE graph_anchor_frame t SET roles = {_ROLES_UNION.format(a='t.roles', b='s.roles')},"
+        f" citations = {_CITATIONS_UNION} FROM graph_anchor_frame s WHERE {join}",
         params,
     )
     _execute(f"DELETE FROM graph_anchor_frame s USING graph_anchor_frame t WHERE {join}", params)

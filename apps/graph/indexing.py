@@ -163,7 +163,7 @@ class SubjectIndexer:
         reuse what canonicalization computed)."""
         missing = [n for n in dict.fromkeys(names) if n not in self._name_vectors]
         if missing:
-            self._name_vectors.update(zip(missing, self.embedder.embed(missing), strict=True))
+            self._name_vectors.update(zip(missing, self.embedder.embed(missing, metering=self.metering), strict=True))
         return [self._name_vectors[n] for n in names]
 
     # -- per record: extraction, canonicalization, admission, frames, repair ---------------------

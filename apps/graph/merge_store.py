@@ -73,7 +73,7 @@ def _incident_frames(organization_id: uuid.UUID, subject_id: uuid.UUID, key: str
 # --- adjacency rows: snapshot and restore (the side tables beside the graph) -----------------------
 
 _ROW_COLUMNS = ("id", "anchor_key", "memory_type", "row_id", "embedding", "embedding_model")
-_FRAME_COLUMNS = ("id", "anchor_key", "frame_id", "predicate", "roles", "event_time")
+_FRAME_COLUMNS = ("id", "anchor_key", "frame_id", "predicate", "roles", "event_time", "citations")
 
 
 def _adjacency_snapshot(
@@ -87,7 +87,7 @@ def _adjacency_snapshot(
         )
         rows = [list(r) for r in cursor.fetchall()]
         cursor.execute(
-            "SELECT id, anchor_key, frame_id, predicate, roles, event_time FROM graph_anchor_frame"
+            "SELECT id, anchor_key, frame_id, predicate, roles, event_time, citations::text[] FROM graph_anchor_frame"
             " WHERE organization_id = %s AND subject_id = %s AND (anchor_key = ANY(%s::text[]) OR frame_id = ANY(%s::text[]))"
             " ORDER BY id",
             [organization_id, subject_id, anchor_keys[:1], frame_ids],
@@ -122,11 +122,11 @@ def _adjacency_restore(
                 " AS t(i, k, m, r, v, vm)",
                 [*scope, *([row[n] for row in saved["rows"]] for n in range(len(_ROW_COLUMNS)))],
             )
-        for row in saved["frames"]:
+        for row in saved["frames"]:  # a snapshot taken before citations were recorded has none (NULL)
             cursor.execute(
                 "INSERT INTO graph_anchor_frame (organization_id, subject_id, id, anchor_key, frame_id, predicate,"
-                " roles, event_time) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                [*scope, *row],
+                " roles, event_time, citations) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::uuid[])",
+                [*scope, *row, *[None] * (len(_FRAME_COLUMNS) - len(row))],
             )
 
 

@@ -35,8 +35,13 @@ class AnchorVector(TenantModel):
 
 class AnchorFrame(TenantModel):
     """Adjacency index beside the graph: one row per (anchor, incident frame), with the frame's
-    predicate and the anchor's roles in it. Maintained by the graph store's writes in the same
-    transaction and rebuildable from the frames (``apps.graph.adjacency``)."""
+    predicate, the anchor's roles in it and the rows the frame cites. Maintained by the graph
+    store's writes in the same transaction and rebuildable from the frames
+    (``apps.graph.adjacency``).
+
+    ``citations`` lets a filtered read keep only frames that cite a matching row before it
+    caps them (ADR 0048); ``NULL`` means "not recorded yet" (a frame indexed before the
+    column existed, until the subject's index is rebuilt) and passes that test."""
 
     id = models.BigAutoField(primary_key=True)
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
@@ -45,6 +50,7 @@ class AnchorFrame(TenantModel):
     predicate = models.CharField(max_length=200)
     roles = ArrayField(models.CharField(max_length=64), default=list)
     event_time = models.CharField(max_length=40, blank=True, default="")
+    citations = ArrayField(models.UUIDField(), null=True, blank=True)
 
     class Meta:
         db_table = "graph_anchor_frame"

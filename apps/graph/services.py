@@ -14,7 +14,7 @@ from django.utils import timezone
 from apps.audit.services import acting_as
 from apps.graph import adapter, adjacency, store
 from apps.graph.indexing import IndexStats, SubjectIndexer
-from apps.graph.models import AnchorRow, AnchorVector
+from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs.models import Job
 from apps.jobs.outcomes import job_announce_failed, job_announce_succeeded
 from apps.jobs.selectors import job_get
@@ -282,11 +282,14 @@ ADJACENCY_REBUILDS_PER_SWEEP = 10
 
 def adjacency_rebuild_missing() -> list[uuid.UUID]:
     """Subjects of the organization in scope whose graph has anchors but whose adjacency index
-    is empty (indexed before the index existed, or restored without it): each rebuilt from its
-    graph in a transaction of its own, at most ADJACENCY_REBUILDS_PER_SWEEP per call."""
+    is empty (indexed before the index existed, or restored without it), or whose index has
+    frames without recorded citations (indexed before they were recorded, ADR 0048): each
+    rebuilt from its graph in a transaction of its own, at most ADJACENCY_REBUILDS_PER_SWEEP
+    per call."""
+    unrecorded = AnchorFrame.objects.filter(subject_id=OuterRef("pk"), citations__isnull=True)
     subjects = (
         Subject.objects.filter(Exists(AnchorVector.objects.filter(subject_id=OuterRef("pk"))))
-        .exclude(Exists(AnchorRow.objects.filter(subject_id=OuterRef("pk"))))
+        .filter(~Exists(AnchorRow.objects.filter(subject_id=OuterRef("pk"))) | Exists(unrecorded))
         .order_by("id")[:ADJACENCY_REBUILDS_PER_SWEEP]
     )
     rebuilt = []

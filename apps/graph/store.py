@@ -172,7 +172,8 @@ def frames_write(
     created: list[dict[str, Any]],
     updated: list[dict[str, Any]],
 ) -> None:
-    """New frames with their arms (to anchors already written), and citation updates."""
+    """New frames with their arms (to anchors already written), and citation updates; the
+    adjacency index records both (the updated frames' citations on their anchor rows)."""
     _write(organization_id, _FRAMES_CREATE, "frames", created)
     adjacency.add_frames(organization_id=organization_id, subject_id=subject_id, frames=created)
     arms = [
@@ -180,6 +181,7 @@ def frames_write(
     ]
     _write(organization_id, _ARMS_CREATE, "arms", arms, subject_id=str(subject_id))
     _write(organization_id, _FRAMES_UPDATE, "frames", updated)
+    adjacency.set_citations(organization_id=organization_id, subject_id=subject_id, frames=updated)
 
 
 # --- inspection (paginated by key / frame id; pages are at most PAGE_CAP long) ---------------------
@@ -253,7 +255,7 @@ def anchor_vectors_write(
 def adjacency_rebuild(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
     """Derive the subject's adjacency index again from its graph, in the caller's transaction.
 
-    ``graph_anchor_frame`` is recomputed from the frames' arms. ``graph_anchor_row`` is
+    ``graph_anchor_frame`` is recomputed from the frames' arms and citations. ``graph_anchor_row`` is
     recomputed from what the graph holds of mentions — each anchor's kept newest rows and the
     rows cited by the frames that touch it — united with the index's own older mentions of
     anchors that still exist (an anchor keeps only its newest rows, so those are the one copy).

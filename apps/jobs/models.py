@@ -42,6 +42,10 @@ class Job(TenantModel):
     resumes = models.PositiveIntegerField(default=0)  # times the sweep resumed it after its worker died
     # The chunks (write units) whose rows this job wrote and waits on being indexed.
     chunk_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    # The API key whose request submitted the job (None: the service's own work): a batch's
+    # rows and model tokens are credited to it (ADR 0042). Not a foreign key, like
+    # ``usage_counter.api_key_id``: revoking a key leaves its jobs' history as it was.
+    api_key_id = models.UUIDField(null=True, blank=True)
 
     class Meta:
         db_table = "jobs_job"

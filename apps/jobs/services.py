@@ -76,8 +76,12 @@ def publish_on_commit(
     transaction.on_commit(publish, robust=True)
 
 
-def job_create(*, organization_id: uuid.UUID, kind: str, subject_id: uuid.UUID | None = None) -> Job:
-    return Job.objects.create(organization_id=organization_id, kind=kind, subject_id=subject_id)
+def job_create(
+    *, organization_id: uuid.UUID, kind: str, subject_id: uuid.UUID | None = None, api_key_id: uuid.UUID | None = None
+) -> Job:
+    """A queued job; ``api_key_id`` is the key whose request submits it, if its work is credited
+    to that key (a batch's rows and tokens)."""
+    return Job.objects.create(organization_id=organization_id, kind=kind, subject_id=subject_id, api_key_id=api_key_id)
 
 
 def job_create_indexing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> Job:

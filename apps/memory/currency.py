@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
-
 from apps.memory.models import STORES, EpisodicEvent, EvidenceRecord, SemanticItem
+from apps.platform.replica import read_connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +83,7 @@ def rows_currency(
         statement = _statement(STORES[memory_type]._meta.db_table).replace("%(ids)s", f"%(ids{index})s")
         statements.append(f"({statement})")
         params[f"ids{index}"] = ids
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(" UNION ALL ".join(statements), params)
         fetched = cursor.fetchall()
     return {

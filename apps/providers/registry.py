@@ -22,13 +22,24 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
 
 from apps.platform.netpolicy import AddressPolicy
 from apps.providers.config import OpenAIConfig, ProviderConfig
 from apps.providers.errors import ProviderError
-from apps.providers.interfaces import AnswerLLM, DreamJudge, Embedder, GraphLLM, MemoryLLM, ProceduralLLM
+from apps.providers.interfaces import (
+    AnswerLLM,
+    DreamJudge,
+    Embedder,
+    GraphLLM,
+    MemoryLLM,
+    MeteringContext,
+    ProceduralLLM,
+)
 from apps.providers.local_embedder import DIMENSION as LOCAL_DIMENSION
 from apps.providers.local_embedder import LocalEmbedder
+from apps.providers.query_cache import CachedQueryEmbedder, QueryEmbeddingCache
+from apps.providers.schemas import InputMessage, WriterInput
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +189,18 @@ def embedder() -> Embedder:
 
 
 @functools.cache
+def query_embedding_cache() -> QueryEmbeddingCache:
+    """The process's cache of query embeddings (``MIRIX_QUERY_EMBEDDING_CACHE_SIZE`` entries)."""
+    return QueryEmbeddingCache(settings.QUERY_EMBEDDING_CACHE_SIZE)
+
+
+def query_embedder(organization_id: uuid.UUID) -> Embedder:
+    """The deployment's embedder for an organization's search queries: a repeated query of the
+    same organization is answered from :func:`query_embedding_cache` (ADR 0053)."""
+    return CachedQueryEmbedder(embedder(), organization_id, query_embedding_cache())
+
+
+@functools.cache
 def _local_answer_llm() -> AnswerLLM:
     llm: AnswerLLM = _build("answer.local")
     return llm
@@ -222,3 +245,32 @@ def procedural_llm_for(
             return _local_procedural_llm()
         return _openai_procedural_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
     return _openai_procedural_llm(_override_config(organization_id, override), organization_id)
+
+
+class _Unmetered:
+    def record(self, **_: object) -> None:
+        """Warm-up calls are nobody's usage."""
+
+
+_WARM_TEXT = "Yesterday Priya adopted a dog named Biscuit in Lisbon, and she loves hiking with him."
+
+
+def providers_warm() -> None:
+    """Load what the deployment's local providers load on first use (the embedding model, the
+    spaCy pipeline, the writer's lexicons) and run each once, so that a process's first request
+    costs what a warm one does (ADR 0052). Remote providers are only built: a warm-up never
+    calls a paid endpoint."""
+    model = embedder()
+    if settings.EMBEDDING_PROVIDER == "local":
+        model.embed([_WARM_TEXT])
+    if settings.LLM_PROVIDER != "local":
+        return
+    writer = _local_llm()
+    _local_graph_llm()
+    _local_answer_llm()
+    message = InputMessage(message_id="warm-1", role="user", name="Warm", content=_WARM_TEXT, timestamp=timezone.now())
+    memory_input = WriterInput(messages=[message])
+    metering = MeteringContext(organization_id=uuid.UUID(int=0), meter=_Unmetered())
+    writer.route(memory_input, metering=metering)
+    writer.write_episodic(memory_input, metering=metering)
+    writer.write_semantic(memory_input, metering=metering)

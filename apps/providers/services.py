@@ -8,6 +8,7 @@ from django.conf import settings
 
 from apps.platform import netpolicy
 from apps.platform.errors import ValidationFailed
+from apps.providers.interfaces import MeteringContext
 from apps.providers.models import OrganizationProviderConfig, ProviderUsage
 from apps.tenancy.scope import organization_scope
 from apps.vault.services import vault_encrypt
@@ -59,6 +60,11 @@ class DatabaseUsageMeter:
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
             )
+
+
+def request_metering(*, organization_id: uuid.UUID, api_key_id: uuid.UUID | None) -> MeteringContext:
+    """The metering of the calls one request (or job) of this key makes, into the database."""
+    return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter(), api_key_id=api_key_id)
 
 
 def provider_config_set(*, organization_id: uuid.UUID, api_key: str, base_url: str = "", model: str = "") -> None:

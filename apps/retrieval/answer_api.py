@@ -18,10 +18,9 @@ from apps.memory.api.serializers import MetadataField
 from apps.platform.deprecation import mark_deprecated
 from apps.platform.errors import ValidationFailed
 from apps.platform.parsers import StrictJSONParser
-from apps.providers.interfaces import MeteringContext
-from apps.providers.registry import answer_llm_for, embedder
+from apps.providers.registry import answer_llm_for, query_embedder
 from apps.providers.selectors import provider_override
-from apps.providers.services import DatabaseUsageMeter
+from apps.providers.services import request_metering
 from apps.retrieval.answering import answer_question
 from apps.retrieval.types import Plan
 from apps.tenancy.api.base import SubjectApiView
@@ -124,6 +123,7 @@ class AnswerApi(SubjectApiView):
     parser_classes = [StrictJSONParser]
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.answer"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(request=AnswerInputSerializer, responses=AnswerSerializer, operation_id=ANSWER_OPERATION)
     def post(self, request: Request, external_id: str) -> Response:
@@ -136,11 +136,9 @@ class AnswerApi(SubjectApiView):
             question=payload.validated_data["query"],
             mode=payload.validated_data["mode"],
             token_budget=payload.validated_data.get("token_budget"),
-            embedder=embedder(),
+            embedder=query_embedder(organization_id),
             answerer=answer_llm_for(organization_id, override=provider_override(organization_id=organization_id)),
-            metering=MeteringContext(
-                organization_id=organization_id, meter=DatabaseUsageMeter(), api_key_id=self.principal.api_key_id
-            ),
+            metering=request_metering(organization_id=organization_id, api_key_id=self.principal.api_key_id),
         )
         self.audit_targets = list(result.cited_row_ids)
         response = Response(AnswerSerializer(result).data)

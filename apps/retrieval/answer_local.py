@@ -52,7 +52,9 @@ from apps.providers.interfaces import (
     EvidenceFact,
     EvidenceRow,
     MeteringContext,
+    Purpose,
 )
+from apps.providers.local_usage import ANSWERER, record_local
 from apps.retrieval.planner import plan_query
 from apps.retrieval.types import Plan
 
@@ -116,7 +118,17 @@ class _Support:
 
 
 class LocalAnswerLLM:
+    """Each call meters the tokens of the question and the rows it reads (ADR 0049)."""
+
+    model = ANSWERER
+
     def answer(self, request: AnswerRequest, *, metering: MeteringContext) -> AnswerDraft:
+        record_local(
+            metering,
+            purpose=Purpose.ANSWER,
+            model=self.model,
+            texts=[request.question, *(row.text for row in request.rows)],
+        )
         plan = plan_query(request.question)
         supported = _supporting_rows(plan, request.rows, request.facts)
         if not supported:

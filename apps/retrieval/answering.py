@@ -139,7 +139,9 @@ def answer_question(
     ledger = _Ledger()
 
     def run_search(query: str) -> Plan:
-        result = search(subject=subject, question=query, embedder=embedder, mode=mode, token_budget=token_budget)
+        result = search(
+            subject=subject, question=query, embedder=embedder, mode=mode, token_budget=token_budget, metering=metering
+        )
         ledger.queries.append(query)
         ledger.fallback = ledger.fallback or result.fallback
         for fused in result.rows:

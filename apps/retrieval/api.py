@@ -21,7 +21,9 @@ from apps.memory.api.serializers import (
 )
 from apps.memory.resource_search import ResourceHit, resource_hits
 from apps.platform.serializers import StrictFieldsSerializer
-from apps.providers.registry import embedder
+from apps.platform.timing import phase
+from apps.providers.registry import query_embedder
+from apps.providers.services import request_metering
 from apps.retrieval.extensions import search_extensions, search_extensions_run
 from apps.retrieval.fusion import trim_to_token_budget
 from apps.retrieval.selectors import search_evidence
@@ -207,6 +209,7 @@ class SearchApi(SubjectApiView):
 
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(
         request=SubjectSearchInputSerializer, responses={200: SearchOutputSerializer}, operation_id="search_evidence"
@@ -216,22 +219,28 @@ class SearchApi(SubjectApiView):
         payload.is_valid(raise_exception=True)
         params = payload.validated_data
         subject = self.subject(external_id)
-        evidence = search_evidence(
-            subject=subject,
-            question=params["query"],
-            mode=params["mode"],
-            memory_types=params["memory_types"],
-            token_budget=params.get("token_budget"),
-            limit=params.get("limit"),
-            since=params.get("since"),
-            until=params.get("until"),
-            where=params.get("filters"),
-        )
+        with phase("retrieval"):
+            evidence = search_evidence(
+                subject=subject,
+                question=params["query"],
+                mode=params["mode"],
+                memory_types=params["memory_types"],
+                token_budget=params.get("token_budget"),
+                limit=params.get("limit"),
+                since=params.get("since"),
+                until=params.get("until"),
+                where=params.get("filters"),
+                metering=request_metering(organization_id=self.organization_id, api_key_id=self.principal.api_key_id),
+            )
+            extended = search_extensions_run(
+                subject=subject, query=params["query"], memory_types=params["memory_types"]
+            )
         self.audit_targets = [row.fused.row.row_id for row in evidence.rows]
-        extended = search_extensions_run(subject=subject, query=params["query"], memory_types=params["memory_types"])
         if extended:
             evidence = dataclasses.replace(evidence, typed={**evidence.typed, **extended})
-        return Response(SearchOutputSerializer(evidence).data)
+        with phase("serialization"):
+            body = SearchOutputSerializer(evidence).data
+        return Response(body)
 
 
 class MemoryTypeSearchApi(SubjectApiView):
@@ -240,6 +249,7 @@ class MemoryTypeSearchApi(SubjectApiView):
 
     required_scopes = {"POST": {"memories:read"}}
     audit_actions = {"POST": "memory.search"}
+    replica_reads = frozenset({"POST"})
 
     @extend_schema(
         parameters=[
@@ -258,8 +268,9 @@ class MemoryTypeSearchApi(SubjectApiView):
         payload.is_valid(raise_exception=True)
         params = payload.validated_data
         token_budget = params.get("token_budget")
-        model = embedder()
-        vector = model.embed([params["query"]])[0]
+        model = query_embedder(self.organization_id)
+        metering = request_metering(organization_id=self.organization_id, api_key_id=self.principal.api_key_id)
+        vector = model.embed([params["query"]], metering=metering)[0]
         hits = memory_selectors.memory_search(
             subject=subject,
             memory_type=memory_type,

@@ -3,7 +3,8 @@
 Every read here has a cap that does not depend on the subject's history: anchors by name
 embedding (15), exactly named anchors (16), rows per anchor, frames per anchor, frames of the
 relation lane (240, chosen inside the database by frame id after the predicate filter), rows
-by id. Adjacency comes from the index beside the graph (apps.graph.adjacency), never from a
+by id. A caller's filter is tested inside each of those reads, before its cap (ADR 0035,
+0048). Adjacency comes from the index beside the graph (apps.graph.adjacency), never from a
 walk over a hub's edges. The pure core (planner, scoring, fusion) decides; this module only
 fetches. Flat mode, the baseline, reads the whole history on purpose (:func:`flat_rows`).
 """
@@ -16,8 +17,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
-
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
 from apps.memory.currency import rows_currency, successor_join_sql, valid_from_sql
@@ -26,6 +25,7 @@ from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.memory.search import vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
+from apps.platform.replica import read_connection
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
@@ -77,7 +77,7 @@ def recall_anchors(
     comes back short, an exact scan answers, so the result is never incomplete."""
     text = str(vector)
     params: list[Any] = [text, subject.organization_id, subject.id, model, text, limit]
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         # Counted only up to the threshold (a full count(*) grows with the subject's anchors),
         # over every model: the (organization, subject, type) index answers it without the heap.
         cursor.execute(
@@ -187,7 +187,7 @@ def anchor_rows(
         "model": model,
         "per_type": per_type,
     }
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         for memory_type in ("episodic", "semantic"):
             typed = {**params, "memory_type": memory_type}
             matching = _matching(where, memory_type, "e", typed)
@@ -219,11 +219,16 @@ def _anchors(subject: Subject, keys: Sequence[str], properties: Sequence[str]) -
     )
 
 
-def incident_frames(*, subject: Subject, keys: Sequence[str]) -> list[dict[str, Any]]:
+def incident_frames(*, subject: Subject, keys: Sequence[str], where: Filter | None = None) -> list[dict[str, Any]]:
     """Up to FRAMES_PER_ANCHOR frames per anchor (lowest frame ids: a deterministic choice),
-    with what the base lane reads of them: their arms and citations."""
+    with what the base lane reads of them: their arms and citations. With a filter ``where``,
+    the frames are chosen among those citing a matching row (ADR 0048)."""
     ids = adjacency.incident_frame_ids(
-        organization_id=subject.organization_id, subject_id=subject.id, keys=keys, per_anchor=FRAMES_PER_ANCHOR
+        organization_id=subject.organization_id,
+        subject_id=subject.id,
+        keys=keys,
+        per_anchor=FRAMES_PER_ANCHOR,
+        cited=_citing(subject, where),
     )
     return _frames_by_id(subject, ids, properties=("arms", "citations"))
 
@@ -235,17 +240,36 @@ def relation_frames(
     predicates: Sequence[str],
     entities: Sequence[str] = (),
     arm_keys: Collection[str] = (),
+    where: Filter | None = None,
 ) -> list[dict[str, Any]]:
     """One-hop adjacency from the named anchors, predicate-filtered in the database, then at
     most 240 frames by frame id. Room left under the cap goes to frames of the named
-    ``entities`` with an arm on one of ``arm_keys`` (the relation's nouns: ADR 0020), by frame id."""
+    ``entities`` with an arm on one of ``arm_keys`` (the relation's nouns: ADR 0020), by frame
+    id. With a filter ``where``, both choose among frames citing a matching row (ADR 0048)."""
     scope = {"organization_id": subject.organization_id, "subject_id": subject.id}
-    ids = adjacency.relation_frame_ids(**scope, keys=keys, predicates=predicates, cap=RELATION_FRAME_CAP)
+    cited = _citing(subject, where)
+    ids = adjacency.relation_frame_ids(**scope, keys=keys, predicates=predicates, cap=RELATION_FRAME_CAP, cited=cited)
     if entities and arm_keys and len(ids) < RELATION_FRAME_CAP:
         taken = set(ids)
-        by_arm = adjacency.arm_frame_ids(**scope, keys=entities, arm_keys=arm_keys, cap=RELATION_FRAME_CAP)
+        by_arm = adjacency.arm_frame_ids(**scope, keys=entities, arm_keys=arm_keys, cap=RELATION_FRAME_CAP, cited=cited)
         ids += [frame_id for frame_id in by_arm if frame_id not in taken][: RELATION_FRAME_CAP - len(ids)]
     return _frames_by_id(subject, ids)
+
+
+def _citing(subject: Subject, where: Filter | None) -> tuple[str, dict[str, Any]] | None:
+    """The filter as a condition on a frame's adjacency row ``f``: it cites a row that matches
+    (one primary-key probe per citation and type), or its citations are not recorded yet
+    (``NULL``: the facts' citations are filtered after the read, as before ADR 0048)."""
+    if where is None:
+        return None
+    params: dict[str, Any] = {"organization": subject.organization_id, "subject": subject.id}
+    cites = [
+        f"EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = ANY(f.citations)"
+        f" AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {_clause(compiled)})"
+        for memory_type in ("episodic", "semantic")
+        if (compiled := _matching(where, memory_type, "e", params)) is not False
+    ]
+    return f"(f.citations IS NULL OR {' OR '.join(cites) or 'FALSE'})", params
 
 
 def _frames_by_id(subject: Subject, ids: Sequence[str], properties: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -305,7 +329,7 @@ def rows_by_id(
     statement = _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params))).replace(
         "{semantic}", _clause(_matching(where, "semantic", "e", params))
     )
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
         fetched = cursor.fetchall()
     scored: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"episodic": [], "semantic": []}
@@ -391,7 +415,7 @@ def matching_row_ids(*, subject: Subject, ids: Sequence[str], where: Filter) -> 
     ]
     if not parts:
         return set()
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)
         return {str(row_id) for (row_id,) in cursor.fetchall()}
 
@@ -492,7 +516,7 @@ def neighbours(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) ->
         "per_row": per_row,
     }
     found: dict[str, list[str]] = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(_NEIGHBOURS, params)
         for row_id, neighbour in cursor.fetchall():
             found.setdefault(str(row_id), []).append(str(neighbour))
@@ -505,7 +529,7 @@ def anchor_mentions(*, subject: Subject, row_ids: Sequence[str], keys: Sequence[
     if not row_ids or not keys:
         return {}
     found: dict[str, list[str]] = {}
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             "SELECT row_id::text, anchor_key FROM graph_anchor_row WHERE organization_id = %s AND subject_id = %s"
             " AND row_id = ANY(%s::uuid[]) AND anchor_key = ANY(%s::text[]) ORDER BY row_id, anchor_key",

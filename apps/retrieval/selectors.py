@@ -10,7 +10,8 @@ from typing import Any
 
 from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
-from apps.providers.registry import embedder
+from apps.providers.interfaces import MeteringContext
+from apps.providers.registry import query_embedder
 from apps.retrieval.services import BudgetReport, Mode, search
 from apps.retrieval.types import FusedRow, Plan, ScoredFact
 from apps.tenancy.models import Subject
@@ -96,13 +97,14 @@ def search_evidence(
     since: datetime | None = None,
     until: datetime | None = None,
     where: Filter | None = None,
+    metering: MeteringContext | None = None,
 ) -> SearchEvidence:
     """The question's plan, graph facts with their citations, the rows within the budgets
     (with provenance), the other requested stores' rows and the budget report."""
     result = search(
         subject=subject,
         question=question,
-        embedder=embedder(),
+        embedder=query_embedder(subject.organization_id),
         mode=mode,
         memory_types=memory_types,
         token_budget=token_budget,
@@ -110,6 +112,7 @@ def search_evidence(
         since=since,
         until=until,
         where=where,
+        metering=metering,
     )
     return SearchEvidence(
         mode=result.mode,

@@ -23,7 +23,8 @@ from apps.memory.resource_search import resource_hits
 from apps.memory.search import fuse as fuse_typed
 from apps.memory.search import keyword_lane, vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
-from apps.providers.interfaces import Embedder
+from apps.platform.replica import read_alias
+from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import current_first, mark_facts, successor_ids
 from apps.retrieval.fusion import fuse, rank_candidates, rerank_score, trim_to_token_budget
@@ -63,6 +64,17 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass
+class LaneTrace:
+    """What the graph lanes reached for one question, for diagnostics: the anchors the question
+    recalled or named, those selected, the co-participants read, and every candidate row id."""
+
+    recalled: list[str] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)
+    co_participants: list[str] = field(default_factory=list)
+    candidates: set[str] = field(default_factory=set)
+
+
 class _Clock:
     def __init__(self) -> None:
         self.ms: dict[str, float] = {}
@@ -83,10 +95,13 @@ def _graph_lanes(
     report: BudgetReport,
     clock: _Clock,
     where: Filter | None = None,
+    trace: LaneTrace | None = None,
 ) -> tuple[list[RowCandidate], list[FactCandidate]]:
     """The two lanes' candidates. A filter ``where`` is part of every read of rows (an anchor's
-    rows, cited rows, neighbours, successors) and of facts (a fact keeps only its citations
-    that match), so every later cap and budget chooses among matching rows only (ADR 0035)."""
+    rows, cited rows, neighbours, successors), of frames (the incident and relation frames are
+    chosen among those citing a matching row, ADR 0048) and of facts (a fact keeps only its
+    citations that match), so every later cap and budget chooses among matching rows only
+    (ADR 0035)."""
     recalled = reads.recall_anchors(subject=subject, vector=vector, model=model)
     named = list(named_anchor_keys(plan)) if plan.is_relation_query else []
     candidates = reads.anchor_candidates(
@@ -108,7 +123,7 @@ def _graph_lanes(
     base_ids: list[str] = []
     for anchor in selected:
         base_ids += anchor.episodic_ids + anchor.semantic_ids
-    incident = reads.incident_frames(subject=subject, keys=[a.anchor_key for a in selected])
+    incident = reads.incident_frames(subject=subject, keys=[a.anchor_key for a in selected], where=where)
     selected_keys = {a.anchor_key for a in selected}
     co_participants: list[str] = []
     for frame in incident:
@@ -138,6 +153,7 @@ def _graph_lanes(
             predicates=_predicates(plan),
             entities=[key for key in entity_keys(plan) if key in named_present],
             arm_keys=relation_arm_keys(plan),
+            where=where,
         )
         objects = {anchor_key(o) for o in plan.objects}
         if objects:  # frames that must contain a named object
@@ -181,7 +197,29 @@ def _graph_lanes(
     ranked_rows = rank_candidates(
         rows, plan.question, mentions=mentions, anchor_weights=weights, context=_both_ways(near)
     )
+    if trace is not None:
+        trace.recalled = [c.anchor_key for c in candidates]
+        trace.selected = sorted(selected_keys)
+        trace.co_participants = [a.anchor_key for a in co_anchors]
+        trace.candidates = {r.row_id for r in ranked_rows} | set(cited_ids)
     return ranked_rows, [scored.fact for scored in ranked]
+
+
+def graph_lane_trace(*, subject: Subject, question: str, embedder: Embedder) -> LaneTrace:
+    """The graph lanes of one question, traced (no fusion, no budgets): which anchors and rows
+    they reached. For the evaluation's coverage analysis."""
+    plan = plan_query(question)
+    trace = LaneTrace()
+    _graph_lanes(
+        subject=subject,
+        plan=plan,
+        vector=embedder.embed([question])[0],
+        model=embedder.model_name,
+        report=BudgetReport(),
+        clock=_Clock(),
+        trace=trace,
+    )
+    return trace
 
 
 def _citations(facts: Sequence[FactCandidate]) -> list[str]:
@@ -271,12 +309,14 @@ def search(
     since: datetime | None = None,
     until: datetime | None = None,
     where: Filter | None = None,
+    metering: MeteringContext | None = None,
 ) -> SearchResult:
     """``limit`` caps the evidence rows returned; like a token budget it lets the caller go past
-    the plan's row budgets, within the same bounded candidates (``TOKEN_BUDGET_ROW_LIMIT``)."""
+    the plan's row budgets, within the same bounded candidates (``TOKEN_BUDGET_ROW_LIMIT``).
+    The query's embedding is metered to ``metering`` (the calling key's)."""
     clock = _Clock()
     plan = plan_query(question)
-    vector = embedder.embed([question])[0]
+    vector = embedder.embed([question], metering=metering)[0]
     clock.lap("embedding")
     report = BudgetReport()
     fallback = False
@@ -285,7 +325,7 @@ def search(
         try:
             # A savepoint: a graph error in the database aborts only the graph reads, and the
             # fallback's own queries still run in the request's transaction.
-            with transaction.atomic():
+            with transaction.atomic(using=read_alias()):
                 rows, facts = _graph_lanes(
                     subject=subject,
                     plan=plan,

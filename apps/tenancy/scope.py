@@ -3,6 +3,13 @@
 ``organization_scope`` is the only place that sets it: it opens a transaction, sets
 ``app.organization_id`` with ``SET LOCAL`` semantics (so pooled connections never carry it
 into another request) and records it in a context variable that the fail-closed managers read.
+
+A scope is opened on one database alias and the block reads from that alias: a read-only
+view opens a second one on ``replica`` for its handler (``apps.platform.replica``, ADR 0051),
+and a scope on ``default`` nested inside it reads from the primary again. The outermost scope
+on ``default`` pins the organization's reads to the primary for a few seconds once a
+transaction that wrote commits (read-your-writes), unless told its writes are bookkeeping
+that no read depends on (``records_writes=False``).
 """
 
 from __future__ import annotations
@@ -12,9 +19,10 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from apps.platform.errors import MissingTenantScope
+from apps.platform.replica import reading_from, record_write_on_commit
 
 _current_organization: contextvars.ContextVar[uuid.UUID | None] = contextvars.ContextVar(
     "current_organization", default=None
@@ -32,23 +40,28 @@ def optional_organization_id() -> uuid.UUID | None:
     return _current_organization.get()
 
 
-def _set_database_scope(value: str) -> None:
-    with connection.cursor() as cursor:
+def _set_database_scope(using: str, value: str) -> None:
+    with connections[using].cursor() as cursor:
         cursor.execute("SELECT set_config('app.organization_id', %s, true)", [value])
 
 
 @contextmanager
-def organization_scope(organization_id: uuid.UUID) -> Iterator[None]:
-    """Run the block in a transaction scoped to one organization (app role + RLS)."""
+def organization_scope(
+    organization_id: uuid.UUID, *, using: str = DEFAULT_DB_ALIAS, records_writes: bool = True
+) -> Iterator[None]:
+    """Run the block in a transaction on ``using`` scoped to one organization (app role + RLS)."""
     previous = _current_organization.get()
-    nested = connection.in_atomic_block
-    with transaction.atomic():
-        _set_database_scope(str(organization_id))
+    nested = connections[using].in_atomic_block
+    with transaction.atomic(using=using):
+        _set_database_scope(using, str(organization_id))
         token = _current_organization.set(organization_id)
         try:
-            yield
+            with reading_from(using):
+                yield
         finally:
             _current_organization.reset(token)
         if nested:
             # Still inside an outer transaction: hand it back its own scope.
-            _set_database_scope(str(previous) if previous else "")
+            _set_database_scope(using, str(previous) if previous else "")
+        elif records_writes and using == DEFAULT_DB_ALIAS:
+            record_write_on_commit(organization_id, using=using)

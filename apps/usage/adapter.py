@@ -23,6 +23,23 @@ _COUNT = """
 """
 
 
+_CREDIT = """
+    INSERT INTO usage_counter (organization_id, api_key_id, day, operation, requests, errors, rows_written)
+    VALUES (%s, %s, %s, %s, 0, 0, %s)
+    ON CONFLICT (organization_id, day, api_key_id, operation) DO UPDATE SET
+        rows_written = usage_counter.rows_written + EXCLUDED.rows_written
+"""
+
+
+def counter_credit_rows(
+    *, organization_id: uuid.UUID, api_key_id: uuid.UUID, day: datetime.date, operation: str, rows_written: int
+) -> None:
+    """Add rows written later, by a job, to the counter of the operation that submitted it,
+    in the caller's transaction (no request is counted)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_CREDIT, [organization_id, api_key_id, day, operation, rows_written])
+
+
 def counter_add(
     *,
     organization_id: uuid.UUID,

@@ -15,6 +15,7 @@ from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.memory.models import STORES, ResourceItem
 from apps.platform.errors import NotFound
 from apps.providers.local_embedder import MODEL_NAME as LOCAL_EMBEDDING_MODEL
+from apps.providers.local_usage import LANGUAGE_MODELS as LOCAL_LANGUAGE_MODELS
 from apps.providers.selectors import UsageTotals, usage_totals_by_day_key_and_model
 from apps.tenancy.models import ApiKey, Organization
 from apps.tenancy.throttling import QuotaStatus, quota_status
@@ -22,8 +23,9 @@ from apps.usage import adapter
 from apps.usage.models import UsageCounter
 from apps.usage.periods import Period
 
-# Models that run on our own hosts: their tokens are counted apart from a provider's.
-LOCAL_MODELS = frozenset({LOCAL_EMBEDDING_MODEL})
+# Models that run on our own hosts (the local embedder, the local language pipeline): their
+# tokens are counted apart from a provider's (ADR 0049).
+LOCAL_MODELS = frozenset({LOCAL_EMBEDDING_MODEL, *LOCAL_LANGUAGE_MODELS})
 
 
 @dataclass

@@ -8,6 +8,7 @@ import logging
 import uuid
 
 from django.db import DatabaseError
+from django.utils import timezone
 
 from apps.tenancy.scope import organization_scope
 from apps.usage import adapter
@@ -27,7 +28,8 @@ def usage_count(
     """Add one request to its counter, in a short transaction of its own. The answer is
     already on its way: a counter that cannot be written is logged, never raised."""
     try:
-        with organization_scope(organization_id):
+        # Bookkeeping no read depends on: it never pins the organization to the primary.
+        with organization_scope(organization_id, records_writes=False):
             adapter.counter_add(
                 organization_id=organization_id,
                 api_key_id=api_key_id,
@@ -38,3 +40,17 @@ def usage_count(
             )
     except DatabaseError:
         logger.exception("usage count failed", extra={"organization_id": str(organization_id), "operation": operation})
+
+
+def usage_credit_rows(*, organization_id: uuid.UUID, api_key_id: uuid.UUID, operation: str, rows_written: int) -> None:
+    """Credit rows a job wrote to the key that submitted it, under the operation that did,
+    on today's (UTC) counter; in the caller's transaction, so the credit commits with the
+    rows (a step run again after a crash credits its rows once)."""
+    if rows_written:
+        adapter.counter_credit_rows(
+            organization_id=organization_id,
+            api_key_id=api_key_id,
+            day=timezone.now().date(),
+            operation=operation,
+            rows_written=rows_written,
+        )

@@ -4,6 +4,8 @@ Framework-free: it knows nothing of Django. ``ensure_postgres`` starts the serve
 is not running and leaves a running one alone; ``bootstrap_database`` creates the two
 roles the application needs (an owner that runs migrations and a non-superuser application
 role without BYPASSRLS that owns nothing), the database, and the extensions.
+``start_standby`` makes a streaming replica of a running server (``pg_basebackup -R`` from the
+wheel's binaries) on a socket directory and port of its own.
 """
 
 from __future__ import annotations
@@ -27,13 +29,19 @@ APP_ROLE = "mirix_app"
 SUPERUSER = "postgres"
 
 
+DEFAULT_PORT = 5432
+SERVER_USER = "pgserver"  # the system user the wheel runs the server as when started by root
+
+
 @dataclass(frozen=True)
 class EmbeddedPostgres:
     data_dir: Path
     socket_dir: Path
+    port: int = DEFAULT_PORT
 
     def url(self, *, role: str, database: str) -> str:
-        return f"postgresql://{quote(role)}@/{quote(database)}?host={quote(str(self.socket_dir))}"
+        port = "" if self.port == DEFAULT_PORT else f"&port={self.port}"
+        return f"postgresql://{quote(role)}@/{quote(database)}?host={quote(str(self.socket_dir))}{port}"
 
     def superuser_url(self, database: str = "postgres") -> str:
         return self.url(role=SUPERUSER, database=database)
@@ -78,8 +86,46 @@ def stop_postgres(data_dir: Path) -> None:
         # pg_ctl runs as the server's own user; a parent directory may have been closed to it
         # since the start (pytest resets its shared temporary root to 0700 at each run).
         ensure_prefix_permissions(data_dir.resolve())
-        user = "pgserver"
+        user = SERVER_USER
     pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir.resolve(), user=user)
+
+
+def _server_user(*paths: Path) -> str | None:
+    """The user to run server binaries as: the wheel's own when this process is root (the
+    directories ``paths`` are then handed to it), else this process's user."""
+    if os.geteuid() != 0:
+        return None
+    from pgserver.utils import ensure_prefix_permissions, ensure_user_exists
+
+    entry = ensure_user_exists(SERVER_USER)
+    assert entry is not None
+    for path in paths:
+        ensure_prefix_permissions(path)
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    return SERVER_USER
+
+
+def start_standby(primary: EmbeddedPostgres, data_dir: Path, socket_dir: Path, *, port: int) -> EmbeddedPostgres:
+    """A hot standby of ``primary`` streaming from it: a base backup with its recovery settings
+    (``-R``) into the new directory ``data_dir``, started on ``socket_dir`` and ``port``. The
+    backup copies ``postgresql.auto.conf``, so ``session_preload_libraries`` (AGE) comes along;
+    stop it with ``stop_postgres(data_dir)``."""
+    pgserver = _import_pgserver()
+    from pgserver.postgres_server import _preload_libraries_args
+
+    socket_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    user = _server_user(data_dir.parent, socket_dir)
+    source = ["-h", str(primary.socket_dir), "-p", str(primary.port), "-U", SUPERUSER]
+    pgserver.pg_basebackup(["-D", str(data_dir), "-R", "-X", "stream", "-c", "fast", *source], user=user, timeout=120)
+    listen = ["-o", '-h ""', "-o", f"-k {socket_dir}", "-o", f"-p {port}", *_preload_libraries_args()]
+    pgserver.pg_ctl(
+        ["-w", "-t", "60", *listen, "-l", str(data_dir / "standby.log"), "start"],
+        pgdata=data_dir,
+        user=user,
+        timeout=90,
+    )
+    return EmbeddedPostgres(data_dir=data_dir.resolve(), socket_dir=socket_dir, port=port)
 
 
 def _ensure_role(conn: psycopg.Connection, role: str, attributes: str) -> None:

@@ -8,6 +8,7 @@ from mirix_saas.settings.components.database import *  # noqa: F403
 from mirix_saas.settings.components.django import *  # noqa: F403
 from mirix_saas.settings.components.erasure import *  # noqa: F403
 from mirix_saas.settings.components.logging import *  # noqa: F403
+from mirix_saas.settings.components.performance import *  # noqa: F403
 from mirix_saas.settings.components.procedural import *  # noqa: F403
 from mirix_saas.settings.components.providers import *  # noqa: F403
 from mirix_saas.settings.components.sentry import *  # noqa: F403

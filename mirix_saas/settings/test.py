@@ -4,6 +4,7 @@ import os
 
 from infra.embedded import redis as embedded_redis
 from infra.embedded.environment import configure_embedded_environment, redis_dir
+from mirix_saas.settings.env import env_bool
 from mirix_saas.settings.test_environment import apply_test_defaults
 
 TEST_DATABASE = os.environ.get("MIRIX_TEST_DATABASE", "mirix_test")
@@ -22,6 +23,9 @@ apply_test_defaults()
 
 from mirix_saas.settings.base import *  # noqa: F403
 
+# Servers and workers the tests start load the models on first use, as most tests need few of
+# them; the tests of the warm start turn it on (MIRIX_WARM_START=on).
+WARM_START = env_bool("MIRIX_WARM_START", False)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Concurrent test runs (one database each) must not see each other's cache keys.
 CACHES["default"]["KEY_PREFIX"] = f"test-{TEST_DATABASE}"

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.graph import adjacency, store
-from apps.graph.models import AnchorFrame, AnchorRow
+from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.graph.services import adjacency_rebuild_missing, graph_reembed_step, index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.tenancy.models import Subject
@@ -20,6 +20,14 @@ from tests.memory.conversation import SESSIONS
 def _frames(subject: Subject) -> set[tuple[str, str, str, tuple[str, ...], str]]:
     return {
         (f.anchor_key, f.frame_id, f.predicate, tuple(f.roles), f.event_time)
+        for f in AnchorFrame.objects.filter(subject=subject)
+    }
+
+
+def _citations(subject: Subject) -> dict[tuple[str, str], list[str] | None]:
+    """The citations each (anchor, frame) row of the index records (``None``: not recorded)."""
+    return {
+        (f.anchor_key, f.frame_id): None if f.citations is None else sorted(str(c) for c in f.citations)
         for f in AnchorFrame.objects.filter(subject=subject)
     }
 
@@ -87,6 +95,11 @@ def test_indexing_fills_the_index_and_a_rebuild_reproduces_it() -> None:
     # Every arm of every frame is one index row (an anchor in two roles: one row, both roles).
     expected = {(key, f["frame_id"]) for f in graph_frames for _, key in f["arms"]}
     assert {(k, f) for k, f, _, _, _ in frames} == expected
+    # Each of them records what the frame cites.
+    cited = {(key, f["frame_id"]): sorted(f["citations"]) for f in graph_frames for _, key in f["arms"]}
+    with organization_scope(tenant.id):
+        citations = _citations(subject)
+    assert citations == cited and any(citations.values())
     # Every mention the anchors count is indexed; an anchor keeps at most its newest few.
     counted = {a["key"]: int(a["mention_count"]) for a in anchors}
     assert {k: sum(1 for r in rows if r[0] == k) for k in counted} == counted
@@ -97,7 +110,7 @@ def test_indexing_fills_the_index_and_a_rebuild_reproduces_it() -> None:
         AnchorRow.objects.filter(subject=subject).delete()
         assert _frames(subject) == set() and _rows(subject) == set()
         counts = store.adjacency_rebuild(organization_id=tenant.id, subject_id=subject.id)
-        assert _frames(subject) == frames and _rows(subject) == rows
+        assert _frames(subject) == frames and _rows(subject) == rows and _citations(subject) == citations
         assert counts == {"anchor_frames": len(frames), "anchor_rows": len(rows)}
 
 
@@ -227,6 +240,56 @@ def test_the_sweep_rebuilds_a_subject_whose_index_is_missing() -> None:
         assert adjacency_rebuild_missing() == [subject.id]
         assert _frames(subject) == frames and _rows(subject) == rows
         assert adjacency_rebuild_missing() == []  # nothing left to rebuild
+
+
+def test_citation_updates_reach_the_index_and_unrecorded_citations_are_rebuilt() -> None:
+    tenant = make_tenant()
+    subject = tenant.subject()
+    frame = _frame(subject, "f1", [["agent", "ana"], ["theme", "lamp"]])
+    _write_graph(subject, [_anchor(subject, "ana", []), _anchor(subject, "lamp", [])], [frame])
+    later = str(uuid.uuid4())
+    cited = sorted([*frame["citations"], later])
+    with organization_scope(tenant.id), transaction.atomic():
+        store.frames_write(
+            organization_id=tenant.id,
+            subject_id=subject.id,
+            created=[],
+            updated=[{**frame, "citations": [*frame["citations"], later]}],
+        )
+        assert _citations(subject) == {("ana", "f1"): cited, ("lamp", "f1"): cited}
+        assert adjacency_rebuild_missing() == []  # recorded: nothing to rebuild
+        # A frame indexed before citations were recorded: the sweep records them from the graph.
+        AnchorFrame.objects.filter(subject=subject).update(citations=None)
+        AnchorVector.objects.create(
+            organization_id=tenant.id,
+            subject=subject,
+            anchor_key="ana",
+            name="Ana",
+            anchor_type="person",
+            embedding=[0.1] * 384,
+            embedding_model="test",
+        )
+        assert adjacency_rebuild_missing() == [subject.id]
+        assert _citations(subject) == {("ana", "f1"): cited, ("lamp", "f1"): cited}
+        assert adjacency_rebuild_missing() == []
+
+
+def test_merging_frames_unites_their_citations() -> None:
+    tenant = make_tenant()
+    subject = tenant.subject()
+    source = _frame(subject, "f-source", [["agent", "tom"], ["location", "park"]])
+    target = _frame(subject, "f-target", [["agent", "thomas"], ["location", "park"]])
+    _write_graph(subject, [_anchor(subject, k, []) for k in ("tom", "thomas", "park")], [source, target])
+    with organization_scope(tenant.id), transaction.atomic():
+        adjacency.merge_anchor(
+            organization_id=tenant.id,
+            subject_id=subject.id,
+            source_key="tom",
+            target_key="thomas",
+            frame_renames={"f-source": "f-target"},
+        )
+        both = sorted([*source["citations"], *target["citations"]])
+        assert _citations(subject) == {("thomas", "f-target"): both, ("park", "f-target"): both}
 
 
 def _copies(subject: Subject) -> dict[str, tuple[str, list[float]]]:

@@ -11,8 +11,10 @@ from apps.graph.coverage import audit_coverage
 from apps.graph.extraction.local import LocalGraphLLM
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_identity, frame_signature
+from apps.language.words import count_tokens
 from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
 from apps.providers.interfaces import MeteringContext
+from apps.providers.local_usage import GRAPH_EXTRACTOR
 from tests.metering import RecordingMeter
 
 pytestmark = pytest.mark.unit
@@ -55,7 +57,11 @@ def test_a_flight_is_one_n_ary_frame_with_its_literals(metering: MeteringContext
         ("Paris", "location"),
         ("Melanie", "person"),
     ]
-    assert meter.records == []  # local inference costs no tokens
+    # One call, metered as the tokens of the text it read (ADR 0049).
+    text = "Yesterday Caroline flew from Boston to Paris with Melanie for $450."
+    assert [(r["purpose"], r["model"], r["prompt_tokens"], r["completion_tokens"]) for r in meter.records] == [
+        ("extract", GRAPH_EXTRACTOR, count_tokens(text), 0)
+    ]
 
 
 def test_first_person_resolves_to_the_actor(metering: MeteringContext) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from apps.language.words import count_tokens
 from apps.memory.writing.local import LocalMemoryLLM
 from apps.providers.interfaces import MeteringContext
+from apps.providers.local_usage import MEMORY_WRITER
 from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
 from tests.metering import RecordingMeter
 from tests.providers.conversation import MESSAGES, SESSION_1, SESSION_2, conversation
@@ -211,7 +213,7 @@ def test_a_sequence_introduced_by_a_colon(metering: MeteringContext) -> None:
     assert sourdough.domain == "cooking"
 
 
-def test_the_local_provider_is_deterministic_and_meters_nothing(
+def test_the_local_provider_is_deterministic_and_meters_the_tokens_it_reads(
     meter: RecordingMeter, metering: MeteringContext
 ) -> None:
     whole = conversation()
@@ -221,4 +223,10 @@ def test_the_local_provider_is_deterministic_and_meters_nothing(
         LocalMemoryLLM().write_episodic(whole, metering=metering),
     ]
     assert first == again
-    assert meter.records == []
+    # Each call reads every message once (ADR 0049): the same count for each, no completion.
+    read = sum(count_tokens(message.content) for message in whole.messages)
+    assert read > 0
+    assert [(r["purpose"], r["model"], r["prompt_tokens"], r["completion_tokens"]) for r in meter.records] == [
+        ("route", MEMORY_WRITER, read, 0),
+        ("write.episodic", MEMORY_WRITER, read, 0),
+    ] * 2

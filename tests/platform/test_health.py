@@ -15,6 +15,7 @@ def test_readyz_reports_every_dependency() -> None:
     assert response.json() == {
         "status": "ready",
         "checks": {"postgres": "ok", "pgvector": "ok", "age": "ok", "broker": "ok"},
+        "replica": {"status": "not_configured", "lag_ms": None},
     }
 
 

@@ -54,7 +54,12 @@ class Server:
 
 @contextmanager
 def api_server(
-    *, workers: int = 2, threads: int = 8, env: dict[str, str] | None = None, name: str = "api"
+    *,
+    workers: int = 2,
+    threads: int = 8,
+    env: dict[str, str] | None = None,
+    name: str = "api",
+    ready_timeout: float = 90,
 ) -> Iterator[Server]:
     """gunicorn with the service's configuration (``infra.gunicorn_config``) serving the test
     settings on a free port (the test's database, unless ``env`` points it elsewhere); stopped
@@ -95,7 +100,7 @@ def api_server(
             return False
 
     try:
-        wait_for(up, timeout=90, interval=0.3)
+        wait_for(up, timeout=ready_timeout, interval=0.3)
         yield server
     finally:
         stop_process_group(process)

@@ -4,13 +4,19 @@ rows and facts citing them, within the budgets; the filter is applied before the
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from apps.memory.filters import parse_filters
 from apps.memory.models import EpisodicEvent, SemanticItem
+from apps.retrieval import reads
+from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
+from tests.graph.test_adjacency import _anchor, _frame, _write_graph
 from tests.memory.conversation import SESSIONS
 
 TRIPS = [{"trip": "race", "year": 2023}, {"trip": "lisbon", "year": 2023}, {}]
@@ -147,3 +153,65 @@ def test_an_answers_cited_rows_carry_their_metadata() -> None:
     stored = _tags(tenant, {row["id"] for row in cited})
     assert [row["metadata"] for row in cited] == [stored[row["id"]] for row in cited]
     assert TRIPS[0] in [row["metadata"] for row in cited]
+
+
+def _tagged_row(subject: Subject, text: str, tags: dict[str, Any]) -> str:
+    with organization_scope(subject.organization_id):
+        row = EpisodicEvent.objects.create(
+            organization_id=subject.organization_id,
+            subject=subject,
+            source_kind="chat",
+            session_id="s1",
+            chunk_id=uuid.uuid4(),
+            actor="Maya",
+            event_type="event",
+            summary=f"Maya: {text}",
+            details=text,
+            mention_time=datetime(2024, 3, 2, 9, 30, tzinfo=UTC),
+            metadata=tags,
+            index_status="indexed",
+        )
+    return str(row.id)
+
+
+def test_frame_caps_choose_among_frames_citing_matching_rows() -> None:
+    """More relation frames than the 240-frame cap, and more incident frames than the 16 per
+    anchor, cite rows the filter excludes and come first by frame id; the frames citing the
+    matching rows come last. The filtered search still finds them, within the same caps."""
+    tenant = make_tenant()
+    subject = tenant.subject("maya")
+    old = [_tagged_row(subject, f"Maya bought lamp {i} at the flea market.", {"shop": "flea"}) for i in range(20)]
+    new = [_tagged_row(subject, f"Maya bought a {item} at the mall.", {"shop": "mall"}) for item in ("coat", "desk")]
+    items = [f"item{i:03d}" for i in range(300)] + ["coat", "desk"]
+    frames = [
+        {**_frame(subject, f"f{i:03d}", [["agent", "maya"], ["theme", item]], predicate="buy"), "citations": [cited]}
+        for i, (item, cited) in enumerate(zip(items, [old[i % len(old)] for i in range(300)] + new, strict=True))
+    ]
+    # No mentions on the anchors: the rows are reachable through the frames only.
+    _write_graph(subject, [_anchor(subject, key, []) for key in ["maya", *items]], frames)
+
+    mall = {"metadata.shop": "mall"}
+    found = _search(tenant, "What did Maya buy?", filters=mall)
+    assert not found["fallback"]
+    assert {fact["frame_id"] for fact in found["facts"]} == {"f300", "f301"}
+    assert set(new) <= {row["id"] for row in found["rows"]}
+    assert all(row["metadata"] == {"shop": "mall"} for row in found["rows"])
+    # The same caps: at most 16 incident frames of the anchor and 240 relation frames were read.
+    assert found["budget"]["frames_inspected"] <= reads.FRAMES_PER_ANCHOR + reads.RELATION_FRAME_CAP
+    with organization_scope(tenant.id):
+        where = parse_filters(mall)
+        incident = reads.incident_frames(subject=subject, keys=["maya"], where=where)
+        relation = reads.relation_frames(subject=subject, keys=["maya"], predicates=["buy"], where=where)
+        unfiltered = reads.relation_frames(subject=subject, keys=["maya"], predicates=["buy"])
+    assert [f["frame_id"] for f in incident] == ["f300", "f301"]
+    assert [f["frame_id"] for f in relation] == ["f300", "f301"]
+    assert len(unfiltered) == reads.RELATION_FRAME_CAP and "f300" not in {f["frame_id"] for f in unfiltered}
+    # Unfiltered, the cap is spent on the first frames, which cite only the flea-market rows.
+    plain = _search(tenant, "What did Maya buy?")
+    assert plain["facts"] and not {fact["frame_id"] for fact in plain["facts"]} & {"f300", "f301"}
+    other = (
+        make_tenant()
+        .client()
+        .post("/v1/subjects/maya/search", {"query": "What did Maya buy?", "filters": mall}, format="json")
+    )
+    assert other.status_code == 404

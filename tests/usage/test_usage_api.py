@@ -16,8 +16,13 @@ from django.db import connections, transaction
 from django.test import override_settings
 from django.utils import timezone
 
+from apps.jobs.models import Job
+from apps.language.words import count_tokens
 from apps.memory.models import STORES
+from apps.providers import local_embedder
 from apps.providers.local_embedder import MODEL_NAME as MINILM
+from apps.providers.local_usage import ANSWERER, MEMORY_WRITER
+from apps.providers.models import ProviderUsage
 from apps.providers.services import DatabaseUsageMeter
 from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
@@ -27,6 +32,7 @@ from tests.factories import Tenant, complete_writes, make_tenant
 from tests.processes import wait_for
 from tests.providers.openai_stub import OpenAIStub, deployment_settings, json_reply
 from tests.retrieval.test_answering import ingest_conversation, row_id_containing
+from workers.indexing import ingest_batch
 
 MESSAGES = [{"role": "user", "content": "I adopted a cat named Miso last Sunday."}]
 
@@ -107,7 +113,8 @@ def test_storage_and_quota_are_reported() -> None:
     assert report["storage"]["rows"] == sum(expected.values()) > 0
     assert all(s["bytes"] > 0 for s in stores.values() if s["rows"])
     assert report["storage"]["bytes"] == sum(s["bytes"] for s in stores.values())
-    assert report["storage"]["graph"]["bytes"] > 0  # the organization's AGE graph exists from the start
+    # Nothing is indexed yet: the organization's AGE graph is created on its first indexing (ADR 0050).
+    assert report["storage"]["graph"]["bytes"] == 0
     quota = report["quota"]
     # The write and this report: two requests against the month's quota.
     assert (quota["monthly_limit"], quota["used"], quota["left"]) == (50, 2, 48)
@@ -166,7 +173,9 @@ def test_each_keys_answer_calls_are_its_own_tokens(openai_stub: OpenAIStub) -> N
     day = _today(_usage(tenant))
     assert day["model_tokens"]["provider"] == {"calls": 2, "prompt_tokens": 340, "completion_tokens": 34}
     by_key = {entry["api_key_id"]: entry for entry in day["key_tokens"]}
-    assert set(by_key) == {str(_key_id(first)), str(_key_id(second))}  # nothing of the other organization's
+    # Provider tokens are the two answers' (the writes and their indexing ran locally, ADR 0049);
+    # nothing of the other organization's.
+    assert {k for k, e in by_key.items() if e["provider"]["calls"]} == {str(_key_id(first)), str(_key_id(second))}
     assert by_key[str(_key_id(first))]["provider"] == {"calls": 1, "prompt_tokens": 40, "completion_tokens": 4}
     assert by_key[str(_key_id(second))]["provider"] == {"calls": 1, "prompt_tokens": 300, "completion_tokens": 30}
     assert by_key[str(_key_id(first))]["name"].startswith("key-")
@@ -176,7 +185,7 @@ def test_each_keys_answer_calls_are_its_own_tokens(openai_stub: OpenAIStub) -> N
     assert narrowed["model_tokens"] == day["model_tokens"]  # the day's totals stay the organization's
 
     theirs = _today(_usage(other))
-    assert [entry["api_key_id"] for entry in theirs["key_tokens"]] == [str(_key_id(outsider))]
+    assert [e["api_key_id"] for e in theirs["key_tokens"] if e["provider"]["calls"]] == [str(_key_id(outsider))]
     assert theirs["model_tokens"]["provider"]["prompt_tokens"] == 5000
 
 
@@ -317,10 +326,9 @@ def test_the_count_is_written_after_the_requests_own_commit() -> None:
     assert [c[2:4] for c in _counters(tenant) if c[2] == "POST /v1/subjects"] == [("POST /v1/subjects", 2)]
 
 
-def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deployment: OpenAIStub) -> None:
-    tenant = make_tenant()
-    writer = tenant.issue_key(["memories:write"])
-    tenant.subject("ravi")
+def _queue_trip(openai: OpenAIStub) -> dict[str, str]:
+    """Queue the provider's routing and writing of one message (120 prompt and 14 completion
+    tokens in all) and return the message."""
     episode = {
         "source_message_ids": ["m1"],
         "actor": "Ravi",
@@ -330,11 +338,18 @@ def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deploym
         "event_time": "2024-02-09",
         "status": "done",
     }
-    openai_deployment.queue(
+    openai.queue(
         json_reply({"memory_types": ["episodic"], "reason": "a trip"}, prompt_tokens=50, completion_tokens=5),
         json_reply({"drafts": [episode]}, prompt_tokens=70, completion_tokens=9),
     )
-    message = {"id": "m1", "role": "user", "content": "Last Friday I flew to Denver for the robotics meetup."}
+    return {"id": "m1", "role": "user", "content": "Last Friday I flew to Denver for the robotics meetup."}
+
+
+def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deployment: OpenAIStub) -> None:
+    tenant = make_tenant()
+    writer = tenant.issue_key(["memories:write"])
+    tenant.subject("ravi")
+    message = _queue_trip(openai_deployment)
     response = tenant.client(writer).post("/v1/subjects/ravi/memories", {"messages": [message]}, format="json")
     assert response.status_code == 202, response.content
     assert openai_deployment.requests == []  # routing and writing are the worker's (ADR 0054)
@@ -344,3 +359,121 @@ def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deploym
     day = _today(_usage(tenant))
     [entry] = [e for e in day["key_tokens"] if e["api_key_id"] == str(_key_id(writer))]
     assert entry["provider"] == {"calls": 2, "prompt_tokens": 120, "completion_tokens": 14}
+
+
+def test_a_batch_is_credited_to_the_key_that_submitted_it(openai_deployment: OpenAIStub) -> None:
+    """Key B submits a batch; its worker's writes (rows, routing and writing tokens) show
+    under B in GET /v1/usage, not under A, nor as background, nor in another organization."""
+    tenant, other = make_tenant(), make_tenant()
+    first, second = tenant.issue_key(["memories:write"]), tenant.issue_key(["memories:write"])
+    tenant.subject("ravi")
+    message = _queue_trip(openai_deployment)
+    accepted = tenant.client(second).post(
+        "/v1/subjects/ravi/memories/batch", {"chunks": [{"messages": [message]}]}, format="json"
+    )
+    assert accepted.status_code == 202, accepted.content
+    job_id, batch_id = accepted.json()["job_id"], accepted.json()["batch_id"]
+    with organization_scope(tenant.id):
+        assert Job.objects.get(id=job_id).api_key_id == _key_id(second)
+    before = _today(_usage(tenant))
+    assert {k["api_key_id"]: k["rows_written"] for k in before["keys"]}.get(str(_key_id(second))) == 0
+
+    ingest_batch.apply(kwargs={"organization_id": str(tenant.id), "job_id": job_id, "batch_id": batch_id})
+    assert len(openai_deployment.requests) == 2  # the worker's routing and writing
+    job = tenant.client().get(f"/v1/jobs/{job_id}").json()
+    written = job["result"]["records_written"]
+    assert written > 0
+
+    day = _today(_usage(tenant))
+    by_key = {k["api_key_id"]: k for k in day["keys"]}
+    credited = by_key[str(_key_id(second))]
+    assert credited["rows_written"] == written
+    assert credited["operations"] == {"POST /v1/subjects/{external_id}/memories/batch": 1}  # no request added
+    assert str(_key_id(first)) not in by_key or by_key[str(_key_id(first))]["rows_written"] == 0
+    tokens = {entry["api_key_id"]: entry for entry in day["key_tokens"]}
+    assert tokens[str(_key_id(second))]["provider"] == {"calls": 2, "prompt_tokens": 120, "completion_tokens": 14}
+    assert str(_key_id(first)) not in tokens
+    assert None not in tokens or tokens[None]["provider"]["calls"] == 0  # nothing of it is background
+    narrowed = _today(_usage(tenant, f"?key={_key_id(second)}"))
+    assert [k["rows_written"] for k in narrowed["keys"]] == [written]
+
+    theirs = _today(_usage(other))
+    assert theirs["rows_written"] == 0 and theirs["model_tokens"]["provider"]["calls"] == 0
+    assert other.client().get(f"/v1/usage?key={_key_id(second)}").status_code == 404
+
+
+def _local(tenant: Tenant, secret: str) -> dict[str, int]:
+    day = _today(_usage(tenant))
+    entry = next((e for e in day["key_tokens"] if e["api_key_id"] == str(_key_id(secret))), None)
+    return entry["local"] if entry else {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+
+def _minilm_tokens(text: str) -> int:
+    """The tokens MiniLM reads of ``text``, from the model's own tokenization."""
+    model = local_embedder._MODEL.get()
+    return int(model.tokenize([text])["input_ids"].shape[1])
+
+
+def test_a_search_meters_its_query_embedding_to_the_calling_key() -> None:
+    tenant, other = make_tenant(), make_tenant()
+    reader = tenant.issue_key(["memories:read"])
+    tenant.subject("ana")
+    query = "Which cat did Ana adopt last Sunday, and what is its name?"
+    before = _local(tenant, reader)
+    response = tenant.client(reader).post("/v1/subjects/ana/search", {"query": query}, format="json")
+    assert response.status_code == 200, response.content
+    after = _local(tenant, reader)
+    assert after["calls"] - before["calls"] == 1
+    assert after["prompt_tokens"] - before["prompt_tokens"] == _minilm_tokens(query) > len(query.split())
+    # A repeated query is answered from the organization's query-embedding cache: nothing is read again.
+    again = tenant.client(reader).post("/v1/subjects/ana/search", {"query": query}, format="json")
+    assert again.status_code == 200, again.content
+    assert _local(tenant, reader) == after
+    # The per-store search embeds its query too.
+    store_query = "Which runbook covers restarting the ingest service?"
+    store = tenant.client(reader).post(
+        "/v1/subjects/ana/memories/procedural/search", {"query": store_query}, format="json"
+    )
+    assert store.status_code == 200, store.content
+    assert _local(tenant, reader)["prompt_tokens"] - after["prompt_tokens"] == _minilm_tokens(store_query)
+    # Another organization's key: the subject is not there, and nothing is metered to anyone.
+    refused = other.client().post("/v1/subjects/ana/search", {"query": query}, format="json")
+    assert refused.status_code == 404
+    assert _today(_usage(other))["model_tokens"]["local"]["calls"] == 0
+    assert _local(tenant, reader)["calls"] == after["calls"] + 1
+
+
+def test_an_answer_meters_each_searchs_query_embedding_and_the_local_answerer() -> None:
+    tenant = make_tenant()
+    ingest_conversation(tenant)
+    reader = tenant.issue_key(["memories:read"])
+    question = "When did Priya adopt Biscuit?"
+    response = tenant.client(reader).post("/v1/subjects/priya/answer", {"query": question}, format="json")
+    assert response.status_code == 200, response.content
+    with organization_scope(tenant.id):
+        used = ProviderUsage.objects.filter(api_key_id=_key_id(reader)).order_by("created_at")
+        embeds = [u.prompt_tokens for u in used if u.purpose == "embed"]
+        answers = [u for u in used if u.purpose == "answer"]
+    assert len(embeds) == response.json()["searches"] >= 1
+    assert embeds[0] == _minilm_tokens(question)
+    assert answers and all(u.model == ANSWERER and u.prompt_tokens > count_tokens(question) for u in answers)
+
+
+def test_a_local_write_meters_the_tokens_its_pipeline_read() -> None:
+    tenant = make_tenant()
+    writer = tenant.issue_key(["memories:write"])
+    tenant.subject("ana")
+    response = tenant.client(writer).post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json")
+    assert response.status_code == 201, response.content
+    with organization_scope(tenant.id):
+        used = list(ProviderUsage.objects.filter(api_key_id=_key_id(writer)))
+    routed = [u for u in used if u.purpose == "route"]
+    assert [(u.model, u.prompt_tokens, u.completion_tokens) for u in routed] == [
+        (MEMORY_WRITER, count_tokens(MESSAGES[0]["content"]), 0)
+    ]
+    written = {u.purpose for u in used if u.purpose.startswith("write.")}
+    assert {f"write.{t}" for t in response.json()["routed_types"] if t != "resource"} <= written
+    # The rows' embeddings are the writing key's too; the report counts all of it as local.
+    assert any(u.purpose == "embed" and u.model == MINILM for u in used)
+    local = _local(tenant, writer)
+    assert local["calls"] == len(used) and local["prompt_tokens"] == sum(u.prompt_tokens for u in used)

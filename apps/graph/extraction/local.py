@@ -1,7 +1,7 @@
 """The ``local`` graph extractor: the provider class over parsing, clauses and repair.
 
-Deterministic and offline (see :mod:`apps.graph.extraction`); local inference costs no
-tokens, so nothing is metered.
+Deterministic and offline (see :mod:`apps.graph.extraction`). Each call meters the tokens of
+the text it parses (ADR 0049); a batch is one call.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from apps.graph.extraction.repair import depictions, repair_candidates
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_signature
 from apps.graph.keys import anchor_key, may_denote_same
-from apps.language.pipeline import SPACY_MODEL
 from apps.providers.extraction_schemas import (
     ExtractionInput,
     SameEntityDecision,
     SameEntityQuestion,
     consistent_extraction,
 )
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import MeteringContext, Purpose
+from apps.providers.local_usage import GRAPH_EXTRACTOR, record_local
 
 if TYPE_CHECKING:
     pass
@@ -38,18 +38,23 @@ if TYPE_CHECKING:
 
 
 class LocalGraphLLM:
-    model = f"local-frames+{SPACY_MODEL}"
+    model = GRAPH_EXTRACTOR
 
     def extract_frames_many(self, records: Sequence[ExtractionInput], *, metering: MeteringContext) -> list[Extraction]:
         """``extract_frames`` of each record, in order, parsing the batch together (faster)."""
         extractions: list[Extraction] = []
+        record_local(metering, purpose=Purpose.EXTRACT, model=self.model, texts=[r.text for r in records])
         for start in range(0, len(records), PIPE_BATCH):
             batch = records[start : start + PIPE_BATCH]
             PARSES.warm([prepared(record)[0] for record in batch])
-            extractions += [self.extract_frames(record, metering=metering) for record in batch]
+            extractions += [self._extract(record) for record in batch]
         return extractions
 
     def extract_frames(self, record: ExtractionInput, *, metering: MeteringContext) -> Extraction:
+        record_local(metering, purpose=Purpose.EXTRACT, model=self.model, texts=[record.text])
+        return self._extract(record)
+
+    def _extract(self, record: ExtractionInput) -> Extraction:
         analysis = analysis_of(record)
         primary = primary_frames(analysis)
         arms = [mention for candidate, _ in primary for _, mention in candidate.arms]
@@ -58,6 +63,12 @@ class LocalGraphLLM:
     def decide_same_entity(
         self, record: ExtractionInput, questions: Sequence[SameEntityQuestion], *, metering: MeteringContext
     ) -> list[SameEntityDecision]:
+        record_local(
+            metering,
+            purpose=Purpose.CANONICALIZE,
+            model=self.model,
+            texts=[name for q in questions for name in (q.name, *(c.name for c in q.candidates))],
+        )
         decisions: list[SameEntityDecision] = []
         for question in questions:
             key = anchor_key(question.name)
@@ -82,6 +93,7 @@ class LocalGraphLLM:
         missing: Sequence[str],
         metering: MeteringContext,
     ) -> Extraction:
+        record_local(metering, purpose=Purpose.REPAIR, model=self.model, texts=[record.text])
         analysis = analysis_of(record)
         known = {frame_signature(frame) for frame in frames} | {
             frame_signature(frame) for _, frame in primary_frames(analysis)

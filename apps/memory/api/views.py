@@ -91,6 +91,7 @@ class MemoryCollectionApi(SubjectApiView):
                 title=document.validated_data["title"],
                 session_id=document.validated_data["session_id"],
                 metadata=document.validated_data.get("metadata"),
+                api_key_id=self.principal.api_key_id,
             )
         else:
             chunk = ChunkWriteSerializer(data=request.data)
@@ -183,6 +184,7 @@ class MemoryBatchApi(SubjectApiView):
             chunks=chunks,
             session_id=payload.validated_data["session_id"],
             metadata=payload.validated_data.get("metadata"),
+            api_key_id=self.principal.api_key_id,
         )
         self.audit_targets = [str(batch.id), str(batch.job_id)]
         response = Response(BatchAcceptedSerializer(batch).data, status=202)
@@ -227,6 +229,7 @@ class MemoryDetailApi(SubjectApiView):
             memory_type=memory_type,
             record_id=record_id,
             changes=payload.validated_data["changes"],
+            api_key_id=self.principal.api_key_id,
         )
         self.audit_targets = [str(record_id), str(new.id)]
         self.usage_rows_written = 1

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import FactReading, read_fact, speaker_fact
-from apps.language.pipeline import SPACY_MODEL, spacy_pipeline
+from apps.language.pipeline import spacy_pipeline
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
 from apps.memory.passages import is_document
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import MeteringContext, Purpose
+from apps.providers.local_usage import MEMORY_WRITER, record_local
 from apps.providers.schemas import (
     MEMORY_TYPES,
     CoreDraft,
@@ -581,10 +582,20 @@ def _already_stored(text: str, related_memories: list[str]) -> bool:
 # --- the provider --------------------------------------------------------------------------
 
 
+def _read(memory_input: WriterInput, metering: MeteringContext, purpose: Purpose) -> None:
+    """Meter one pass over the messages (ADR 0049)."""
+    record_local(
+        metering, purpose=purpose, model=LocalMemoryLLM.model, texts=[m.content for m in memory_input.messages]
+    )
+
+
 class LocalMemoryLLM:
-    model = f"local-rules+{SPACY_MODEL}"
+    """Each call meters the tokens of the messages it reads (ADR 0049)."""
+
+    model = MEMORY_WRITER
 
     def route(self, memory_input: WriterInput, *, metering: MeteringContext) -> RouteDecision:
+        _read(memory_input, metering, Purpose.ROUTE)
         chosen: dict[MemoryType, str] = {}
         for message in memory_input.messages:
             if _RESOURCE.search(message.content) or _is_document(message):
@@ -609,6 +620,7 @@ class LocalMemoryLLM:
         return RouteDecision(memory_types=memory_types, reason="; ".join(reasons) or "nothing worth remembering")
 
     def write_core(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[CoreDraft]:
+        _read(memory_input, metering, Purpose.WRITE_CORE)
         lines: dict[Literal["persona", "human"], list[str]] = {}
         sources: dict[Literal["persona", "human"], list[str]] = {}
         for message in memory_input.messages:
@@ -626,9 +638,11 @@ class LocalMemoryLLM:
         ]
 
     def write_episodic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[EpisodicDraft]:
+        _read(memory_input, metering, Purpose.WRITE_EPISODIC)
         return [draft for message in memory_input.messages for draft in _episodic_drafts(message)]
 
     def write_semantic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[SemanticDraft]:
+        _read(memory_input, metering, Purpose.WRITE_SEMANTIC)
         drafts: dict[tuple[str, str], SemanticDraft] = {}
         for message in memory_input.messages:
             for draft in _semantic_drafts(message):
@@ -636,4 +650,5 @@ class LocalMemoryLLM:
         return list(drafts.values())
 
     def write_procedural(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[ProceduralDraft]:
+        _read(memory_input, metering, Purpose.WRITE_PROCEDURAL)
         return [draft for message in memory_input.messages for draft in _procedural_drafts(message)]

@@ -24,7 +24,7 @@ from apps.procedural.api.serializers import (
     SkillSerializer,
     SkillVersionSerializer,
 )
-from apps.providers.registry import embedder
+from apps.providers.registry import query_embedder
 from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
 
 READ = {"memories:read"}
@@ -129,7 +129,7 @@ class SkillSearchApi(SubjectApiView):
         found = selectors.skill_search(
             subject=self.subject(external_id),
             query=data["query"],
-            embedder=embedder(),
+            embedder=query_embedder(self.organization_id),
             domain=data["domain"] or None,
             limit=data["limit"],
             token_budget=data.get("token_budget"),

@@ -13,6 +13,12 @@ class is defined, and again per request); HEAD is GET without a body, so it need
 scopes and records GET's audit entry; OPTIONS reads nothing and answers the allowed methods
 only; a method without a handler is a 405.
 
+A view whose handler only reads lists its methods in ``replica_reads`` (ADR 0051): while a
+streaming replica keeps up and the organization has not just written, the handler runs in a
+second scope on the ``replica`` alias and reads there; the request's own writes (the API
+key's last use, the idempotency record, the audit entry, the usage counter) stay on the
+primary and do not pin the organization to it.
+
 A handler whose answer depends on work other processes do after its commit (a write with
 ``?wait=true``) sets ``after_commit``: it runs once the transaction committed, outside it,
 and may change the answer.
@@ -38,6 +44,8 @@ from rest_framework.views import APIView
 from apps.audit.services import acting_as, audit_record
 from apps.platform.errors import ValidationFailed
 from apps.platform.exception_handler import database_unavailable
+from apps.platform.replica import REPLICA_ALIAS, replica_failed, replica_serves
+from apps.platform.timing import phase
 from apps.tenancy import idempotency
 from apps.tenancy.authentication import ApiKeyPrincipal
 from apps.tenancy.models import IdempotencyRecord, Subject
@@ -77,6 +85,9 @@ class OrganizationApiView(APIView):
     # Methods whose answer carries a secret shown once (a new key): never stored, so they
     # refuse an Idempotency-Key rather than replay without it.
     secret_responses: ClassVar[frozenset[str]] = frozenset()
+    # Methods whose handler writes nothing (apart from the bookkeeping above): they may read
+    # from the replica.
+    replica_reads: ClassVar[frozenset[str]] = frozenset()
     throttle_classes = [ApiKeyRateThrottle, OrganizationQuotaThrottle]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -90,6 +101,9 @@ class OrganizationApiView(APIView):
         unaudited = [m.upper() for m in _WRITE_METHODS if hasattr(cls, m) and m.upper() not in cls.audit_actions]
         if unaudited:
             raise TypeError(f"{cls.__name__} must declare audit_actions for {unaudited}")
+        unhandled = sorted(m for m in cls.replica_reads if not hasattr(cls, m.lower()))
+        if unhandled:
+            raise TypeError(f"{cls.__name__} lists replica_reads without handlers: {unhandled}")
 
     @classmethod
     def scopes_for(cls, method: str) -> frozenset[str] | None:
@@ -126,10 +140,13 @@ class OrganizationApiView(APIView):
         self._subject_created: Subject | None = None
         self._idempotency: tuple[str, str] | None = None  # the claimed (key, request hash)
         self._replayed = False
+        ending = ExitStack()  # the "commit" phase: from the handler's answer until the scope has ended
         try:
-            with ExitStack() as scope_stack:
+            with ending, ExitStack() as scope_stack:
                 self._scope_stack = scope_stack
+                self._read_stack = scope_stack.enter_context(ExitStack())
                 response = super().dispatch(request, *args, **kwargs)
+                ending.enter_context(phase("commit"))
         except (OperationalError, InterfaceError) as exc:
             # Raised as the transaction ends, after the view answered: the commit failed (or
             # its outcome is unknown), so the answer is a 503, never the view's 2xx.
@@ -139,16 +156,28 @@ class OrganizationApiView(APIView):
         return response
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)  # authentication, scopes, throttles
+        with phase("auth"):
+            super().initial(request, *args, **kwargs)  # authentication, scopes, throttles
         if request.method not in self.allowed_methods:
             raise MethodNotAllowed(request.method or "")  # before anything runs in the scope
         principal = self.principal
-        self._scope_stack.enter_context(organization_scope(principal.organization_id))
+        reads_only = request.method in self.replica_reads
+        self._scope_stack.enter_context(organization_scope(principal.organization_id, records_writes=not reads_only))
         self._scope_stack.enter_context(acting_as(f"api_key:{principal.api_key_id}"))
         self._scoped = True
         api_key_touch(api_key_id=principal.api_key_id)
         if request.method == "POST" and idempotency.HEADER in request.headers:
             self._idempotency_claim(request, request.headers[idempotency.HEADER])
+        if reads_only and replica_serves(principal.organization_id):
+            self._read_from_replica(principal.organization_id)
+
+    def _read_from_replica(self, organization_id: uuid.UUID) -> None:
+        """The handler's reads go to the replica, in a scope of their own there; a replica
+        that cannot open it is skipped (the reads stay on the primary) until it is checked again."""
+        try:
+            self._read_stack.enter_context(organization_scope(organization_id, using=REPLICA_ALIAS))
+        except (OperationalError, InterfaceError):
+            replica_failed()
 
     def _idempotency_claim(self, request: Request, key: str) -> None:
         if request.method in self.secret_responses:
@@ -181,6 +210,8 @@ class OrganizationApiView(APIView):
         return super().handle_exception(exc)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Response:
+        if self._scoped:
+            self._read_stack.close()  # the handler's reads are over; what follows writes on the primary
         if self.rate_limit is not None and isinstance(response, HttpResponseBase):
             for header, value in self.rate_limit.headers().items():
                 response[header] = value
@@ -208,6 +239,14 @@ class OrganizationApiView(APIView):
         ):
             # Same transaction as the change: the entry and what it records commit together.
             # A stream (not an HttpResponse) records its own entry before its first line.
+            self._audit(action)
+        finalized: Response = super().finalize_response(request, response, *args, **kwargs)
+        if self._scoped:
+            self._count_usage(request, finalized)
+        return finalized
+
+    def _audit(self, action: str) -> None:
+        with phase("audit"):
             if self._subject_created is not None:
                 audit_record(
                     organization_id=self.organization_id,
@@ -221,10 +260,6 @@ class OrganizationApiView(APIView):
                 subject_id=self.audit_subject_id,
                 target_ids=self.audit_targets,
             )
-        finalized: Response = super().finalize_response(request, response, *args, **kwargs)
-        if self._scoped:
-            self._count_usage(request, finalized)
-        return finalized
 
     def _count_usage(self, request: Request, response: HttpResponseBase) -> None:
         """Count the request once it has been answered: the closer runs when the server has

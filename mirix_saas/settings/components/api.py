@@ -7,7 +7,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenancy.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["apps.tenancy.permissions.HasRequiredScopes"],
     "DEFAULT_THROTTLE_CLASSES": [],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["apps.platform.renderers.TimedJSONRenderer"],
     # JSON only; the memory write view adds multipart for documents (a form body anywhere else is a 415).
     "DEFAULT_PARSER_CLASSES": ["apps.platform.parsers.StrictJSONParser"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",

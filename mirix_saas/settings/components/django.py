@@ -40,6 +40,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "apps.platform.middleware.ServerTimingMiddleware",
     "apps.platform.middleware.RequestIdMiddleware",
     "apps.platform.middleware.RequestLineMiddleware",
     "apps.platform.middleware.RequestBudgetMiddleware",

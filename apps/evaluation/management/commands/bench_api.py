@@ -1,15 +1,26 @@
 """API load (docs/benchmarks.md): write and search requests/s and p50/p95/p99 under concurrent
 clients, against a production-like server started by this command.
 
-The server is gunicorn with ``--api-workers`` sync processes (each measured in turn) and a
-Celery worker pool on the real broker that indexes what the writes store, all on the
-configured (by default embedded) Postgres and Redis. For each API-process count and each
-client count, closed-loop clients (:mod:`apps.evaluation.loadgen`) send writes for
-``--seconds``, then searches for ``--seconds``: every client writes chat messages from a
-synthetic history (:mod:`apps.evaluation.synthetic`) to a subject of its own, and searches
-its subject with the benchmark questions. Any status other than the documented success is
-an error. The benchmark organization has a key without a rate limit and no quota, and is
-offboarded at the end. With ``--write-docs`` the figures and a plot go into
+The server is gunicorn with the service's configuration (``infra.gunicorn_config``) and
+``--api-workers`` sync processes (each measured in turn), and a Celery worker pool on the real
+broker that indexes what the writes store, all on the configured (by default embedded)
+Postgres and Redis. Every client writes chat messages from a synthetic history
+(:mod:`apps.evaluation.synthetic`) to a subject of its own and searches its subject with the
+benchmark questions; any status other than the documented success is an error. In order:
+
+1. *Indexing against the API*: seed histories are written and indexed; searches at one client
+   with the worker idle, the same searches in this process (``search_evidence``), then a
+   backlog of writes to other subjects and the same searches while the worker indexes it.
+2. For each API-process count: the first search and the first write after the server is
+   ready (cold), a warm-up, then for each client count writes for ``--seconds`` (and the
+   indexing they queued drained), then searches for ``--seconds``.
+
+With ``--profile`` every request asks for the server's phase timings (``Server-Timing``,
+``apps.platform.timing``), and the mean and p50 of each phase per operation are reported.
+``--baseline`` runs the servers with the policy before ADR 0052/0053 (models loaded on first
+use, two torch threads per process, worker at normal priority, no query-embedding cache) and
+writes its own section. The benchmark organization has a key without a rate limit and no
+quota, and is offboarded at the end. With ``--write-docs`` the figures and a plot go into
 docs/benchmarks.md and docs/img/bench_api.png.
 """
 
@@ -24,12 +35,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from argparse import ArgumentParser
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +52,35 @@ from tqdm import tqdm
 
 from apps.evaluation import loadgen, synthetic
 from apps.evaluation.report import BENCHMARKS, write_section
+from apps.jobs.models import Job
+from apps.memory.models import EpisodicEvent
+from apps.platform.cpu import api_torch_threads, available_cores, process_policy_apply
+from apps.platform.stats import percentile
+from apps.platform.timing import parse_server_timing
+from apps.providers.registry import providers_warm, query_embedding_cache
+from apps.retrieval.selectors import search_evidence
 from apps.tenancy import keys
 from apps.tenancy import services as tenancy
 from apps.tenancy.scope import organization_scope
+from apps.tenancy.selectors import subject_get
 
 PLOT = BENCHMARKS.parent / "img" / "bench_api.png"
 OPERATIONS = {"write": 202, "search": 200}  # a write is accepted (ADR 0054)
 UNLIMITED = 10**9
 SUBJECTS = 64  # at least the largest client count: one subject per client
+BACKLOG_SUBJECTS = range(48, 64)  # the backlog's writes go to subjects no client searches
+SEED_WRITES, SEED_MESSAGES = 2, 20  # per searched subject, before the idle searches
+BACKLOG_WRITES, BACKLOG_MESSAGES = 8, 25
+DRAIN_TIMEOUT_SECONDS = 900
+# The pre-ADR 0052/0053 policy, for --baseline.
+BASELINE_ENV = {
+    "MIRIX_WARM_START": "off",
+    "MIRIX_QUERY_EMBEDDING_CACHE_SIZE": "0",
+    "MIRIX_WORKER_NICE": "0",
+    "MIRIX_WORKER_TORCH_THREADS": str(max(1, min(2, available_cores()))),
+    "MIRIX_API_TORCH_THREADS": str(max(1, min(2, available_cores()))),
+}
+PENDING = (Job.Status.QUEUED, Job.Status.RUNNING, Job.Status.INDEXING)
 
 logger = logging.getLogger(__name__)
 
@@ -65,12 +98,28 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@dataclass
+class Profile:
+    """The server's phase timings of each successful request, by (API processes, clients, operation)."""
+
+    enabled: bool
+    phases: dict[tuple[int, int, str], list[dict[str, float]]] = field(default_factory=dict)
+
+    def headers(self) -> dict[str, str]:
+        return {"X-Server-Timing": "1"} if self.enabled else {}
+
+    def collect(self, cell: tuple[int, int, str], response: requests.Response) -> None:
+        value = response.headers.get("Server-Timing")
+        if self.enabled and value and response.status_code == OPERATIONS[cell[2]]:
+            self.phases.setdefault(cell, []).append(parse_server_timing(value))
+
+
 @contextmanager
-def _process(argv: list[str], *, log_name: str) -> Iterator[subprocess.Popen[bytes]]:
-    """A child in a session of its own, with the command's environment; stopped on exit."""
+def _process(argv: list[str], *, log_name: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """A child in a session of its own, with the command's environment and ``env``; stopped on exit."""
     log_path = Path(settings.BASE_DIR) / "var" / f"bench-api-{log_name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "MIRIX_EMBEDDED": "off", "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "MIRIX_EMBEDDED": "off", "PYTHONUNBUFFERED": "1", **env}
     with log_path.open("wb") as log:
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
             argv, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -78,13 +127,18 @@ def _process(argv: list[str], *, log_name: str) -> Iterator[subprocess.Popen[byt
         try:
             yield process
         finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+            _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's session, SIGKILL after 30 s; nothing for one that already exited."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def _wait_ready(base_url: str, process: subprocess.Popen[bytes], timeout: float = 180.0) -> None:
@@ -102,44 +156,96 @@ def _wait_ready(base_url: str, process: subprocess.Popen[bytes], timeout: float 
 
 
 def _write(
-    session: requests.Session, client: int, number: int, *, base: str, headers: dict[str, str], texts: list[str]
+    session: requests.Session,
+    client: int,
+    number: int,
+    *,
+    base: str,
+    headers: dict[str, str],
+    texts: list[str],
+    messages: int = 1,
+    subject: int | None = None,
+    on_response: Callable[[requests.Response], None] | None = None,
 ) -> requests.Response:
-    """One chat message to the client's own subject."""
-    text = texts[(client * 997 + number) % len(texts)]
-    return session.post(
-        f"{base}/v1/subjects/bench-{client}/memories",
-        json={"messages": [{"role": "user", "name": "Bench", "content": text}]},
+    """``messages`` chat messages to the client's own subject (or ``subject``)."""
+    first = (client * 997 + number * messages) % len(texts)
+    body = [{"role": "user", "name": "Bench", "content": texts[(first + i) % len(texts)]} for i in range(messages)]
+    response = session.post(
+        f"{base}/v1/subjects/bench-{client if subject is None else subject}/memories",
+        json={"messages": body},
         headers=headers,
-        timeout=120,
+        timeout=600,
     )
+    if on_response is not None:
+        on_response(response)
+    return response
 
 
 def _search(
-    session: requests.Session, client: int, number: int, *, base: str, headers: dict[str, str], questions: list[str]
+    session: requests.Session,
+    client: int,
+    number: int,
+    *,
+    base: str,
+    headers: dict[str, str],
+    questions: list[str],
+    on_response: Callable[[requests.Response], None] | None = None,
 ) -> requests.Response:
     """A graph-mode search of the client's own subject."""
     question = questions[(client * 31 + number) % len(questions)]
-    return session.post(
-        f"{base}/v1/subjects/bench-{client}/search", json={"query": question}, headers=headers, timeout=120
+    response = session.post(
+        f"{base}/v1/subjects/bench-{client}/search", json={"query": question}, headers=headers, timeout=600
     )
+    if on_response is not None:
+        on_response(response)
+    return response
+
+
+@dataclass
+class Run:
+    """Everything one invocation measured."""
+
+    measurements: list[Measurement] = field(default_factory=list)
+    cold_ms: dict[tuple[int, str], float] = field(default_factory=dict)  # (API processes, operation)
+    idle: loadgen.Summary | None = None
+    busy: loadgen.Summary | None = None
+    busy_indexed: int = 0  # records indexed during the busy window
+    busy_pending_at_end: int = 0  # jobs still pending when it ended
+    in_process: loadgen.Summary | None = None
+    profile: Profile = field(default_factory=lambda: Profile(enabled=False))
+
+    def warm_p50(self, workers: int, operation: str) -> float:
+        return next(
+            (
+                m.summary.p50_ms
+                for m in self.measurements
+                if m.api_workers == workers and m.operation == operation and m.summary.clients == 1
+            ),
+            math.nan,
+        )
 
 
 class Command(BaseCommand):
     help = "Load-test the API (writes and searches) against gunicorn + a Celery pool started here."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--clients", default="1,8,32", help="Concurrent client counts (comma-separated).")
-        parser.add_argument("--api-workers", default="1,2,4", help="gunicorn worker counts (comma-separated).")
-        parser.add_argument("--seconds", type=float, default=10.0, help="Measured seconds per operation and level.")
+        parser.add_argument("--clients", default="1,8", help="Concurrent client counts (comma-separated).")
+        parser.add_argument("--api-workers", default="1,2", help="gunicorn worker counts (comma-separated).")
+        parser.add_argument("--seconds", type=float, default=8.0, help="Measured seconds per operation and level.")
         parser.add_argument("--worker-concurrency", type=int, default=2, help="Celery pool processes.")
+        parser.add_argument("--profile", action="store_true", help="Report the server's own phase timings.")
+        parser.add_argument("--baseline", action="store_true", help="Run with the policy before ADR 0052/0053.")
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.getLogger("apps").setLevel(logging.WARNING)
         clients = [int(c) for c in str(options["clients"]).split(",")]
         api_workers = [int(w) for w in str(options["api_workers"]).split(",")]
-        if max(clients) > SUBJECTS:
-            raise CommandError(f"at most {SUBJECTS} clients")
+        if max(clients) > BACKLOG_SUBJECTS.start:
+            raise CommandError(f"at most {BACKLOG_SUBJECTS.start} clients")
+        baseline = bool(options["baseline"])
+        if baseline:
+            query_embedding_cache().capacity = 0  # the in-process searches too
         organization = tenancy.organization_create(
             name="API benchmark", slug=f"bench-api-{uuid.uuid4().hex[:8]}", monthly_request_quota=UNLIMITED
         )
@@ -153,7 +259,8 @@ class Command(BaseCommand):
             texts = [r.summary for r in synthetic.generate_history(size=2000, subject_id=organization.id).records]
             questions = [q.text for q in synthetic.benchmark_questions(synthetic.generate_history(
                 size=1000, subject_id=organization.id).records)]  # fmt: skip
-            measurements = self._measure(
+            run = self._measure(
+                organization_id=organization.id,
                 key=key,
                 texts=texts,
                 questions=questions,
@@ -161,20 +268,30 @@ class Command(BaseCommand):
                 api_workers=api_workers,
                 seconds=float(options["seconds"]),
                 worker_concurrency=int(options["worker_concurrency"]),
+                env=BASELINE_ENV if baseline else {},
+                profile=Profile(enabled=bool(options["profile"])),
             )
             body = self._report(
-                measurements, seconds=float(options["seconds"]), concurrency=options["worker_concurrency"]
+                run,
+                seconds=float(options["seconds"]),
+                concurrency=options["worker_concurrency"],
+                baseline=baseline,
+                questions=len(questions),
             )
             self.stdout.write(body)
             if options["write_docs"]:
-                self._plot(measurements, clients)
-                write_section("bench_api", body + "\n\n![API load](img/bench_api.png)")
+                if baseline:
+                    write_section("bench_api_baseline", body)
+                else:
+                    self._plot(run.measurements, clients)
+                    write_section("bench_api", body + "\n\n![API load](img/bench_api.png)")
         finally:
             tenancy.organization_offboard(organization_id=organization.id)
 
     def _measure(
         self,
         *,
+        organization_id: uuid.UUID,
         key: str,
         texts: list[str],
         questions: list[str],
@@ -182,57 +299,206 @@ class Command(BaseCommand):
         api_workers: list[int],
         seconds: float,
         worker_concurrency: int,
-    ) -> list[Measurement]:
-        headers = {"Authorization": f"Bearer {key}"}
+        env: dict[str, str],
+        profile: Profile,
+    ) -> Run:
+        headers = {"Authorization": f"Bearer {key}", **profile.headers()}
         celery = [sys.executable, "-m", "celery", "-A", "mirix_saas", "worker", "-n", f"bench-api-{os.getpid()}@%h",
                   "-Q", ",".join(settings.CELERY_QUEUES), "-c", str(worker_concurrency), "-P", "prefork",
-                  "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"]  # fmt: skip
-        measurements: list[Measurement] = []
-        total = len(api_workers) * len(clients) * len(OPERATIONS)
-        with _process(celery, log_name="worker"), tqdm(total=total, unit="run", desc="bench_api") as progress:
-            for workers in api_workers:
-                port = _free_port()
-                base = f"http://127.0.0.1:{port}"
-                gunicorn = [sys.executable, "-m", "gunicorn", "mirix_saas.wsgi:application", "-b", f"127.0.0.1:{port}",
-                            "-w", str(workers), "--timeout", "120", "--backlog", "256"]  # fmt: skip
-                with _process(gunicorn, log_name=f"api-{workers}") as server:
-                    _wait_ready(base, server)
+                  "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"]  # fmt: skip
+        run = Run(profile=profile)
+        searched = max(clients)
+        with ExitStack() as workers_running:
+            # 1. Indexing against the API, on the first process count.
+            seeding_worker = workers_running.enter_context(_process(celery, log_name="worker-seed", env=env))
+            workers = api_workers[0]
+            with self._server(workers, env) as base:
+                write = functools.partial(_write, base=base, headers=headers, texts=texts)
+                search = functools.partial(_search, base=base, headers=headers, questions=questions)
+                seed = functools.partial(write, messages=SEED_MESSAGES)
+                tqdm.write(f"  seeding {searched} subjects with {SEED_WRITES * SEED_MESSAGES} messages each")
+                self._send_all(seed, clients=searched, each=SEED_WRITES, status=OPERATIONS["write"])
+                self._drain(organization_id)
+                loadgen.run_closed_loop(search, clients=1, seconds=3.0, expected_status=200)  # warm-up
+                run.idle = self._cell(search, clients=1, seconds=seconds, status=200, label="search, worker idle")
+                configured = int(env.get("MIRIX_API_TORCH_THREADS") or settings.API_TORCH_THREADS)
+                run.in_process = self._in_process(
+                    organization_id=organization_id,
+                    questions=questions,
+                    seconds=seconds,
+                    torch_threads=api_torch_threads(configured=configured, processes=workers, cores=available_cores()),
+                )
+                # The backlog is queued with no worker running, so that indexing it outlasts the window.
+                _stop(seeding_worker)
+                tqdm.write(f"  backlog: {BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects")
 
+                def backlog(session: requests.Session, client: int, number: int) -> requests.Response:
+                    subject = BACKLOG_SUBJECTS[(client * BACKLOG_WRITES + number) % len(BACKLOG_SUBJECTS)]
+                    return write(session, client, number, messages=BACKLOG_MESSAGES, subject=subject)
+
+                self._send_all(backlog, clients=4, each=BACKLOG_WRITES // 4, status=OPERATIONS["write"])
+                indexed_before = self._indexed(organization_id)
+                workers_running.enter_context(_process(celery, log_name="worker", env=env))
+                self._wait_indexing(organization_id, indexed_before)
+                indexed_start = self._indexed(organization_id)
+                run.busy = self._cell(search, clients=1, seconds=seconds, status=200, label="search, worker indexing")
+                run.busy_indexed = self._indexed(organization_id) - indexed_start
+                run.busy_pending_at_end = self._pending(organization_id)
+                tqdm.write(
+                    f"  {run.busy_indexed} records indexed during the busy searches; "
+                    f"{run.busy_pending_at_end} jobs pending after"
+                )
+                self._drain(organization_id)
+
+            # 2. Each process count: cold requests, then the load cells.
+            for workers in api_workers:
+                with self._server(workers, env) as base:
                     write = functools.partial(_write, base=base, headers=headers, texts=texts)
                     search = functools.partial(_search, base=base, headers=headers, questions=questions)
-                    senders: dict[str, loadgen.Request] = {"write": write, "search": search}
-                    # Warm-up (not measured): every gunicorn process loads its models on first use.
-                    loadgen.run_closed_loop(write, clients=2 * workers, seconds=3.0, expected_status=202)
+                    for operation, first in (("search", search), ("write", write)):  # the first after the start
+                        began = time.perf_counter()
+                        with requests.Session() as session:
+                            status = first(session, 0, 0).status_code
+                        run.cold_ms[(workers, operation)] = (time.perf_counter() - began) * 1000
+                        if status != OPERATIONS[operation]:
+                            raise CommandError(f"the first {operation} answered {status}")
+                    loadgen.run_closed_loop(
+                        write, clients=2 * workers, seconds=3.0, expected_status=OPERATIONS["write"]
+                    )
                     loadgen.run_closed_loop(search, clients=2 * workers, seconds=3.0, expected_status=200)
+                    self._drain(organization_id)
                     for count in clients:
                         for operation, status in OPERATIONS.items():
-                            progress.set_postfix_str(f"{workers} api × {count} clients: {operation}")
-                            sample = loadgen.run_closed_loop(
-                                senders[operation], clients=count, seconds=seconds, expected_status=status
+                            send = functools.partial(
+                                write if operation == "write" else search,
+                                on_response=functools.partial(profile.collect, (workers, count, operation)),
                             )
-                            summary = loadgen.summarize(sample, count)
-                            measurements.append(Measurement(workers, operation, summary))
-                            tqdm.write(
-                                f"  {workers} api × {count:>2} clients {operation:<6} {summary.per_second:7.1f} req/s  "
-                                f"p50 {summary.p50_ms:6.0f} ms  p95 {summary.p95_ms:6.0f} ms  "
-                                f"p99 {summary.p99_ms:6.0f} ms  errors {summary.errors} {summary.error_kinds or ''}"
-                            )
-                            progress.update()
-        return measurements
+                            summary = self._cell(
+                                send, clients=count, seconds=seconds, status=status,
+                                label=f"{workers} api × {count:>2} clients {operation:<6}",
+                            )  # fmt: skip
+                            run.measurements.append(Measurement(workers, operation, summary))
+                            if operation == "write":
+                                self._drain(organization_id)
+        return run
 
-    def _report(self, measurements: list[Measurement], *, seconds: float, concurrency: int) -> str:
+    @contextmanager
+    def _server(self, workers: int, env: dict[str, str]) -> Iterator[str]:
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        gunicorn = [sys.executable, "-m", "gunicorn", "-c", "python:infra.gunicorn_config", "-b", f"127.0.0.1:{port}",
+                    "-w", str(workers), "--backlog", "256"]  # fmt: skip
+        with _process(gunicorn, log_name=f"api-{workers}", env=env) as server:
+            _wait_ready(base, server)
+            yield base
+
+    def _cell(self, send: loadgen.Request, *, clients: int, seconds: float, status: int, label: str) -> loadgen.Summary:
+        summary = loadgen.summarize(
+            loadgen.run_closed_loop(send, clients=clients, seconds=seconds, expected_status=status), clients
+        )
+        tqdm.write(
+            f"  {label}: {summary.per_second:7.1f} req/s  p50 {summary.p50_ms:6.0f} ms  "
+            f"p95 {summary.p95_ms:6.0f} ms  p99 {summary.p99_ms:6.0f} ms  errors {summary.errors} "
+            f"{summary.error_kinds or ''}"
+        )
+        return summary
+
+    def _send_all(self, send: loadgen.Request, *, clients: int, each: int, status: int) -> None:
+        """``each`` requests from each of ``clients`` clients, all of which must succeed."""
+        failures: list[int] = []
+
+        def client(index: int) -> None:
+            with requests.Session() as session:
+                for number in range(each):
+                    response = send(session, index, number)
+                    if response.status_code != status:
+                        failures.append(response.status_code)
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if failures:
+            raise CommandError(f"{len(failures)} writes failed: {sorted(set(failures))}")
+
+    def _pending(self, organization_id: uuid.UUID) -> int:
+        with organization_scope(organization_id):
+            return Job.objects.filter(status__in=PENDING).count()
+
+    def _indexed(self, organization_id: uuid.UUID) -> int:
+        with organization_scope(organization_id):
+            return EpisodicEvent.objects.exclude(index_status=EpisodicEvent.IndexStatus.PENDING).count()
+
+    def _wait_indexing(self, organization_id: uuid.UUID, indexed: int) -> None:
+        """Wait until the (just started) worker has indexed its first record past ``indexed``."""
+        deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
+        while self._indexed(organization_id) <= indexed:
+            if time.monotonic() > deadline:
+                raise CommandError("the worker did not start indexing the backlog in time")
+            time.sleep(0.5)
+
+    def _drain(self, organization_id: uuid.UUID) -> None:
+        """Wait until the worker has finished every job of the benchmark organization."""
+        deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
+        while self._pending(organization_id):
+            if time.monotonic() > deadline:
+                raise CommandError("the worker did not finish the queued indexing in time")
+            time.sleep(1.0)
+
+    def _in_process(
+        self, *, organization_id: uuid.UUID, questions: list[str], seconds: float, torch_threads: int
+    ) -> loadgen.Summary:
+        """The idle searches' questions and subjects through ``search_evidence`` in this process,
+        with the torch threads of an API process and a warm-up like the server's (the models
+        loaded and run once, a few searches)."""
+        process_policy_apply(torch_threads=torch_threads)
+        providers_warm()
+        for question in questions[:3]:
+            with organization_scope(organization_id):
+                search_evidence(subject=subject_get(external_id="bench-0"), question=question)
+        sample = loadgen.Sample()
+        began = time.monotonic()
+        number = 0
+        while time.monotonic() - began < seconds:
+            question = questions[number % len(questions)]  # client 0's sequence
+            start = time.perf_counter()
+            with organization_scope(organization_id):
+                search_evidence(subject=subject_get(external_id="bench-0"), question=question)
+            sample.latencies.append(time.perf_counter() - start)
+            number += 1
+        sample.seconds = time.monotonic() - began
+        summary = loadgen.summarize(sample, 1)
+        tqdm.write(f"  search in process: p50 {summary.p50_ms:6.0f} ms  p95 {summary.p95_ms:6.0f} ms")
+        return summary
+
+    def _report(self, run: Run, *, seconds: float, concurrency: int, baseline: bool, questions: int) -> str:
+        measurements = run.measurements
         errors = sum(m.summary.errors for m in measurements)
-        load = os.getloadavg()[0]
+        load = os.getloadavg()
+        counts = sorted({m.api_workers for m in measurements})
+        policy = (
+            "**Baseline: the policy before ADR 0052/0053** (models loaded on first use, two torch threads in "
+            "every process, the worker at normal priority, no query-embedding cache)"
+            if baseline
+            else "The policy of ADR 0052/0053 (models warmed before traffic, one torch thread per API process "
+            "within cores // API processes, worker pool processes at nice 10 with one torch thread, query "
+            "embeddings cached per organization)"
+        )
+        title = "## API load (`python manage.py bench_api --profile --write-docs" + (" --baseline" if baseline else "")
         lines = [
-            "## API load (`python manage.py bench_api --write-docs`)",
+            title + "`)",
             "",
-            f"gunicorn (sync workers, 1, 2 and 4 processes in turn) and a Celery pool of {concurrency} prefork "
-            f"processes indexing what the writes store, on the embedded Postgres and Redis, {platform.machine()} with "
-            f"{os.cpu_count()} cores shared by server, pool, database and the load generator. Closed-loop clients "
-            f"over HTTP keep-alive, {seconds:.0f} s per cell after a warm-up. A write is one chat message to the "
-            "client's own subject (routing, writing, embedding, commit, indexing job enqueued: 201); a search is "
-            "a graph-mode retrieval over that subject's history (200). Latencies are of successful requests; any "
-            f"other status is an error ({errors} in all).",
+            f"{policy}. gunicorn (sync workers, {', '.join(map(str, counts))} processes in turn, the service's "
+            f"`infra.gunicorn_config`) and a Celery pool of {concurrency} prefork processes indexing what the writes "
+            f"store, on the embedded Postgres and Redis, {platform.machine()} with {os.cpu_count()} cores shared by "
+            "server, pool, database, the load generator and other work on the machine. Closed-loop clients over "
+            f"HTTP keep-alive, {seconds:.0f} s per cell after a warm-up; the indexing a write cell queued is "
+            "drained before the next cell. A write is one chat message to the client's own subject (201); a "
+            "search is a graph-mode retrieval over that subject's history (200), the client cycling through "
+            f"{questions} benchmark questions (so a question repeats after {questions} searches). Latencies "
+            f"are of successful requests; any other status is an error ({errors} in all). Machine load "
+            f"(1/5/15-minute averages) at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.",
             "",
             "| API processes | clients | operation | requests/s | p50 ms | p95 ms | p99 ms | errors |",
             "|---|---|---|---|---|---|---|---|",
@@ -244,15 +510,65 @@ class Command(BaseCommand):
             "",
             "Scaling with API processes (requests/s at the largest client count, relative to one process):",
             "",
-            "| operation | "
-            + " | ".join(f"{w} process(es)" for w in sorted({m.api_workers for m in measurements}))
-            + " |",
-            "|---|" + "---|" * len({m.api_workers for m in measurements}),
+            "| operation | " + " | ".join(f"{w} process(es)" for w in counts) + " |",
+            "|---|" + "---|" * len(counts),
             *[self._scaling_row(measurements, operation) for operation in OPERATIONS],
             "",
-            f"Machine load (1-minute average) at the end: {load:.1f}.",
+            "First request after the server is ready (cold) against the warm p50 of the same process count at "
+            "one client:",
+            "",
+            "| API processes | operation | first ms | warm p50 ms | first / warm |",
+            "|---|---|---|---|---|",
+            *[
+                f"| {workers} | {operation} | {first:.0f} | {run.warm_p50(workers, operation):.0f} | "
+                f"{first / run.warm_p50(workers, operation):.2f}× |"
+                for (workers, operation), first in sorted(run.cold_ms.items())
+            ],
         ]
+        if run.idle is not None and run.busy is not None and run.in_process is not None:
+            lines += [
+                "",
+                f"Search at one client over HTTP ({counts[0]} API process(es)) with the worker idle, in this process "
+                f"(`search_evidence`, same subject and questions), and over HTTP while the worker indexes a backlog "
+                f"({BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects, queued with the worker "
+                f"stopped, then a worker started; the window opens once it indexes; {run.busy_indexed} records "
+                f"indexed during the window, {run.busy_pending_at_end} jobs still pending at its end):",
+                "",
+                "| case | searches/s | p50 ms | p95 ms | ratio |",
+                "|---|---|---|---|---|",
+                f"| in process | {run.in_process.per_second:.1f} | {run.in_process.p50_ms:.0f} | "
+                f"{run.in_process.p95_ms:.0f} | – |",
+                f"| HTTP, worker idle | {run.idle.per_second:.1f} | {run.idle.p50_ms:.0f} | {run.idle.p95_ms:.0f} | "
+                f"HTTP p50 / in-process p50 = {run.idle.p50_ms / run.in_process.p50_ms:.2f}× |",
+                f"| HTTP, worker indexing | {run.busy.per_second:.1f} | {run.busy.p50_ms:.0f} | "
+                f"{run.busy.p95_ms:.0f} | p95 busy / p50 idle = {run.busy.p95_ms / run.idle.p50_ms:.2f}× |",
+            ]
+        if run.profile.enabled:
+            lines += ["", *self._profile_table(run.profile, counts[0])]
         return "\n".join(lines)
+
+    def _profile_table(self, profile: Profile, workers: int) -> list[str]:
+        """Mean and p50 of each phase per operation and client count, from ``Server-Timing``."""
+        lines = [
+            f"Where the time goes ({workers} API process(es); the server's own `Server-Timing` phases, exclusive: "
+            "`sql` is every SQL statement, `graph` every statement over the graph and its adjacency index, `retrieval` the search's own Python "
+            "(planning, ranking, fusion), `routing`/`writing`/`embedding`/`database` the write path's stopwatch "
+            "(`database`: its ORM work outside SQL), `auth` key, scopes and throttles, `audit` the audit entry, "
+            "`commit` the transaction's end, `serialization` the serializers and JSON, `other` the framework "
+            "and the rest of `total`; ms):",
+            "",
+            "| operation | clients | requests | " + " | ".join(f"{p} mean / p50" for p in _PHASES) + " |",
+            "|---|---|---|" + "---|" * len(_PHASES),
+        ]
+        for (count_workers, clients, operation), timings in sorted(profile.phases.items()):
+            if count_workers != workers:
+                continue
+            cells = []
+            for name in _PHASES:
+                values = [t.get(name, 0.0) for t in timings]
+                cells.append(f"{sum(values) / len(values):.1f} / {percentile(values, 0.5):.1f}")
+            lines.append(f"| {operation} | {clients} | {len(timings)} | " + " | ".join(cells) + " |")
+        return lines
 
     def _scaling_row(self, measurements: list[Measurement], operation: str) -> str:
         top = max(m.summary.clients for m in measurements)
@@ -294,3 +610,20 @@ class Command(BaseCommand):
         PLOT.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(PLOT, dpi=110)
         plt.close(figure)
+
+
+_PHASES = (
+    "auth",
+    "routing",
+    "writing",
+    "embedding",
+    "database",
+    "sql",
+    "graph",
+    "retrieval",
+    "serialization",
+    "audit",
+    "commit",
+    "other",
+    "total",
+)

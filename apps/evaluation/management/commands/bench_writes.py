@@ -100,7 +100,10 @@ class Command(BaseCommand):
         gunicorn = [sys.executable, "-m", "gunicorn", "mirix_saas.wsgi:application", "-b", f"127.0.0.1:{port}",
                     "-w", str(api), "--timeout", "120", "--backlog", "256"]  # fmt: skip
         write = functools.partial(_write, base=base, headers=headers, texts=texts)
-        with _process(celery, log_name="writes-worker"), _process(gunicorn, log_name="writes-api") as server:
+        with (
+            _process(celery, log_name="writes-worker", env={}),
+            _process(gunicorn, log_name="writes-api", env={}) as server,
+        ):
             _wait_ready(base, server)
             # Warm-up (not measured): the API and the worker load their models on first use.
             loadgen.run_closed_loop(write, clients=2, seconds=3.0, expected_status=202)

@@ -27,8 +27,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from apps.dream.services import DREAM_EVERY_CHUNKS, dream_run, graph_size
+from apps.evaluation.coverage import question_coverage
 from apps.evaluation.ingestion import conversation_ingest, row_dia_ids
-from apps.evaluation.locomo import Conversation, Question, load_conversations
+from apps.evaluation.locomo import DATA_FILE, Conversation, Question, load_conversations
 from apps.evaluation.reference import REFERENCE_MODES, TurnRetriever
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.language.words import count_tokens
@@ -41,6 +42,7 @@ from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 
 TOKEN_BUDGETS = (512, 1024, 2048)
+RANK_CUTOFFS = (1, 5, 10)  # recall among the first k returned rows
 SCORED_CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MODES = ("flat", "graph", "graph+dream", *REFERENCE_MODES)
@@ -75,6 +77,12 @@ class Command(BaseCommand):
             "with the range over the ingestions (ids are random per ingestion and break ties).",
         )
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
+        parser.add_argument(
+            "--coverage-report",
+            action="store_true",
+            help="With graph mode: list the multi-hop gold turns that no graph lane brings into the candidate set, "
+            "with the lane that should have reached each (first ingestion; a section of its own with --write-docs).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         modes = [m.strip() for m in options["mode"].split(",") if m.strip()]
@@ -89,6 +97,9 @@ class Command(BaseCommand):
         ingestions: int = options["ingestions"]
         if ingestions < 1:
             raise CommandError("--ingestions must be at least 1")
+        self.coverage: list[dict[str, Any]] | None = [] if options["coverage_report"] else None
+        if self.coverage is not None and "graph" not in modes:
+            raise CommandError("--coverage-report traces graph mode: add graph to --mode")
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
         lines: list[dict[str, Any]] = []
@@ -114,6 +125,8 @@ class Command(BaseCommand):
                             lines += [
                                 {**line, "ingestion": ingestion} for line in self._ask(subject, conversation, mode)
                             ]
+                        if self.coverage is not None and not dream and not ingestion:
+                            self.coverage += self._coverage(subject, conversation)
         finally:
             for organization_id in organizations:
                 tenancy.organization_offboard(organization_id=organization_id)
@@ -124,11 +137,32 @@ class Command(BaseCommand):
             with out.with_suffix(".dream.jsonl").open("w") as handle:
                 for dream_round in self.dream_rounds:
                     handle.write(json.dumps(dream_round) + "\n")
-        plot_path = BENCHMARKS.parent / "img" / "eval_locomo.png" if options["write_docs"] else out.with_suffix(".png")
-        body = self._report(lines, modes, conversations, out, plot_path, ingestions=ingestions)
+        # The dev split keeps its section; any other file has one of its own, named after it.
+        own = data is not None and data.name != DATA_FILE
+        section = f"eval_locomo_{data.stem}" if own and data is not None else "eval_locomo"
+        plot_path = BENCHMARKS.parent / "img" / f"{section}.png" if options["write_docs"] else out.with_suffix(".png")
+        source = f"`{data}`" if own else "the dev split (LoCoMo, CC BY-NC 4.0, read in place)"
+        body = self._report(
+            lines,
+            modes,
+            conversations,
+            out,
+            plot_path,
+            ingestions=ingestions,
+            source=source,
+            data=data if own else None,
+        )
         self.stdout.write(body)
         if options["write_docs"]:
-            write_section("eval_locomo", body)
+            write_section(section, body)
+        if self.coverage is not None:
+            with out.with_suffix(".coverage.jsonl").open("w") as handle:
+                for item in self.coverage:
+                    handle.write(json.dumps(item) + "\n")
+            report = _coverage_report(self.coverage, lines, conversations, source=source, data=data if own else None)
+            self.stdout.write(report)
+            if options["write_docs"]:
+                write_section(f"{section}_coverage", report)
 
     def _ingest(
         self, organization_id: uuid.UUID, conversation: Conversation, *, index: bool, dream: bool = False
@@ -187,7 +221,10 @@ class Command(BaseCommand):
         for question in tqdm(conversation.questions, desc=f"ask {conversation.sample_id} (turns)", unit="q"):
             orders = retriever.orders(question.question, limit=REFERENCE_TURNS)
             for mode in modes:
-                wide: list[dict[str, Any]] = [{"dia_id": dia, "tokens": tokens[dia]} for dia in orders[mode]]
+                wide: list[dict[str, Any]] = [
+                    {"dia_id": dia, "tokens": tokens[dia], "rank": rank}
+                    for rank, dia in enumerate(orders[mode], start=1)
+                ]
                 system = wide[:SYSTEM_TURNS]
                 lines.append(
                     {
@@ -237,6 +274,18 @@ class Command(BaseCommand):
             )
         return lines
 
+    def _coverage(self, subject: Subject, conversation: Conversation) -> list[dict[str, Any]]:
+        rows_of: dict[str, list[str]] = defaultdict(list)
+        for row_id, dias in row_dia_ids(subject).items():
+            for dia in dias:
+                rows_of[dia].append(row_id)
+        vectors = embedder()
+        found = []
+        for question in conversation.questions:
+            if question.category == 1 and question.evidence:
+                found += question_coverage(subject=subject, question=question, embedder=vectors, rows_of=rows_of)
+        return found
+
     def _report(
         self,
         lines: list[dict[str, Any]],
@@ -246,15 +295,21 @@ class Command(BaseCommand):
         plot_path: Path,
         *,
         ingestions: int = 1,
+        source: str = "the dev split",
+        data: Path | None = None,
     ) -> str:
         table = _recall_table(lines, modes)
-        plot = _plot(table, modes, plot_path)
+        plot = _plot(table, modes, plot_path, title=f"{data.stem if data else 'LoCoMo dev split'}")
         link = plot.relative_to(BENCHMARKS.parent) if plot.is_relative_to(BENCHMARKS.parent) else plot
         spread = ingestions > 1
-        header = "| mode | category | questions | recall @ system budget | @512 tok | @1024 tok | @2048 tok | rows/q | tokens/q |"
+        header = (
+            "| mode | category | questions | recall @ system budget | @512 tok | @1024 tok | @2048 tok | "
+            + "".join(f"R@{k} | " for k in RANK_CUTOFFS)
+            + "rows/q | tokens/q |"
+        )
         rows = [
             header + (" @1024 tok: range over ingestions |" if spread else ""),
-            "|---" * (10 if spread else 9) + "|",
+            "|---" * (10 + len(RANK_CUTOFFS) if spread else 9 + len(RANK_CUTOFFS)) + "|",
         ]
         for mode in modes:
             for category in [*SCORED_CATEGORIES, "all"]:
@@ -262,13 +317,19 @@ class Command(BaseCommand):
                 low, high = cell["low"], cell["high"]
                 rows.append(
                     f"| {mode} | {CATEGORY_NAMES.get(category, 'all 1–4') if category != 'all' else 'all 1–4'} | {cell['n']} | "  # type: ignore[call-overload]
-                    f"{cell['system']:.1%} | {cell[512]:.1%} | {cell[1024]:.1%} | {cell[2048]:.1%} | {cell['rows']:.1f} | {cell['tokens']:.0f} |"
+                    f"{cell['system']:.1%} | {cell[512]:.1%} | {cell[1024]:.1%} | {cell[2048]:.1%} | "
+                    + "".join(f"{cell[f'R@{k}']:.1%} | " for k in RANK_CUTOFFS)
+                    + f"{cell['rows']:.1f} | {cell['tokens']:.0f} |"
                     + (f" {low:.1%} – {high:.1%} |" if spread else "")
                 )
         dropped = sum(
             len(line["dropped_evidence"]) for line in lines if line["mode"] == modes[0] and not line["ingestion"]
         )
-        command = f"--mode {','.join(modes)}" + (f" --ingestions {ingestions}" if spread else "")
+        command = (
+            (f"--data {data} " if data else "")
+            + f"--mode {','.join(modes)}"
+            + (f" --ingestions {ingestions}" if spread else "")
+        )
         means = (
             f"Each conversation was ingested {ingestions} times, each into its own organization; figures are means "
             "over the ingestions (questions are counted once), with the range of recall within 1,024 tokens. "
@@ -277,12 +338,14 @@ class Command(BaseCommand):
         )
         return "\n".join(
             [
-                f"## LoCoMo evidence recall (`python manage.py eval_locomo {command} --write-docs`)",
+                f"## LoCoMo evidence recall{f' on {data.stem}' if data else ''} "
+                f"(`python manage.py eval_locomo {command} --write-docs`)",
                 "",
-                f"{len(conversations)} conversations of the dev split (LoCoMo, CC BY-NC 4.0, read in place), "
+                f"{len(conversations)} conversations of {source}, "
                 f"categories 1–4, local providers, {platform.machine()}, 2 cores. Every turn is written through the "
                 "write path (one chunk per session) and indexed; questions are never seen by ingestion. Recall = share "
                 "of a question's gold dia_ids among the returned rows' dia_ids (facts count through their cited rows). "
+                "R@k = the share cited by one of the first k returned rows (of the 2,048-token search). "
                 f"Evidence fixes applied; {dropped} malformed evidence ids could not be repaired and were dropped. "
                 f"{means}Run file: `{out}`.",
                 "",
@@ -291,6 +354,66 @@ class Command(BaseCommand):
                 f"![recall per category]({link})",
             ]
         )
+
+
+def _coverage_report(
+    coverage: list[dict[str, Any]],
+    lines: list[dict[str, Any]],
+    conversations: list[Conversation],
+    *,
+    source: str,
+    data: Path | None,
+) -> str:
+    """The multi-hop gold turns graph mode never makes candidates, by lane, with the rank flat
+    mode gives each (when flat mode ran)."""
+    questions = [q for c in conversations for q in c.questions if q.category == 1 and q.evidence]
+    gold = sum(len(q.evidence) for q in questions)
+    flat_rank = {
+        (line["sample_id"], line["qa_index"], item["dia_id"]): item["rank"]
+        for line in lines
+        if line["mode"] == "flat" and not line["ingestion"]
+        for item in line["returned_wide"]
+    }
+    by_lane: dict[str, int] = defaultdict(int)
+    for item in coverage:
+        by_lane[item["lane"]] += 1
+    flat_ran = any(line["mode"] == "flat" for line in lines)
+    table = [
+        "| conversation | question | gold turn | lane that should have reached it | anchors its rows mention |"
+        + (" flat rank |" if flat_ran else ""),
+        "|---|---|---|---|---|" + ("---|" if flat_ran else ""),
+    ]
+    for item in sorted(coverage, key=lambda i: (i["sample_id"], i["qa_index"], i["dia_id"])):
+        anchors = ", ".join(item["anchors"][:3]) + (
+            f" (+{len(item['anchors']) - 3})" if len(item["anchors"]) > 3 else ""
+        )
+        rank = flat_rank.get((item["sample_id"], item["qa_index"], item["dia_id"]))
+        table.append(
+            f"| {item['sample_id']} | #{item['qa_index']} | {item['dia_id']} | {item['lane']} | {anchors or '—'} |"
+            + (f" {rank if rank is not None else 'not returned'} |" if flat_ran else "")
+        )
+    command = (f"--data {data} " if data else "") + "--mode flat,graph --coverage-report"
+    return "\n".join(
+        [
+            f"## Graph-mode candidate coverage of multi-hop gold turns (`python manage.py eval_locomo {command} "
+            "--write-docs`)",
+            "",
+            f"{len(questions)} multi-hop questions of {source} with {gold} gold turns; **{len(coverage)} never enter "
+            "graph mode's candidate set** (the rows of both lanes, their same-chunk neighbours and the rows cited by "
+            "the relation lane's facts, before fusion and budgets; first ingestion). Questions are named by their "
+            "index in the file. The lane is the first that should have reached the turn: the anchors the turn's rows "
+            "mention are compared with the anchors the question selected, recalled and read as co-participants. "
+            + (
+                "Flat rank: the rank of the first row citing the turn in flat mode's 2,048-token search. "
+                if flat_ran
+                else ""
+            ),
+            "",
+            *[f"- {lane}: {count}" for lane, count in sorted(by_lane.items(), key=lambda kv: (-kv[1], kv[0]))],
+            "",
+            *table,
+        ]
+    )
 
 
 def _question_line(
@@ -311,12 +434,14 @@ def _question_line(
 
 
 def _returned(result: Any, dia_of: dict[str, list[str]], turn_tokens: dict[str, int]) -> list[dict[str, Any]]:
-    seen: dict[str, int] = {}
-    for fused in result.rows:
+    """The returned rows' dia_ids in order, each once, with the 1-based rank of the first row
+    that cites it (a fact cites several turns, all at its rank)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for rank, fused in enumerate(result.rows, start=1):
         for dia in dia_of.get(fused.row.row_id, []):
             if dia not in seen:
-                seen[dia] = turn_tokens.get(dia, count_tokens(fused.row.text))
-    return [{"dia_id": dia, "tokens": tokens} for dia, tokens in seen.items()]
+                seen[dia] = {"dia_id": dia, "tokens": turn_tokens.get(dia, count_tokens(fused.row.text)), "rank": rank}
+    return list(seen.values())
 
 
 def _recall(evidence: list[str], returned: list[dict[str, Any]], budget: int | None) -> float:
@@ -329,6 +454,15 @@ def _recall(evidence: list[str], returned: list[dict[str, Any]], budget: int | N
         used += item["tokens"]
         kept.add(item["dia_id"])
     return len(set(evidence) & kept) / len(set(evidence))
+
+
+def _recall_at(evidence: list[str], returned: list[dict[str, Any]], k: int) -> float:
+    """Share of the gold turns cited by one of the first ``k`` rows (credited through provenance,
+    as the token-budget recall credits them)."""
+    if not evidence:
+        return 0.0
+    cited = {item["dia_id"] for item in returned if item["rank"] <= k}
+    return len(set(evidence) & cited) / len(set(evidence))
 
 
 def _recall_table(lines: list[dict[str, Any]], modes: list[str]) -> dict[str, dict[Any, dict[Any, float]]]:
@@ -348,6 +482,8 @@ def _recall_table(lines: list[dict[str, Any]], modes: list[str]) -> dict[str, di
             cell["system"] = sum(_recall(line["evidence"], line["returned"], None) for line in group) / n
             for budget in TOKEN_BUDGETS:
                 cell[budget] = sum(_recall(line["evidence"], line["returned_wide"], budget) for line in group) / n
+            for k in RANK_CUTOFFS:
+                cell[f"R@{k}"] = sum(_recall_at(line["evidence"], line["returned_wide"], k) for line in group) / n
             cell["rows"] = sum(line["rows_returned"] for line in group) / n
             cell["tokens"] = sum(line["tokens_returned"] for line in group) / n
             per_run = [
@@ -360,7 +496,7 @@ def _recall_table(lines: list[dict[str, Any]], modes: list[str]) -> dict[str, di
     return table
 
 
-def _plot(table: dict[str, dict[Any, dict[Any, float]]], modes: list[str], path: Path) -> Path:
+def _plot(table: dict[str, dict[Any, dict[Any, float]]], modes: list[str], path: Path, *, title: str) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -383,7 +519,7 @@ def _plot(table: dict[str, dict[Any, dict[Any, float]]], modes: list[str], path:
     axis.set_ylabel("evidence recall (%)")
     axis.set_ylim(0, 100)
     axis.legend()
-    axis.set_title("LoCoMo dev split: evidence recall per category")
+    axis.set_title(f"{title}: evidence recall per category")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)

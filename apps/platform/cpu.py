@@ -1,0 +1,61 @@
+"""How API and worker processes share the machine's cores (ADR 0052). Framework-free.
+
+An API process serves customers: it runs at normal priority and its torch threads stay
+within its share of the cores (``cores // processes``), so N processes never run more
+inference threads than there are cores (one thread by default: ADR 0052 has the figures). A worker process indexes in the background: it runs at a lower CPU
+priority (``nice``) with one torch thread, so a backlog of indexing takes the cores only when
+the API leaves them idle.
+
+The thread count reaches the model through ``MIRIX_TORCH_THREADS`` (the local embedder reads it
+when it loads), and torch is told at once when it is already imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+TORCH_THREADS_VARIABLE = "MIRIX_TORCH_THREADS"
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def torch_threads_for(processes: int, cores: int) -> int:
+    """Each of ``processes`` processes' share of ``cores``, at least one thread."""
+    return max(1, cores // max(1, processes))
+
+
+def api_torch_threads(*, configured: int, processes: int, cores: int) -> int:
+    """An API process's torch threads: ``configured`` (0: the whole share) within its share."""
+    share = torch_threads_for(processes, cores)
+    return min(configured or share, share)
+
+
+def torch_threads() -> int:
+    """The thread count set for this process (``MIRIX_TORCH_THREADS``), else all its cores."""
+    configured = os.environ.get(TORCH_THREADS_VARIABLE, "")
+    return int(configured) if configured.isdigit() and int(configured) > 0 else available_cores()
+
+
+@dataclass(frozen=True)
+class ProcessPolicy:
+    torch_threads: int
+    nice: int  # the process's niceness once applied (0 is the default priority)
+
+
+def process_policy_apply(*, torch_threads: int, nice: int = 0) -> ProcessPolicy:
+    """Pin this process's torch threads and lower (never raise) its CPU priority to ``nice``."""
+    os.environ[TORCH_THREADS_VARIABLE] = str(torch_threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(torch_threads)
+    current = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice > current:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    return ProcessPolicy(torch_threads=torch_threads, nice=os.getpriority(os.PRIO_PROCESS, 0))

@@ -1,0 +1,64 @@
+"""What each server process does before it takes work (ADR 0052): apply the CPU policy of its
+kind (``apps.platform.cpu``), then warm the local models (``providers_warm``).
+
+Called by gunicorn's ``post_worker_init`` (``infra.gunicorn_config``) in every API process and
+by Celery's ``worker_process_init`` (``mirix_saas.celery``) in every pool process.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+from django.conf import settings
+from django.db import connections
+
+from apps.platform.cpu import api_torch_threads, available_cores, process_policy_apply
+from apps.providers.registry import providers_warm
+
+logger = logging.getLogger("mirix_saas.processes")
+
+
+def api_process_start(*, processes: int) -> None:
+    """An API process of ``processes``: torch threads within its share of the cores, warm
+    models, a database connection."""
+    cores = available_cores()
+    threads = api_torch_threads(configured=settings.API_TORCH_THREADS, processes=processes, cores=cores)
+    policy = process_policy_apply(torch_threads=threads, nice=0)
+    _warm("api", policy.torch_threads, policy.nice, processes=processes, cores=cores)
+    connections["default"].ensure_connection()
+
+
+def worker_process_start() -> None:
+    """A Celery pool process: one torch thread, lower priority, warm models."""
+    policy = process_policy_apply(torch_threads=settings.WORKER_TORCH_THREADS, nice=settings.WORKER_NICE)
+    _warm("worker", policy.torch_threads, policy.nice, processes=0, cores=available_cores())
+
+
+def _warm(kind: str, threads: int, nice: int, *, processes: int, cores: int) -> None:
+    began = time.perf_counter()
+    if settings.WARM_START:
+        providers_warm()
+    in_use = _torch_threads_in_use(threads)
+    # The values are in the message too: Celery's log format shows no extra fields.
+    logger.info(
+        "process policy applied (kind=%s, torch_threads=%d, nice=%d)",
+        kind,
+        in_use,
+        nice,
+        extra={
+            "process_kind": kind,
+            "torch_threads": in_use,
+            "nice": nice,
+            "processes": processes,
+            "cores": cores,
+            "warm_seconds": round(time.perf_counter() - began, 2),
+        },
+    )
+
+
+def _torch_threads_in_use(configured: int) -> int:
+    """What torch itself reports once loaded (the configured count until it is)."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else configured

@@ -1,0 +1,67 @@
+"""The CPU policy of ADR 0052 in real processes: gunicorn's API processes keep their torch
+threads within their share of the cores at normal priority, Celery's pool processes run one
+torch thread at a lower priority, and both have loaded their models before taking work."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from apps.language import pipeline
+from apps.platform.cpu import available_cores, torch_threads_for
+from apps.providers import local_embedder
+from apps.providers.registry import providers_warm
+from tests.processes import ROOT, celery_worker, wait_for, worker_log
+from tests.reliability.support import api_server
+
+POLICY_LINE = re.compile(r"process policy applied \(kind=(\w+), torch_threads=(\d+), nice=(-?\d+)\)")
+STARTING = {"MIRIX_WARM_START": "on", "MIRIX_REQUEST_BUDGET_SECONDS": "300", "MIRIX_WORKER_START_SECONDS": "300"}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("processes", "cores", "threads"), [(1, 2, 2), (2, 2, 1), (4, 2, 1), (3, 8, 2), (0, 4, 4)])
+def test_a_process_share_of_the_cores_is_at_least_one_thread(processes: int, cores: int, threads: int) -> None:
+    assert torch_threads_for(processes, cores) == threads
+
+
+def _children(pid: int) -> list[int]:
+    return [
+        int(child) for task in Path(f"/proc/{pid}/task").iterdir() for child in (task / "children").read_text().split()
+    ]
+
+
+def _nice(pid: int) -> int:
+    # /proc/<pid>/stat: the 19th field is the niceness (after the parenthesized command name).
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def _policies(text: str, kind: str) -> list[tuple[int, int]]:
+    return [(int(threads), int(nice)) for found, threads, nice in POLICY_LINE.findall(text) if found == kind]
+
+
+def test_api_processes_take_their_share_of_the_cores_at_normal_priority() -> None:
+    # Two processes asking for every thread of their share: each gets cores // 2, read back from torch.
+    env = {**STARTING, "MIRIX_API_TORCH_THREADS": "0"}
+    with api_server(workers=2, threads=1, name="policy", env=env, ready_timeout=300) as server:
+        log = ROOT / "var" / "test-server-policy.log"
+        policies = wait_for(lambda: len(_policies(log.read_text(), "api")) == 2 and _policies(log.read_text(), "api"))
+        assert policies == [(torch_threads_for(2, available_cores()), 0)] * 2
+        workers = _children(server.process.pid)
+        assert len(workers) == 2 and all(_nice(pid) == 0 for pid in workers)
+
+
+def test_worker_pool_processes_run_one_torch_thread_at_a_lower_priority() -> None:
+    with celery_worker(name="policy", concurrency=1, env=STARTING) as process:
+        policies = wait_for(lambda: _policies(worker_log("policy"), "worker"), timeout=300)
+        assert policies == [(1, 10)]  # torch's own count once the warm start loaded the model
+        (child,) = _children(process.pid)
+        assert _nice(child) == 10
+        assert _nice(process.pid) == 0  # the pool's parent only supervises
+
+
+def test_the_warm_start_loads_the_models_a_first_request_would() -> None:
+    providers_warm()
+    assert local_embedder._MODEL._value is not None
+    assert pipeline._PIPELINE._value is not None

@@ -1,0 +1,41 @@
+"""The SQL of one search over the API is pinned: serialization reads in bulk (no query per row
+or fact), and the count does not grow with the subject's history."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.factories import make_tenant
+from tests.retrieval.test_search import _history
+
+# The key lookup, the scope and the key's last use (4); the subject (1); the graph lanes in a
+# savepoint (19: anchor recall, anchor rows and frames, co-participants, the relation lane,
+# cited rows, mentions, neighbours); provenance and attributes in bulk (4); the audit entry
+# (5) and the commit; the usage counter after the response (6).
+SEARCH_QUERIES = 40
+QUESTION = "How many dresses did Maya buy?"
+
+
+def _queries_of_one_search(repeats: int) -> tuple[int, int, list[str]]:
+    tenant = make_tenant()
+    _history(tenant, repeats)
+    client = tenant.client()
+    assert client.post("/v1/subjects/maya/search", {"query": QUESTION}, format="json").status_code == 200
+    # A fresh connection: one past CONN_MAX_AGE would be reopened during the measured request,
+    # and its set-up statements counted.
+    connection.close()
+    connection.ensure_connection()
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post("/v1/subjects/maya/search", {"query": QUESTION}, format="json")
+    assert response.status_code == 200
+    body = response.json()
+    return len(queries), len(body["rows"]) + len(body["facts"]), [q["sql"][:120] for q in queries.captured_queries]
+
+
+def test_one_search_runs_a_pinned_number_of_queries_at_any_history_size() -> None:
+    small, small_items, statements = _queries_of_one_search(1)
+    larger, larger_items, larger_statements = _queries_of_one_search(3)
+    assert small_items and larger_items
+    assert small == SEARCH_QUERIES, "\n".join(statements)
+    assert larger == SEARCH_QUERIES, "\n".join(larger_statements)
