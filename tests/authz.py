@@ -21,7 +21,7 @@ from apps.memory.models import EpisodicEvent
 from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
 from apps.webhooks import services as webhook_services
-from tests.factories import Tenant
+from tests.factories import Tenant, complete_writes
 
 
 def url_routes(resolver: URLResolver | None = None, prefix: str = "") -> list[tuple[str, Any]]:
@@ -71,24 +71,19 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
     key_id = tenant.issue_key(["memories:read"])
     with organization_scope(tenant.id):
         api_key = ApiKey.objects.get(lookup_id=key_id[len("mx_live_") :][:12])
-    written = (
-        tenant.client()
-        .post(
-            f"/v1/subjects/{subject.external_id}/memories",
-            {
-                "messages": [
-                    {
-                        "role": "user",
-                        "name": "Ana",
-                        "content": "Yesterday I hiked Mount Tam with Leo. My password is Tr0ub4dor&3x",
-                        "timestamp": "2024-03-02T10:00:00Z",
-                    }
-                ]
-            },
-            format="json",
-        )
-        .json()["records"]
-    )
+    written = tenant.write(
+        subject.external_id,
+        {
+            "messages": [
+                {
+                    "role": "user",
+                    "name": "Ana",
+                    "content": "Yesterday I hiked Mount Tam with Leo. My password is Tr0ub4dor&3x",
+                    "timestamp": "2024-03-02T10:00:00Z",
+                }
+            ]
+        },
+    )["records"]
     document = (
         tenant.client()
         .post(
@@ -98,6 +93,7 @@ def tenant_objects(tenant: Tenant) -> dict[str, str]:
         )
         .json()["records"]
     )
+    complete_writes(tenant.id)
     by_type = {r["type"]: r["id"] for r in [*written, *document]}
     with organization_scope(tenant.id):
         index_chunk(chunk_id=EpisodicEvent.objects.get(id=by_type["episodic"]).chunk_id)

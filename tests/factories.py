@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -51,6 +52,17 @@ class Tenant:
             )
         return secret
 
+    def write(
+        self, external_id: str, body: dict[str, Any], *, key: str | None = None, index: bool = False, **extra: Any
+    ) -> dict[str, Any]:
+        """``POST …/memories`` (a 202), then what the worker does with it (``complete_writes``):
+        the answer as ``wait=true`` gives it once the job finished, every row of the write in
+        ``records`` and the router's ``routed_types``."""
+        response = self.client(key).post(f"/v1/subjects/{external_id}/memories", body, format="json", **extra)
+        assert response.status_code == 202, response.content
+        complete_writes(self.id, index=index)
+        return written_answer(self.id, response.json())
+
     def graph(self) -> str:
         """Create the organization's graph now, as its first graph write would (ADR 0050); its name."""
         from apps.graph.adapter import graph_ensure
@@ -72,3 +84,34 @@ def make_tenant(slug: str | None = None, *, monthly_request_quota: int | None = 
     )
     key = services.api_key_create(organization_id=organization.id, name="full", scopes=list(keys.SCOPES)).secret
     return Tenant(organization=organization, key=key)
+
+
+def complete_writes(organization_id: Any, *, index: bool = False) -> int:
+    """What the worker does after a write's 202 (ADR 0054), in process: complete the
+    organization's accepted writes (routing, the other typed rows, embeddings), and with
+    ``index`` index their rows too (their jobs then settle). Returns how many it completed."""
+    from apps.graph.services import index_chunks
+    from apps.memory.services import memory_complete_writes
+
+    total = 0
+    while True:
+        with organization_scope(organization_id):
+            completed = memory_complete_writes()
+        if not completed:
+            return total
+        total += len(completed)
+        if index:
+            with organization_scope(organization_id):
+                index_chunks(chunk_ids=[write.chunk_id for write in completed])
+
+
+def written_answer(organization_id: Any, accepted: dict[str, Any]) -> dict[str, Any]:
+    """A write's 202 answer completed: every row of the write and the router's types, as the
+    waited answer (201) gives them."""
+    from apps.jobs.models import Job
+    from apps.memory.selectors import chunk_records
+
+    with organization_scope(organization_id):
+        job = Job.objects.get(id=accepted["job_id"])
+        records = [{"type": t, "id": str(i)} for t, i in chunk_records(chunk_ids=[accepted["chunk_id"]])]
+    return {**accepted, "records": records, "routed_types": job.result.get("routed_types", accepted["routed_types"])}

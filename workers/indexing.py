@@ -5,10 +5,10 @@ from collections.abc import Generator
 from typing import Any
 
 from apps.dream.services import dream_after_chunk
-from apps.graph.services import index_chunk, index_sweep, job_chunks_needing_index, write_jobs_settle
+from apps.graph.services import index_chunk, index_chunks, index_sweep, job_chunks_needing_index, write_jobs_settle
 from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.memory.services import memory_batch_step
+from apps.memory.services import memory_batch_step, memory_complete_writes
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from workers.base import JobIncomplete, job_part_task, per_organization_task, stepwise_job_task
@@ -28,6 +28,34 @@ def index_job_chunks(organization_id: uuid.UUID, job_id: uuid.UUID, *, chunk_id:
     for chunk in chunks:
         with organization_scope(organization_id):
             index_chunk(chunk_id=chunk)
+    with organization_scope(organization_id):
+        write_jobs_settle(job_id=job_id)
+
+
+COMPLETE_ROUNDS = 4  # batches of accepted writes one task completes at most; the rest is for the next task
+
+
+@job_part_task(name=task_names.WRITE_COMPLETE, time_limit=600)
+def complete_writes(organization_id: uuid.UUID, job_id: uuid.UUID) -> None:
+    """Complete the organization's accepted writes (ADR 0054), not only this job's: all that
+    are waiting, oldest first, a batch per transaction (one embedding call each), then index
+    each batch's rows together; their jobs settle as their rows are indexed. Under load the
+    queue holds one message per write while a batch runs, so each batch takes every write
+    that arrived meanwhile; the messages that find nothing left to do cost a few queries."""
+    for _ in range(COMPLETE_ROUNDS):
+        with organization_scope(organization_id):
+            completed = memory_complete_writes()
+        if not completed:
+            break
+        with organization_scope(organization_id):
+            index_chunks(chunk_ids=[write.chunk_id for write in completed])
+    # A redelivered message (its worker died mid-indexing) finds its write completed: what of
+    # it is still to index is indexed here, then the job settles.
+    with organization_scope(organization_id):
+        left = job_chunks_needing_index(job_id=job_id)
+    if left:
+        with organization_scope(organization_id):
+            index_chunks(chunk_ids=left)
     with organization_scope(organization_id):
         write_jobs_settle(job_id=job_id)
 

@@ -18,7 +18,7 @@ from apps.erasure import adapter
 from apps.erasure.registry import Counts, Eraser, ErasureTarget, eraser_register
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs.models import Job
-from apps.memory.models import STORES, IngestionBatch, VaultEntry
+from apps.memory.models import STORES, IngestionBatch, PendingWrite, VaultEntry
 from apps.resources.storage import storage, subject_prefix
 from apps.tenancy.models import Subject
 from apps.webhooks.models import WebhookEvent
@@ -34,6 +34,7 @@ RETAINED_MODELS = frozenset({"audit.auditentry", "erasure.erasurerequest"})
 _RECEIPT_KEYS = {
     **{model._meta.label_lower: name for name, model in STORES.items()},
     "memory.ingestionbatch": "ingestion_batches",
+    "memory.pendingwrite": "pending_writes",
     "jobs.job": "jobs",
     "webhooks.webhookevent": "webhook_events",
     "webhooks.webhookdelivery": "webhook_deliveries",
@@ -103,6 +104,12 @@ def _pending_batches_erase(target: ErasureTarget) -> Counts:
     return delete_batch(Job.objects.filter(id__in=pending.values("job_id")))
 
 
+def _pending_writes_erase(target: ErasureTarget) -> Counts:
+    """A write accepted but not yet completed holds its conversation: delete its job, and the
+    pending write with it, so that no worker completes it after the stores were erased."""
+    return delete_batch(Job.objects.filter(id__in=subject_rows(PendingWrite, target).values("job_id")))
+
+
 def _graph_erase(target: ErasureTarget) -> Counts:
     return adapter.graph_subject_erase_batch(organization_id=target.organization_id, subject_id=target.subject_id)
 
@@ -140,6 +147,7 @@ def register_builtin_erasers() -> None:
         # Pending batches first: a batch step in flight commits before this one can delete
         # it, and the rows it wrote are then erased by the store steps below.
         Eraser("pending_batches", _pending_batches_erase, ("ingestion_batches",), storage_purposes, order=100),
+        Eraser("pending_writes", _pending_writes_erase, ("pending_writes",), storage_purposes, order=101),
         Eraser("webhook_events", _model_eraser(WebhookEvent), ("webhook_events",), conversations, order=150),
         Eraser("vault", _model_eraser(VaultEntry), ("vault",), frozenset({STORE_SENSITIVE_VALUES}), order=200),
         *(

@@ -104,18 +104,24 @@ _NEEDS_INDEXING = Q(index_status=IndexedRecord.IndexStatus.PENDING) | Q(
 
 
 def index_chunk(*, chunk_id: uuid.UUID) -> dict[str, Any]:
-    """Index the chunk's rows that still need it. Idempotent: indexed rows are skipped, and
+    """Index the chunk's rows that still need it (``index_chunks`` of one chunk)."""
+    return index_chunks(chunk_ids=[chunk_id])
+
+
+def index_chunks(*, chunk_ids: list[uuid.UUID]) -> dict[str, Any]:
+    """Index the chunks' rows that still need it, each subject's rows of all the chunks as one
+    batch (one embedding call for their anchors). Idempotent: indexed rows are skipped, and
     rows another worker is indexing right now are skipped too (SKIP LOCKED). Once this
-    transaction commits, the write jobs waiting on the chunk are settled (whoever indexes a
+    transaction commits, the write jobs waiting on the chunks are settled (whoever indexes a
     chunk, a job's own task, another job's, a dream round, completes the jobs it finishes)."""
     organization_id = current_organization_id()
     transaction.on_commit(
-        lambda: write_jobs_settle_now(organization_id=organization_id, chunk_id=chunk_id), robust=True
+        lambda: write_jobs_settle_now(organization_id=organization_id, chunk_ids=chunk_ids), robust=True
     )
     by_subject: dict[uuid.UUID, list[IndexedRecord]] = defaultdict(list)
     for model in INDEXED_STORES:
         rows = (
-            model.objects.filter(_NEEDS_INDEXING, chunk_id=chunk_id)
+            model.objects.filter(_NEEDS_INDEXING, chunk_id__in=chunk_ids)
             # NO KEY: writers superseding these rows check their foreign key (FOR KEY SHARE)
             # without waiting for the indexer (the lock order is in apps.memory.locks).
             .select_for_update(skip_locked=True, no_key=True)
@@ -176,17 +182,19 @@ def job_chunks_needing_index(*, job_id: uuid.UUID) -> list[uuid.UUID]:
     return [chunk_id for chunk_id in chunk_ids if chunk_id in waiting]
 
 
-def write_jobs_settle(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
-    """Settle the ``indexing`` jobs waiting on ``chunk_id`` (or the job ``job_id``), in the
+def write_jobs_settle(*, chunk_ids: list[uuid.UUID] | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
+    """Settle the ``indexing`` jobs waiting on any of ``chunk_ids`` (or the job ``job_id``), in the
     organization in scope: a job none of whose rows is pending any more is ``succeeded`` when
     all of them are indexed, else ``failed`` with each failed row and its reason in
-    ``result.rows_not_indexed`` (the first 100); a job with rows pending is only marked as moving. Returns
+    ``result.rows_not_indexed`` (the first 100), or with ``writing_failed`` when its writers
+    failed (its messages' rows are kept and indexed; ``result.writing_error`` says why);
+    a job with rows pending is only marked as moving. Returns
     the jobs it finished. Race-free under concurrent indexers: the jobs are locked first (in
     id order) and their rows counted after, so of two indexers committing the last two
     chunks of a job, the later one sees both, and a job is finished once."""
     finished = []
     organization_id = current_organization_id()
-    for job in jobs_lock_indexing(chunk_id=chunk_id, job_id=job_id):
+    for job in jobs_lock_indexing(chunk_ids=chunk_ids, job_id=job_id):
         progress = index_progress(chunk_ids=job.chunk_ids)
         if progress.pending:
             job_touch(job_id=job.id)
@@ -203,6 +211,15 @@ def write_jobs_settle(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | 
                 result=result,
             )
             job_announce_failed(organization_id=organization_id, job_id=job.id)
+        elif job.result.get("writing_error"):
+            job_fail(
+                job_id=job.id,
+                code="writing_failed",
+                message="The messages were stored and indexed as they were said, but the writers could not "
+                "derive the other typed rows; see result.writing_error. Write the messages again to retry.",
+                result=result,
+            )
+            job_announce_failed(organization_id=organization_id, job_id=job.id)
         else:
             job_succeed(job_id=job.id, result=result)
             job_announce_succeeded(organization_id=organization_id, job=job)
@@ -210,10 +227,10 @@ def write_jobs_settle(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | 
     return finished
 
 
-def write_jobs_settle_now(*, organization_id: uuid.UUID, chunk_id: uuid.UUID) -> None:
+def write_jobs_settle_now(*, organization_id: uuid.UUID, chunk_ids: list[uuid.UUID]) -> None:
     """``write_jobs_settle`` in a transaction of its own (after an indexing commit)."""
     with organization_scope(organization_id), acting_as("task:indexing.settle"):
-        write_jobs_settle(chunk_id=chunk_id)
+        write_jobs_settle(chunk_ids=chunk_ids)
 
 
 def index_sweep_chunks() -> list[uuid.UUID]:

@@ -103,6 +103,30 @@ def job_create_indexing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subj
     return job
 
 
+WRITE_JOB_KIND = "memory.write"
+
+
+def job_create_writing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subject_id: uuid.UUID | None = None) -> Job:
+    """The job of a write accepted in its request (ADR 0054): ``queued`` until a worker has
+    completed the write (routing, the other typed rows, embeddings), then ``indexing``. Its
+    task is published after commit; the job row commits with the write, so a lost publish is
+    published again by the jobs sweep."""
+    job = Job.objects.create(
+        organization_id=organization_id, kind=WRITE_JOB_KIND, subject_id=subject_id, chunk_ids=[chunk_id]
+    )
+    job_enqueue_on_commit(job=job, task_name=task_names.WRITE_COMPLETE)
+    return job
+
+
+def job_finish_accepted(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
+    """An accepted write is completed (its rows written and embedded): its job is
+    ``indexing`` until the last of its rows is indexed. A job failed meanwhile stays failed."""
+    now = timezone.now()
+    Job.objects.filter(id=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
+        status=Job.Status.INDEXING, result=result, started_at=Coalesce("started_at", Value(now)), heartbeat_at=now
+    )
+
+
 def job_add_chunk(*, job: Job, chunk_id: uuid.UUID) -> None:
     """A job that is writing (a batch) wrote ``chunk_id``: it waits on its rows too, and the
     chunk's indexing is published after commit (one task per chunk, so that several indexing
@@ -191,15 +215,15 @@ def job_finish_writing(*, job_id: uuid.UUID, result: dict[str, Any]) -> str:
     return str(job.status)
 
 
-def jobs_lock_indexing(*, chunk_id: uuid.UUID | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
-    """The ``indexing`` jobs waiting on ``chunk_id`` (or the one job ``job_id``), locked in id
+def jobs_lock_indexing(*, chunk_ids: list[uuid.UUID] | None = None, job_id: uuid.UUID | None = None) -> list[Job]:
+    """The ``indexing`` jobs waiting on any of ``chunk_ids`` (or the one job ``job_id``), locked in id
     order (one order for every settler, so two never deadlock). A settler holding the lock
     counts the job's pending rows with a snapshot taken after every earlier settler's commit."""
     jobs = Job.objects.select_for_update().filter(status=Job.Status.INDEXING)
     if job_id is not None:
         jobs = jobs.filter(id=job_id)
-    if chunk_id is not None:
-        jobs = jobs.filter(chunk_ids__contains=[chunk_id])
+    if chunk_ids is not None:
+        jobs = jobs.filter(chunk_ids__overlap=chunk_ids)
     return list(jobs.order_by("id"))
 
 
@@ -305,6 +329,19 @@ def jobs_sweep(*, now: datetime | None = None) -> SweepResult:
         else:
             job_fail(job_id=job.id, code="worker_lost", message="The job's worker stopped and it could not be resumed.")
             failed += 1
+    waiting = list(
+        Job.objects.select_for_update(skip_locked=True)
+        .alias(last_seen=Coalesce("heartbeat_at", "created_at"))
+        .filter(status=Job.Status.QUEUED, kind=WRITE_JOB_KIND, last_seen__lt=stale)
+        .order_by("created_at", "id")
+    )
+    if waiting:
+        # Accepted writes not completed for a while (ADR 0054): a publish was lost (the process
+        # died after its commit) or a worker died mid-batch. One task completes every waiting
+        # write of the organization, so the oldest job's is published again, once.
+        Job.objects.filter(id__in=[job.id for job in waiting]).update(heartbeat_at=now, resumes=F("resumes") + 1)
+        publish_on_commit(waiting[0].task_name, kwargs=waiting[0].task_kwargs)
+        resumed += len(waiting)
     lost = now - timedelta(seconds=settings.JOBS_QUEUED_REPUBLISH_SECONDS)
     for job in (
         Job.objects.select_for_update(skip_locked=True)

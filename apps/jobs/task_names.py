@@ -6,6 +6,7 @@ from __future__ import annotations
 
 # indexing
 INDEX_CHUNK = "indexing.memory.index"
+WRITE_COMPLETE = "indexing.memory.complete_writes"
 BATCH_INGEST = "indexing.memory.batch_ingest"
 INDEX_SWEEP = "indexing.sweep"
 

@@ -59,6 +59,9 @@ class IndexedRecord(EmbeddedRecord):
     """Episodic and semantic rows, which the provenance hypergraph indexes."""
 
     class IndexStatus(models.TextChoices):
+        # Stored in the write's request, not yet embedded: a worker completes the write
+        # (routing, the other typed rows, the embedding) and makes it ``pending`` (ADR 0054).
+        WRITING = "writing"
         PENDING = "pending"
         INDEXED = "indexed"
         FAILED = "failed"
@@ -225,6 +228,33 @@ STORES: dict[str, type[EvidenceRecord]] = {
     "resource": ResourceItem,
     "vault": VaultEntry,
 }
+
+
+class PendingWrite(TenantModel):
+    """A write accepted in its request (ADR 0054): its messages are stored as episodic rows
+    (and its documents as resources and passages, its sensitive values in the vault); what
+    is left, routing, the other typed rows and the embeddings, waits here for a worker, with
+    the redacted conversation the writers read. Deleted once done: content is not kept past
+    its use."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
+    job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, related_name="+")
+    chunk_id = models.UUIDField()
+    source_kind = models.CharField(max_length=16)
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    api_key_id = models.UUIDField(null=True, blank=True)  # whose the model tokens are
+    # The redacted conversation: [{id, role, name, content, timestamp}], documents left out.
+    messages = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_pending_write"
+        indexes = [models.Index(fields=["organization", "created_at"], name="mpend_org_created")]
+
+    def __str__(self) -> str:
+        return f"pending write {self.chunk_id}"
 
 
 class IngestionBatch(TenantModel):

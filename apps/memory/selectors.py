@@ -247,6 +247,11 @@ def batch_records(*, batch_id: uuid.UUID) -> list[tuple[str, uuid.UUID]]:
         .values_list("chunk_id", flat=True)
         if chunk_id is not None  # a chunk that stored nothing
     ]
+    return chunk_records(chunk_ids=chunk_ids)
+
+
+def chunk_records(*, chunk_ids: list[uuid.UUID]) -> list[tuple[str, uuid.UUID]]:
+    """(type, id) of every row of the chunks, store by store, oldest first."""
     if not chunk_ids:
         return []
     return [

@@ -10,25 +10,34 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.urls import resolve, reverse
 from django.utils import timezone
 
 from apps.consent.checks import consent_check_memory_write
 from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.jobs.services import job_add_chunk, job_create, job_create_indexing, job_enqueue_on_commit
+from apps.jobs.services import (
+    job_add_chunk,
+    job_create,
+    job_create_indexing,
+    job_create_writing,
+    job_enqueue_on_commit,
+    job_finish_accepted,
+)
 from apps.language.dates import parse_event_time
 from apps.language.facts import normalize_attribute
 from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import (
+    VERBATIM_EVENT_TYPE,
     IncomingMessage,
     MemoryPlan,
     VaultFinding,
@@ -42,16 +51,19 @@ from apps.memory.models import (
     EmbeddedRecord,
     EpisodicEvent,
     EvidenceRecord,
+    IndexedRecord,
     IngestionBatch,
     IngestionBatchChunk,
+    PendingWrite,
     ProceduralItem,
     ResourceItem,
     SemanticItem,
     VaultEntry,
 )
 from apps.memory.passages import document_title, is_document, split_passages
-from apps.memory.selectors import current_rows
+from apps.memory.selectors import chunk_records, current_rows
 from apps.memory.timing import Stopwatch
+from apps.memory.writing.local import LocalMemoryLLM, keep_reason, parse_ahead
 from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
@@ -62,6 +74,7 @@ from apps.providers.schemas import (
     CoreDraft,
     EpisodicDraft,
     InputMessage,
+    ProceduralDraft,
     RouteDecision,
     SemanticDraft,
     WriterInput,
@@ -102,6 +115,7 @@ class WriteResult:
     routed_types: list[str]
     records: list[WrittenRecord] = field(default_factory=list)
     job_id: uuid.UUID | None = None
+    job: Job | None = None  # an accepted write's job (ADR 0054)
 
 
 @dataclass(frozen=True)
@@ -235,29 +249,10 @@ def _fact_change(old: SemanticItem, new: SemanticItem) -> FactChange:
     )
 
 
-def _evidence_rows(
-    plan: MemoryPlan, *, subject: Subject, provenance: Provenance, messages: Sequence[InputMessage]
-) -> tuple[list[EpisodicEvent], list[SemanticItem], list[ProceduralItem], list[FactChange]]:
-    episodic = []
-    for draft in plan.episodic:
-        event_time, precision = _event_time(draft)
-        episodic.append(
-            EpisodicEvent(
-                organization_id=subject.organization_id,
-                subject=subject,
-                **_provenance_fields(provenance, draft.source_message_ids),
-                actor=draft.actor,
-                event_type=draft.event_type,
-                summary=draft.summary,
-                details=draft.details,
-                event_time=event_time,
-                event_time_precision=precision,
-                mention_time=_mention_time(draft.source_message_ids, messages),
-                status=draft.status,
-            )
-        )
-    semantic, superseded = _semantic_rows(plan.semantic, subject=subject, provenance=provenance)
-    procedural = [
+def _procedural_rows(
+    drafts: Sequence[ProceduralDraft], *, subject: Subject, provenance: Provenance
+) -> list[ProceduralItem]:
+    return [
         ProceduralItem(
             organization_id=subject.organization_id,
             subject=subject,
@@ -267,9 +262,8 @@ def _evidence_rows(
             steps=list(draft.steps),
             domain=draft.domain,
         )
-        for draft in plan.procedural
+        for draft in drafts
     ]
-    return episodic, semantic, procedural, superseded
 
 
 def _vault_rows(findings: Sequence[VaultFinding], *, subject: Subject, provenance: Provenance) -> list[VaultEntry]:
@@ -324,6 +318,150 @@ def _related_memories(subject: Subject) -> list[str]:
     return [f"[{block.label}] {block.value}" for block in current_rows(CoreBlock, subject=subject)]
 
 
+def _episodic_row(
+    draft: EpisodicDraft, *, subject: Subject, provenance: Provenance, messages: Sequence[InputMessage]
+) -> EpisodicEvent:
+    event_time, precision = _event_time(draft)
+    return EpisodicEvent(
+        organization_id=subject.organization_id,
+        subject=subject,
+        **_provenance_fields(provenance, draft.source_message_ids),
+        actor=draft.actor,
+        event_type=draft.event_type,
+        summary=draft.summary,
+        details=draft.details,
+        event_time=event_time,
+        event_time_precision=precision,
+        mention_time=_mention_time(draft.source_message_ids, messages),
+        status=draft.status,
+    )
+
+
+def _message_json(message: InputMessage) -> dict[str, Any]:
+    return {
+        "id": message.message_id,
+        "role": message.role,
+        "name": message.name,
+        "content": message.content,
+        "timestamp": message.timestamp.isoformat(),
+    }
+
+
+def _message_from_json(item: dict[str, Any]) -> InputMessage:
+    return InputMessage(
+        message_id=item["id"],
+        role=item["role"],
+        name=item["name"],
+        content=item["content"],
+        timestamp=datetime.fromisoformat(item["timestamp"]),
+    )
+
+
+def _stored_records(groups: Sequence[tuple[str, Sequence[EvidenceRecord]]]) -> list[WrittenRecord]:
+    return [WrittenRecord(memory_type, row.id) for memory_type, rows in groups for row in rows]
+
+
+def _accept(
+    *,
+    subject: Subject,
+    messages: list[IncomingMessage],
+    source_kind: str,
+    session_id: str,
+    metadata: dict[str, Any] | None,
+    api_key_id: uuid.UUID | None,
+    stopwatch: Stopwatch,
+) -> tuple[WriteResult, PendingWrite]:
+    """Store what a write must keep before it is answered: each message as its episodic row
+    (in the speaker's words), each pasted document as a resource and its passages, each
+    sensitive value in the vault, none of them embedded yet (``index_status = writing``), and
+    the write's remainder as a ``PendingWrite`` (unsaved: the caller decides where it runs).
+    A write with nothing worth keeping is refused with ``NothingToStore`` before anything is
+    written; one without the subject's consent to store it, with ``ConsentRequired``."""
+    consent_check_memory_write(subject=subject, texts=[message.content for message in messages])
+    provenance = Provenance(
+        source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4(), metadata=dict(metadata or {})
+    )
+    redacted, findings = redact_messages(messages)
+    # Pasted documents are kept whole and in passages; the writers read the conversation around them.
+    documents = [message for message in redacted if is_document(message.content)]
+    conversation = [message for message in redacted if not is_document(message.content)]
+    if not (keep_reason(conversation) or documents or findings):
+        raise NothingToStore(
+            "Nothing in these messages is worth remembering (nothing worth remembering), so nothing was stored. "
+            "Greetings, thanks and other small talk alone are not kept; send them together with the "
+            "conversation they belong to.",
+            details={"reason": "nothing worth remembering", "message_ids": [m.message_id for m in redacted]},
+        )
+    writing = IndexedRecord.IndexStatus.WRITING
+    episodic = [
+        _episodic_row(draft, subject=subject, provenance=provenance, messages=redacted)
+        for draft in verbatim_drafts(MemoryPlan(route=RouteDecision(memory_types=[], reason="")), conversation)
+    ]
+    resources: list[ResourceItem] = []
+    for document in documents:
+        resource, passages = _pasted_document_rows(document, subject=subject, provenance=provenance)
+        resources.append(resource)
+        episodic += passages
+    for row in episodic:
+        row.index_status = writing
+    blobs = [(row.object_key, row.extracted_text.encode()) for row in resources]
+    with _objects_stored(blobs, content_type="text/plain"), stopwatch.phase("database"):
+        vault = _vault_rows(findings, subject=subject, provenance=provenance)
+        _save_all([resources, episodic, vault])
+        stored = (("episodic", episodic), ("resource", resources), ("vault", vault))
+        result = WriteResult(
+            chunk_id=provenance.chunk_id,
+            routed_types=[name for name, rows in stored if rows],
+            records=_stored_records(stored),
+        )
+        pending = PendingWrite(
+            organization_id=subject.organization_id,
+            subject=subject,
+            chunk_id=provenance.chunk_id,
+            source_kind=source_kind,
+            session_id=session_id,
+            metadata=provenance.metadata,
+            api_key_id=api_key_id,
+            messages=[_message_json(message) for message in conversation],
+        )
+        _emit_memory_created(subject=subject, result=result, source_kind=source_kind, rows=[*episodic, *resources])
+    return result, pending
+
+
+def memory_accept_messages(
+    *,
+    subject: Subject,
+    messages: list[IncomingMessage],
+    source_kind: str,
+    session_id: str = "",
+    metadata: dict[str, Any] | None = None,
+    api_key_id: uuid.UUID | None = None,
+    stopwatch: Stopwatch | None = None,
+) -> WriteResult:
+    """A write as the API takes it (ADR 0054): stored durably in the request's transaction
+    (``_accept``), answered with those rows and the write's job, and completed by a worker
+    (``memory_complete_writes``), which routes, writes the other typed rows, embeds, and then
+    indexes; the job is ``succeeded`` once every row is indexed (ADR 0031)."""
+    stopwatch = stopwatch or Stopwatch()
+    result, pending = _accept(
+        subject=subject,
+        messages=messages,
+        source_kind=source_kind,
+        session_id=session_id,
+        metadata=metadata,
+        api_key_id=api_key_id,
+        stopwatch=stopwatch,
+    )
+    with stopwatch.phase("database"):
+        pending.job = job_create_writing(
+            organization_id=subject.organization_id, chunk_id=result.chunk_id, subject_id=subject.id
+        )
+        pending.save()
+    result.job_id, result.job = pending.job_id, pending.job
+    fault_pause("memory.write.before_commit")
+    return result
+
+
 def memory_write_messages(
     *,
     subject: Subject,
@@ -337,90 +475,203 @@ def memory_write_messages(
     job: Job | None = None,
     api_key_id: uuid.UUID | None = None,
 ) -> WriteResult:
-    """Route and write one chunk of messages; sensitive values go only to the vault. The rows'
-    indexing belongs to ``job`` (the batch's) if given, else to a job of the write's own.
-    ``api_key_id`` is the key whose request writes, whose the model tokens are (None: a job's).
-
-    Every message of an accepted chunk ends up in a row: the writers' drafts, a verbatim
-    episode for a message no writer cited, or, for a pasted document, a resource and its
-    passages. A chunk the router finds nothing in (and with no document or vault value) is
-    refused with ``NothingToStore`` before anything is written; one without the subject's
-    consent to store it, with ``ConsentRequired``."""
-    consent_check_memory_write(subject=subject, texts=[message.content for message in messages])
+    """Accept and complete one chunk of messages in one transaction (a batch step, the
+    evaluations): the rows ``memory_accept_messages`` stores and what a worker adds to them.
+    The rows' indexing belongs to ``job`` (the batch's) if given, else to a job of the
+    write's own, ``indexing`` from the start."""
     stopwatch = stopwatch or Stopwatch()
-    organization_id = subject.organization_id
-    llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
-    embedder = embedder or default_embedder()
-    metering = request_metering(organization_id=organization_id, api_key_id=api_key_id)
-    provenance = Provenance(
-        source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4(), metadata=dict(metadata or {})
+    accepted, pending = _accept(
+        subject=subject,
+        messages=messages,
+        source_kind=source_kind,
+        session_id=session_id,
+        metadata=metadata,
+        api_key_id=api_key_id,
+        stopwatch=stopwatch,
     )
-
-    redacted, findings = redact_messages(messages)
-    # Pasted documents are kept whole and in passages by the write path; the writers read the
-    # conversation around them.
-    documents = [message for message in redacted if is_document(message.content)]
-    conversation = [message for message in redacted if not is_document(message.content)]
-    if conversation:
-        memory_input = WriterInput(messages=conversation, related_memories=_related_memories(subject))
-        plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
-    else:
-        plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
-    if plan.route.memory_types or documents or findings:  # accepted: no message of it is dropped
-        plan.episodic += verbatim_drafts(plan, conversation)
-    else:
-        raise NothingToStore(
-            f"Nothing in these messages is worth remembering ({plan.route.reason}), so nothing was stored. "
-            "Greetings, thanks and other small talk alone are not kept; send them together with the "
-            "conversation they belong to.",
-            details={"reason": plan.route.reason, "message_ids": [m.message_id for m in redacted]},
-        )
-
-    with stopwatch.phase("database"):
-        subject_write_lock(subject_id=subject.id)  # held to commit: see apps.memory.locks
-        episodic, semantic, procedural, superseded = _evidence_rows(
-            plan, subject=subject, provenance=provenance, messages=redacted
-        )
-        core = _core_rows(plan.core, subject=subject, provenance=provenance, superseded=superseded)
-    resources: list[ResourceItem] = []
-    for document in documents:
-        resource, passages = _pasted_document_rows(document, subject=subject, provenance=provenance)
-        resources.append(resource)
-        episodic += passages
-    embedded: tuple[Sequence[EmbeddedRecord], ...] = (episodic, semantic, procedural, resources)
-    for group in embedded:
-        _embed_rows(group, [_embedding_text(r) for r in group], embedder, stopwatch, metering)
-    routed = {*plan.route.memory_types, *(["resource"] if documents else [])}
-    blobs = [(row.object_key, row.extracted_text.encode()) for row in resources]
-    with _objects_stored(blobs, content_type="text/plain"), stopwatch.phase("database"):
-        vault = _vault_rows(findings, subject=subject, provenance=provenance)
-        _save_all([core, resources, episodic, semantic, procedural, vault])
-        result = WriteResult(
-            chunk_id=provenance.chunk_id, routed_types=[name for name in MEMORY_TYPES if name in routed]
-        )
-        stored: tuple[tuple[str, Sequence[EvidenceRecord]], ...] = (
-            ("core", core),
-            ("episodic", episodic),
-            ("semantic", semantic),
-            ("procedural", procedural),
-            ("resource", resources),
-            ("vault", vault),
-        )
-        for memory_type, rows in stored:
-            result.records += [WrittenRecord(memory_type, row.id) for row in rows]
-        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result, job=job)
-        _emit_memory_created(
-            subject=subject,
-            result=result,
-            source_kind=source_kind,
-            rows=[*core, *episodic, *semantic, *procedural, *resources],
-        )
+    [completed] = _complete([pending], llm=llm, embedder=embedder, stopwatch=stopwatch)
+    result = WriteResult(chunk_id=accepted.chunk_id, routed_types=completed.routed_types, records=completed.records)
+    _enqueue_indexing(subject=subject, chunk_id=accepted.chunk_id, result=result, job=job)
     fault_pause("memory.write.before_commit")
     logger.info(
         "memory written",
-        extra={"subject_id": str(subject.id), "chunk_id": str(provenance.chunk_id), "records": len(result.records)},
+        extra={"subject_id": str(subject.id), "chunk_id": str(accepted.chunk_id), "records": len(result.records)},
     )
     return result
+
+
+COMPLETE_BATCH = 64  # writes one worker completes in one transaction, with one embedding call
+
+
+@dataclass
+class CompletedWrite:
+    job_id: uuid.UUID | None
+    chunk_id: uuid.UUID
+    routed_types: list[str]
+    records: list[WrittenRecord]
+    writing_error: str = ""  # the writers failed: the messages' own rows were kept as they were said
+
+
+def memory_complete_writes(
+    *, limit: int = COMPLETE_BATCH, llm: MemoryLLM | None = None, embedder: Embedder | None = None
+) -> list[CompletedWrite]:
+    """Complete the organization's oldest accepted writes, up to ``limit``, in one transaction
+    (the worker's half of ADR 0054): route each, write its other typed rows, embed every
+    row of all of them in one model call, and turn each job ``indexing``. Writes another
+    worker is completing are skipped (SKIP LOCKED), so concurrent workers share a backlog;
+    a worker that dies rolls back, and the writes wait for the next one. Returns what it
+    completed, for the caller to index after commit."""
+    pending = list(
+        PendingWrite.objects.select_for_update(skip_locked=True)
+        .select_related("subject", "job")
+        .order_by("created_at", "id")[:limit]
+    )
+    if not pending:
+        return []
+    completed = _complete(pending, llm=llm, embedder=embedder, stopwatch=Stopwatch())
+    PendingWrite.objects.filter(id__in=[write.id for write in pending]).delete()
+    for done in completed:
+        assert done.job_id is not None  # an accepted write has its job
+        result: dict[str, Any] = {"routed_types": done.routed_types, "records_written": len(done.records)}
+        if done.writing_error:
+            result["writing_error"] = done.writing_error
+        job_finish_accepted(job_id=done.job_id, result=result)
+    return completed
+
+
+def _complete(
+    pending: Sequence[PendingWrite], *, llm: MemoryLLM | None, embedder: Embedder | None, stopwatch: Stopwatch
+) -> list[CompletedWrite]:
+    """The worker's half of the given writes, in order. A message's episodic row becomes the
+    writer's first episode of that message (the row keeps its id; the writer's further
+    episodes are rows of their own); the others' rows are added; then every row the writes
+    stored unembedded gets its vector from one embedding call and turns ``pending`` for the
+    graph. Subjects are locked in id order first (two workers never deadlock)."""
+    organization_id = pending[0].organization_id
+    llm = llm or llm_for(organization_id, override=provider_override(organization_id=organization_id))
+    embedder = embedder or default_embedder()
+    for subject_id in sorted({write.subject_id for write in pending}):
+        subject_write_lock(subject_id=subject_id)  # held to commit: see apps.memory.locks
+    conversations = [[_message_from_json(item) for item in write.messages] for write in pending]
+    if isinstance(llm, LocalMemoryLLM):
+        with stopwatch.phase("routing"):
+            parse_ahead(message.content for conversation in conversations for message in conversation)
+    chunk_ids = [write.chunk_id for write in pending]
+    stored_episodic = list(EpisodicEvent.objects.filter(chunk_id__in=chunk_ids).order_by("created_at", "id"))
+    stored_resources = list(ResourceItem.objects.filter(chunk_id__in=chunk_ids).order_by("created_at", "id"))
+    to_embed: list[EmbeddedRecord] = [*stored_episodic, *stored_resources]
+    completed = []
+    for write, conversation in zip(pending, conversations, strict=True):
+        stored = [row for row in stored_episodic if row.chunk_id == write.chunk_id]
+        try:
+            with transaction.atomic():
+                done, added = _complete_one(write, conversation, stored=stored, llm=llm, stopwatch=stopwatch)
+        except DatabaseError:
+            raise  # the whole batch rolls back and is retried
+        except Exception as exc:
+            for row in stored:  # as stored: the rolled-back episode may have changed them
+                row.refresh_from_db(fields=[*_EPISODE_FIELDS, "source_message_ids"])
+            # One write's writers failing (a provider error, a bad draft) must not hold back
+            # the others, nor lose it: its messages' rows are kept as they were said, and its
+            # job says why it has no other rows.
+            logger.warning("write completion failed", extra={"chunk_id": str(write.chunk_id)}, exc_info=True)
+            done, added = _complete_one(write, [], stored=stored, llm=llm, stopwatch=stopwatch)
+            done.writing_error = f"{type(exc).__name__}: the writers failed; the messages were kept as they were said"
+        completed.append(done)
+        to_embed += added
+    # One embedding call per key whose writes these are (usually one): the tokens are its.
+    key_of_chunk = {write.chunk_id: write.api_key_id for write in pending}
+    by_key: dict[uuid.UUID | None, list[EmbeddedRecord]] = defaultdict(list)
+    for embedded_row in to_embed:
+        by_key[key_of_chunk.get(embedded_row.chunk_id)].append(embedded_row)
+    for api_key_id, rows_of_key in by_key.items():
+        metering = request_metering(organization_id=organization_id, api_key_id=api_key_id)
+        _embed_rows(rows_of_key, [_embedding_text(r) for r in rows_of_key], embedder, stopwatch, metering)
+    with stopwatch.phase("database"):
+        for row in stored_episodic:
+            row.index_status = IndexedRecord.IndexStatus.PENDING
+        EpisodicEvent.objects.bulk_update(
+            stored_episodic, [*_EPISODE_FIELDS, "source_message_ids", "embedding", "embedding_model", "index_status"]
+        )
+        ResourceItem.objects.bulk_update(stored_resources, ["embedding", "embedding_model"])
+        stored_ids = {row.id for row in stored_episodic}
+        by_model: dict[type[EmbeddedRecord], list[EmbeddedRecord]] = defaultdict(list)
+        for embedded in to_embed:
+            if embedded.id not in stored_ids and not isinstance(embedded, ResourceItem):
+                by_model[type(embedded)].append(embedded)
+        for model, rows in by_model.items():
+            model._default_manager.bulk_update(rows, ["embedding", "embedding_model"])
+    return completed
+
+
+_EPISODE_FIELDS = (
+    "actor",
+    "event_type",
+    "summary",
+    "details",
+    "event_time",
+    "event_time_precision",
+    "mention_time",
+    "status",
+)
+
+
+def _complete_one(
+    write: PendingWrite,
+    conversation: list[InputMessage],
+    *,
+    stored: list[EpisodicEvent],
+    llm: MemoryLLM,
+    stopwatch: Stopwatch,
+) -> tuple[CompletedWrite, list[EmbeddedRecord]]:
+    subject = write.subject
+    provenance = Provenance(
+        source_kind=write.source_kind, session_id=write.session_id, chunk_id=write.chunk_id, metadata=write.metadata
+    )
+    if conversation:
+        memory_input = WriterInput(messages=conversation, related_memories=_related_memories(subject))
+        metering = request_metering(organization_id=subject.organization_id, api_key_id=write.api_key_id)
+        plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
+    else:
+        plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
+    with stopwatch.phase("database"):
+        verbatim = {row.source_message_ids[0]: row for row in stored if row.event_type == VERBATIM_EVENT_TYPE}
+        episodic: list[EpisodicEvent] = []
+        for draft in plan.episodic:
+            row = _episodic_row(draft, subject=subject, provenance=provenance, messages=conversation)
+            mine = next((verbatim.pop(i) for i in draft.source_message_ids if i in verbatim), None)
+            if mine is None:
+                episodic.append(row)
+                continue
+            for name in _EPISODE_FIELDS:  # the message's row becomes the writer's episode of it
+                setattr(mine, name, getattr(row, name))
+            mine.source_message_ids = list(draft.source_message_ids)
+        semantic, superseded = _semantic_rows(plan.semantic, subject=subject, provenance=provenance)
+        procedural = _procedural_rows(plan.procedural, subject=subject, provenance=provenance)
+        core = _core_rows(plan.core, subject=subject, provenance=provenance, superseded=superseded)
+        _save_all([core, episodic, semantic, procedural])
+    added = (("core", core), ("episodic", episodic), ("semantic", semantic), ("procedural", procedural))
+    if any(rows for _, rows in added):
+        _emit_memory_created(
+            subject=subject,
+            result=WriteResult(chunk_id=write.chunk_id, routed_types=[], records=_stored_records(added)),
+            source_kind=write.source_kind,
+            rows=[row for _, rows in added for row in rows],
+        )
+    all_records = [
+        WrittenRecord(memory_type, row_id) for memory_type, row_id in chunk_records(chunk_ids=[write.chunk_id])
+    ]
+    routed = {
+        *plan.route.memory_types,
+        *(["resource"] if any(r.memory_type == "resource" for r in all_records) else []),
+    }
+    done = CompletedWrite(
+        job_id=write.job_id,
+        chunk_id=write.chunk_id,
+        routed_types=[name for name in MEMORY_TYPES if name in routed],
+        records=all_records,
+    )
+    return done, [*episodic, *semantic, *procedural]
 
 
 @contextmanager
@@ -533,12 +784,12 @@ def memory_write_document(
     title: str = "",
     session_id: str = "",
     metadata: dict[str, Any] | None = None,
-    embedder: Embedder | None = None,
     stopwatch: Stopwatch | None = None,
     api_key_id: uuid.UUID | None = None,
 ) -> WriteResult:
     """Store the document in object storage, a Resource row with its (redacted) text, and its
-    passages as episodic rows the graph indexes; their embedding is ``api_key_id``'s."""
+    passages as episodic rows the graph indexes; a worker embeds them (ADR 0054), and the
+    write's job is ``succeeded`` once they are indexed."""
     if content_type not in TEXT_CONTENT_TYPES:
         raise ValidationFailed(f"Unsupported document type {content_type!r}; supported: {sorted(TEXT_CONTENT_TYPES)}.")
     if not data:
@@ -546,7 +797,6 @@ def memory_write_document(
     if len(data) > MAX_DOCUMENT_BYTES:
         raise ValidationFailed(f"The document is larger than {MAX_DOCUMENT_BYTES} bytes.")
     stopwatch = stopwatch or Stopwatch()
-    embedder = embedder or default_embedder()
     text = _extract_text(data, content_type)
     consent_check_memory_write(subject=subject, texts=[text])
     redaction = redact_sensitive(text)
@@ -578,9 +828,8 @@ def memory_write_document(
     passages = _passage_rows(
         resource, actor=resource.title, mention_time=timezone.now(), provenance=provenance, message_ids=[]
     )
-    metering = request_metering(organization_id=subject.organization_id, api_key_id=api_key_id)
-    _embed_rows([resource], [_embedding_text(resource)], embedder, stopwatch, metering)
-    _embed_rows(passages, [_embedding_text(p) for p in passages], embedder, stopwatch, metering)
+    for passage in passages:
+        passage.index_status = IndexedRecord.IndexStatus.WRITING
     findings = [VaultFinding(f"document:{resource_id}", d) for d in redaction.detections]
     with _objects_stored([(key, data)], content_type=content_type), stopwatch.phase("database"):
         vault = _vault_rows(findings, subject=subject, provenance=provenance)
@@ -591,7 +840,20 @@ def memory_write_document(
             *(WrittenRecord("episodic", p.id) for p in passages),
             *(WrittenRecord("vault", v.id) for v in vault),
         ]
-        _enqueue_indexing(subject=subject, chunk_id=provenance.chunk_id, result=result, job=None)
+        job = job_create_writing(
+            organization_id=subject.organization_id, chunk_id=provenance.chunk_id, subject_id=subject.id
+        )
+        PendingWrite.objects.create(
+            organization_id=subject.organization_id,
+            subject=subject,
+            job=job,
+            chunk_id=provenance.chunk_id,
+            source_kind=provenance.source_kind,
+            session_id=session_id,
+            metadata=provenance.metadata,
+            api_key_id=api_key_id,
+        )
+        result.job_id, result.job = job.id, job
         _emit_memory_created(
             subject=subject, result=result, source_kind=provenance.source_kind, rows=[resource, *passages]
         )

@@ -189,7 +189,7 @@ def test_sensitive_values_need_their_own_consent(path: str, storage_root: Path) 
     assert response.json()["error"]["details"]["missing_purpose"] == "store_sensitive_values"
     _nothing_stored(tenant, "ana", storage_root)
     # Without a sensitive value the same subject's writes go through.
-    assert client.post("/v1/subjects/ana/memories", CHAT, format="json").status_code == 201
+    assert client.post("/v1/subjects/ana/memories", CHAT, format="json").status_code == 202
 
 
 def test_withdrawing_store_conversations_erases_what_it_covered_and_keeps_the_vault(storage_root: Path) -> None:
@@ -226,7 +226,7 @@ def test_withdrawing_store_conversations_erases_what_it_covered_and_keeps_the_va
     refused = tenant.client().post("/v1/subjects/ana/memories", CHAT, format="json")
     assert refused.status_code == 403
     assert _put(tenant, "ana", store_conversations=True).status_code == 200
-    assert tenant.client().post("/v1/subjects/ana/memories", CHAT, format="json").status_code == 201
+    assert tenant.client().post("/v1/subjects/ana/memories", CHAT, format="json").status_code == 202
 
 
 def test_withdrawing_store_sensitive_values_erases_the_vault_only() -> None:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.graph import store
-from apps.graph.services import index_chunk
 from apps.jobs.models import Job
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
@@ -50,10 +49,7 @@ class World:
 def write_memories(tenant: Tenant, external_id: str, sessions: list[list[dict[str, str]]] = SESSIONS) -> None:
     """Write through the API and index in this process (the graph then holds frames)."""
     for messages in sessions:
-        response = tenant.client().post(f"/v1/subjects/{external_id}/memories", {"messages": messages}, format="json")
-        assert response.status_code == 201, response.content
-        with organization_scope(tenant.id):
-            index_chunk(chunk_id=uuid.UUID(response.json()["chunk_id"]))
+        tenant.write(external_id, {"messages": messages}, index=True)
 
 
 def populate(tenant: Tenant, *, external_id: str = "maya", endpoint_url: str = "http://127.0.0.1:9/hook") -> World:

@@ -15,7 +15,7 @@ from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs import task_names
 from apps.tenancy.scope import organization_scope
 from mirix_saas.celery import app
-from tests.factories import Tenant
+from tests.factories import Tenant, complete_writes, written_answer
 
 _ANCHOR = "CREATE (a:Anchor {subject_id: $subject_id, key: $key, name: $name, type: $type}) RETURN a"
 _FRAME = "CREATE (f:Frame {subject_id: $subject_id, frame_id: $frame_id, predicate: $predicate, text: $text}) RETURN f"
@@ -40,8 +40,9 @@ class Planted:
 
 def _post(tenant: Tenant, external_id: str, payload: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     response = tenant.client().post(f"/v1/subjects/{external_id}/memories", payload, **kwargs)
-    assert response.status_code == 201, response.content
-    return response.json()  # type: ignore[no-any-return]
+    assert response.status_code == 202, response.content
+    complete_writes(tenant.id)  # what the worker does (ADR 0054)
+    return written_answer(tenant.id, response.json())
 
 
 def plant(tenant: Tenant, external_id: str, *, canary: str | None = None) -> Planted:

@@ -17,7 +17,6 @@ from apps.audit.models import AuditEntry
 from apps.erasure.receipt import receipt_sha256
 from apps.graph import adapter as graph
 from apps.graph.models import AnchorFrame, AnchorRow
-from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, ResourceItem
 from apps.resources.storage import storage
 from apps.tenancy.scope import organization_scope
@@ -38,10 +37,7 @@ def storage_root(tmp_path: Path) -> Iterator[Path]:
 def _history(tenant: Tenant) -> None:
     tenant.subject("maya")
     for session in SESSIONS:
-        written = tenant.client().post("/v1/subjects/maya/memories", {"messages": session}, format="json")
-        assert written.status_code == 201, written.content
-        with organization_scope(tenant.id):
-            index_chunk(chunk_id=written.json()["chunk_id"])
+        tenant.write("maya", {"messages": session}, index=True)
 
 
 def _search(tenant: Tenant, query: str) -> dict[str, Any]:
@@ -179,7 +175,7 @@ def test_a_document_goes_with_its_passages_and_its_stored_bytes(storage_root: Pa
     tenant.subject("maya")
     upload = SimpleUploadedFile("notes.txt", b"Repotting: water the fern first, then move it to a bigger pot.")
     written = tenant.client().post("/v1/subjects/maya/memories", {"file": upload}, format="multipart")
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     resource_id = next(r["id"] for r in written.json()["records"] if r["type"] == "resource")
     with organization_scope(tenant.id):
         key = ResourceItem.objects.get(id=resource_id).object_key

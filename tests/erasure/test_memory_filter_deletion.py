@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from apps.audit.models import AuditEntry
-from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem, VaultEntry
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
@@ -24,13 +23,8 @@ def _delete_key(tenant: Tenant) -> str:
 
 
 def _write(tenant: Tenant, session: list[dict[str, str]], source: str) -> list[dict[str, Any]]:
-    written = tenant.client().post(
-        "/v1/subjects/maya/memories", {"messages": session, "metadata": {"source": source}}, format="json"
-    )
-    assert written.status_code == 201, written.content
-    with organization_scope(tenant.id):
-        index_chunk(chunk_id=written.json()["chunk_id"])
-    return written.json()["records"]  # type: ignore[no-any-return]
+    written = tenant.write("maya", {"messages": session, "metadata": {"source": source}}, index=True)
+    return written["records"]  # type: ignore[no-any-return]
 
 
 def _listed(tenant: Tenant) -> set[str]:

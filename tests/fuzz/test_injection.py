@@ -18,7 +18,7 @@ from apps.graph import adapter
 from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent
 from apps.tenancy.scope import organization_scope
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 
 EPISODIC_TABLE = EpisodicEvent._meta.db_table
 PAYLOADS = [
@@ -40,8 +40,9 @@ def _write(tenant: Tenant, subject: str, text: str) -> dict[str, object]:
         {"messages": [{"role": "user", "name": "Mia", "content": text, "timestamp": "2024-05-02T10:00:00Z"}]},
         format="json",
     )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
     body: dict[str, object] = response.json()
+    complete_writes(tenant.id)
     with organization_scope(tenant.id):
         result = index_chunk(chunk_id=uuid.UUID(str(body["chunk_id"])))
     assert result["failed"] == 0, result

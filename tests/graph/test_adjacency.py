@@ -13,7 +13,7 @@ from apps.graph.services import adjacency_rebuild_missing, graph_reembed_step, i
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 from tests.memory.conversation import SESSIONS
 
 
@@ -77,7 +77,8 @@ def _indexed(tenant: Tenant) -> Subject:
     client = tenant.client()
     for session in SESSIONS:
         response = client.post("/v1/subjects/maya/memories", {"messages": session}, format="json")
-        assert response.status_code == 201, response.content
+        assert response.status_code == 202, response.content
+        complete_writes(tenant.id)
         with organization_scope(tenant.id):
             index_chunk(chunk_id=response.json()["chunk_id"])
     return subject

@@ -14,7 +14,7 @@ from apps.graph.models import AnchorVector
 from apps.graph.services import index_chunk, index_sweep_chunks
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.tenancy.scope import organization_scope
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 from tests.memory.conversation import SESSIONS
 
 ALL_ANCHORS = "MATCH (a:Anchor) RETURN properties(a)"
@@ -32,7 +32,8 @@ def _graph(tenant: Tenant) -> tuple[list[dict[str, Any]], list[dict[str, Any]], 
 
 def _write(tenant: Tenant, messages: list[dict[str, str]], external_id: str = "maya") -> str:
     response = tenant.client().post(f"/v1/subjects/{external_id}/memories", {"messages": messages}, format="json")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
+    complete_writes(tenant.id)  # what the worker does before it indexes (ADR 0054)
     return str(response.json()["chunk_id"])
 
 

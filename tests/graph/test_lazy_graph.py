@@ -23,7 +23,7 @@ from apps.tenancy.models import Membership, Subject
 from apps.tenancy.scope import organization_scope
 from tests.console.conftest import make_staff
 from tests.erasure.support import run_erasure
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 
 MESSAGE = {
     "role": "user",
@@ -60,7 +60,8 @@ def _has_graph(tenant: Tenant) -> bool:
 
 def _write(tenant: Tenant, external_id: str, message: dict[str, str]) -> str:
     response = tenant.client().post(f"/v1/subjects/{external_id}/memories", {"messages": [message]}, format="json")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
+    complete_writes(tenant.id)  # what the worker does before it indexes (ADR 0054)
     return str(response.json()["chunk_id"])
 
 

@@ -57,7 +57,7 @@ def _warm(tenant: Tenant) -> None:
     written = tenant.client().post(
         "/v1/subjects/warmup/memories", {"messages": [message("I like tea.", n=0)]}, format="json"
     )
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     wait_for(lambda: _job(tenant, written.json()["job_id"])["status"] == "succeeded", timeout=180, interval=0.5)
 
 
@@ -145,7 +145,7 @@ def test_wait_that_runs_out_is_a_202_with_the_job_link_and_the_rows_written() ->
     tenant = make_tenant()
     tenant.subject("lena")
     first = tenant.client().post("/v1/subjects/lena/memories", {"messages": [message(FACTS[3], n=0)]}, format="json")
-    assert first.status_code == 201 and "job" not in first.json()  # (and the models are loaded)
+    assert first.status_code == 202 and first.json()["job"]["status"] == "queued"
     started = time.monotonic()
     written = tenant.client().post(
         "/v1/subjects/lena/memories?wait=true&wait_timeout=0.3",
@@ -156,12 +156,12 @@ def test_wait_that_runs_out_is_a_202_with_the_job_link_and_the_rows_written() ->
     assert written.status_code == 202, written.content
     body = written.json()
     assert written["Location"] == f"/v1/jobs/{body['job_id']}"
-    assert body["job"]["id"] == body["job_id"] and body["job"]["status"] == "indexing"
+    assert body["job"]["id"] == body["job_id"] and body["job"]["status"] == "queued"  # no worker completes it
     assert body["records"] and body["chunk_id"]
     with organization_scope(tenant.id):
         for record in body["records"]:
             assert STORES[record["type"]].objects.filter(id=record["id"]).exists()
-    assert _job(tenant, body["job_id"])["status"] == "indexing"
+    assert _job(tenant, body["job_id"])["status"] == "queued"
 
     chunks = [{"messages": [message(FACTS[0], n=1, name="Lena")]}]
     batch = tenant.client().post(
@@ -226,8 +226,8 @@ def test_another_organizations_key_never_reaches_the_owners_rows_or_jobs(route: 
 def test_a_write_whose_process_died_after_commit_still_gets_indexed() -> None:
     """The server is killed right after the write's commit, before it could publish the
     indexing (the client saw only a timeout): the job row, committed with the rows, is their
-    outbox, and the jobs sweep publishes the indexing once the job has not moved for
-    ``JOBS_STALE_SECONDS``, not the index sweep minutes later."""
+    outbox, and the jobs sweep publishes its completion once the job has not moved for
+    ``JOBS_STALE_SECONDS``, not the index sweep minutes later (ADR 0031, 0054)."""
     purge_queues()
     tenant = make_tenant()
     tenant.subject("lena")
@@ -241,18 +241,20 @@ def test_a_write_whose_process_died_after_commit_still_gets_indexed() -> None:
 
         def written() -> Job | None:
             with organization_scope(tenant.id):
-                return Job.objects.filter(kind="memory.index").first()
+                return Job.objects.filter(kind="memory.write").first()
 
         job = wait_for(written, timeout=240)  # the server loads its models on its first write
         os.killpg(server.process.pid, signal.SIGKILL)  # dies before its publish
         server.process.wait(timeout=10)
-    assert job.status == Job.Status.INDEXING
-    assert set(_index_statuses(tenant)) == {IndexedRecord.IndexStatus.PENDING}
+    assert job.status == Job.Status.QUEUED
+    assert set(_index_statuses(tenant)) == {IndexedRecord.IndexStatus.WRITING}
     with celery_worker():
         time.sleep(settings.JOBS_STALE_SECONDS + 1)  # the worker has no message: nothing moves
-        assert _job(tenant, str(job.id))["status"] == "indexing"
+        assert _job(tenant, str(job.id))["status"] == "queued"
         with organization_scope(tenant.id):
             assert jobs_sweep().resumed == 1
-        done = wait_for(lambda: (j := _job(tenant, str(job.id)))["status"] != "indexing" and j, timeout=180)
+        done = wait_for(
+            lambda: (j := _job(tenant, str(job.id)))["status"] not in ("queued", "indexing") and j, timeout=180
+        )
     assert done["status"] == "succeeded"
     assert set(_index_statuses(tenant)) == {IndexedRecord.IndexStatus.INDEXED}

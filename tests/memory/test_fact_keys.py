@@ -19,9 +19,7 @@ def _say(tenant: Tenant, *texts: str, day: int = 1) -> dict[str, Any]:
         }
         for number, text in enumerate(texts, start=1)
     ]
-    response = tenant.client().post("/v1/subjects/lena/memories", {"messages": messages}, format="json")
-    assert response.status_code == 201, response.content
-    return response.json()  # type: ignore[no-any-return]
+    return tenant.write("lena", {"messages": messages})
 
 
 def _semantic(tenant: Tenant, *, include_superseded: bool = False) -> list[dict[str, Any]]:

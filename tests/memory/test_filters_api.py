@@ -26,11 +26,8 @@ def _setup() -> tuple[Tenant, dict[str, str]]:
     tenant.subject("maya")
     chunks = {}
     for name, (text, session, tags) in WRITES.items():
-        response = tenant.client().post(
-            "/v1/subjects/maya/memories", {"text": text, "session_id": session, "metadata": tags}, format="json"
-        )
-        assert response.status_code == 201, response.content
-        chunks[response.json()["chunk_id"]] = name
+        written = tenant.write("maya", {"text": text, "session_id": session, "metadata": tags})
+        chunks[written["chunk_id"]] = name
     return tenant, chunks
 
 

@@ -15,7 +15,7 @@ from apps.memory.models import STORES
 from apps.memory.services import memory_batch_step
 from apps.tenancy.scope import organization_scope
 from tests.erasure.support import run_erasure
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, make_tenant, written_answer
 from tests.memory.conversation import SESSIONS
 
 TAGS = {"project": "apollo", "priority": 2, "urgent": True, "owner": None, "tags": ["travel", "work"]}
@@ -50,25 +50,20 @@ def test_messages_text_and_document_writes_tag_every_row_they_produce_and_reads_
     tenant = make_tenant()
     tenant.subject("maya")
     client = tenant.client()
-    chat = client.post("/v1/subjects/maya/memories", {"messages": SESSIONS[0], "metadata": TAGS}, format="json")
-    assert chat.status_code == 201, chat.content
-    records = chat.json()["records"]
+    records = tenant.write("maya", {"messages": SESSIONS[0], "metadata": TAGS})["records"]
     assert {"episodic", "vault"} <= {r["type"] for r in records}  # the password went to the vault, tagged too
     assert _stored_metadata(tenant, records) == [TAGS] * len(records)
     assert _read_back(client, records) == [TAGS] * len(records)
 
-    text = client.post(
-        "/v1/subjects/maya/memories", {"text": "I moved to Porto in May.", "metadata": {"k": 1}}, format="json"
-    )
-    assert text.status_code == 201, text.content
-    assert _read_back(client, text.json()["records"]) == [{"k": 1}] * len(text.json()["records"])
+    text = tenant.write("maya", {"text": "I moved to Porto in May.", "metadata": {"k": 1}})
+    assert _read_back(client, text["records"]) == [{"k": 1}] * len(text["records"])
 
     upload = SimpleUploadedFile("notes.md", b"# Trip\n\nWe fly to Lisbon on 22 July.\n", content_type="text/markdown")
     document = client.post(
         "/v1/subjects/maya/memories", {"file": upload, "metadata": json.dumps({"source": "drive"})}, format="multipart"
     )
-    assert document.status_code == 201, document.content
-    records = document.json()["records"]
+    assert document.status_code == 202, document.content
+    records = written_answer(tenant.id, document.json())["records"]
     assert {"resource", "episodic"} <= {r["type"] for r in records}
     assert _read_back(client, records) == [{"source": "drive"}] * len(records)
 
@@ -77,8 +72,8 @@ def test_messages_text_and_document_writes_tag_every_row_they_produce_and_reads_
         json.dumps(m, sort_keys=True) for m in (TAGS, {"k": 1}, {"source": "drive"})
     }
     # A write without metadata stores an empty object.
-    bare = client.post("/v1/subjects/maya/memories", {"text": "I like green tea."}, format="json")
-    assert _stored_metadata(tenant, bare.json()["records"]) == [{}] * len(bare.json()["records"])
+    bare = tenant.write("maya", {"text": "I like green tea."})
+    assert _stored_metadata(tenant, bare["records"]) == [{}] * len(bare["records"])
 
 
 def test_a_batch_tags_each_chunks_rows_with_its_own_metadata_or_the_batchs() -> None:
@@ -166,8 +161,7 @@ def test_the_subject_export_holds_each_rows_metadata_and_erasure_takes_it() -> N
     tenant = make_tenant()
     tenant.subject("maya")
     client = tenant.client()
-    written = client.post("/v1/subjects/maya/memories", {"messages": SESSIONS[0], "metadata": TAGS}, format="json")
-    ids = {r["id"] for r in written.json()["records"]}
+    ids = {r["id"] for r in tenant.write("maya", {"messages": SESSIONS[0], "metadata": TAGS})["records"]}
     export = client.get("/v1/subjects/maya/export")
     assert export.status_code == 200, export.content
     data = export.json()

@@ -18,7 +18,7 @@ from apps.memory.models import STORES, EpisodicEvent, ResourceItem
 from apps.memory.services import memory_batch_step
 from apps.resources.storage import storage
 from apps.tenancy.scope import organization_scope
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 from tests.processes import celery_worker, purge_queues, wait_for
 
 NEEDLE = "The backup generator in Building Q7 runs on biodiesel and was last serviced by Ingrid Solberg in March."
@@ -60,7 +60,10 @@ def _row_count(tenant: Tenant) -> int:
 
 
 def _write(tenant: Tenant, body: dict[str, Any], subject: str = "lena") -> Any:
-    return tenant.client().post(f"/v1/subjects/{subject}/memories", body, format="json")
+    """The write's answer (a 202 when accepted), once the worker completed it (in process)."""
+    response = tenant.client().post(f"/v1/subjects/{subject}/memories", body, format="json")
+    complete_writes(tenant.id)
+    return response
 
 
 def _assert_document_stored(
@@ -89,7 +92,7 @@ def test_long_text_becomes_a_resource_and_passages_found_by_search() -> None:
     tenant.subject("lena")
     text = long_text(20_000)
     written = _write(tenant, {"text": text})
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     resource, passages = _assert_document_stored(tenant, written.json(), text)
     assert len(passages) >= 14
     with organization_scope(tenant.id):
@@ -120,7 +123,7 @@ def test_100000_characters_in_a_message_are_stored_and_searchable() -> None:
         {"id": "m2", "role": "user", "content": text},
     ]
     written = _write(tenant, {"messages": messages})
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     resource, passages = _assert_document_stored(tenant, written.json(), text)
     assert resource.source_message_ids == ["m2"] and all(p.source_message_ids == ["m2"] for p in passages)
     assert _stored_message_ids(tenant) >= {"m1", "m2"}
@@ -145,7 +148,8 @@ def test_resource_search_returns_passages_within_the_token_budget() -> None:
         {"file": SimpleUploadedFile("ops.txt", text.encode(), "text/plain"), "title": "Operations manual"},
         format="multipart",
     )
-    assert upload.status_code == 201, upload.content
+    assert upload.status_code == 202, upload.content
+    complete_writes(tenant.id)
     resource, passages = _assert_document_stored(tenant, upload.json(), text)
     assert {p.actor for p in passages} == {"Operations manual"}
 
@@ -184,7 +188,7 @@ def test_a_system_message_with_a_url_is_stored() -> None:
     tenant.subject("lena")
     content = "Refer the user to the runbook at https://runbooks.invalid/oncall when the pager fires."
     written = _write(tenant, {"messages": [{"id": "sys-1", "role": "system", "content": content}]})
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     episodic = [r for r in written.json()["records"] if r["type"] == "episodic"]
     got = tenant.client().get(f"/v1/subjects/lena/memories/episodic/{episodic[0]['id']}").json()
     assert (
@@ -205,7 +209,7 @@ def test_small_talk_next_to_substance_is_kept_and_small_talk_alone_is_a_422() ->
             ]
         },
     )
-    assert mixed.status_code == 201, mixed.content
+    assert mixed.status_code == 202, mixed.content
     assert _stored_message_ids(tenant) >= {"a", "b"}
 
     before = _row_count(tenant)
@@ -231,7 +235,7 @@ def test_small_talk_next_to_a_pasted_document_is_kept() -> None:
             ]
         },
     )
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     assert _stored_message_ids(tenant) >= {"thanks", "doc"}
 
 
@@ -287,7 +291,7 @@ def test_a_batch_stores_its_long_chunk_and_reports_a_chunk_that_stored_nothing()
 def test_another_organizations_key_gets_404_and_changes_nothing() -> None:
     tenant, intruder = make_tenant(), make_tenant()
     tenant.subject("lena")
-    assert _write(tenant, {"text": long_text(20_000)}).status_code == 201
+    assert _write(tenant, {"text": long_text(20_000)}).status_code == 202
     before = _row_count(tenant)
     client = intruder.client()
     # A write to an unknown external id would create the intruder's own subject (ADR 0039):
@@ -375,7 +379,7 @@ _MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", 
 
 def test_every_accepted_message_is_reachable_from_a_stored_row() -> None:
     """Random message sets (roles, lengths from 1 character to the limit, URLs, code, unicode):
-    a 201 means every message id is in some stored row's provenance; anything else is a 4xx
+    a 202 means every message id is in some stored row's provenance; anything else is a 4xx
     that stored nothing."""
     tenant = make_tenant()
     subjects = iter(range(10_000))
@@ -387,7 +391,7 @@ def test_every_accepted_message_is_reachable_from_a_stored_row() -> None:
         numbered = [{**message, "id": f"m{n}"} for n, message in enumerate(messages)]
         before = _row_count(tenant)
         response = _write(tenant, {"messages": numbered}, subject=subject.external_id)
-        if response.status_code == 201:
+        if response.status_code == 202:
             with organization_scope(tenant.id):
                 cited = {
                     i

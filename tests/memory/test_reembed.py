@@ -15,7 +15,7 @@ def test_a_change_of_model_re_embeds_every_row_through_a_job() -> None:
     other = make_tenant()
     for owner in (tenant, other):
         owner.subject("maya")
-        owner.client().post("/v1/subjects/maya/memories", {"messages": SESSIONS[0]}, format="json")
+        owner.write("maya", {"messages": SESSIONS[0]})
     with organization_scope(tenant.id):
         # As if these rows had been embedded by a previous deployment's model.
         EpisodicEvent.objects.update(embedding_model="old-model", embedding=[0.0] * 3)

@@ -11,7 +11,7 @@ from django.db import connections
 
 from apps.memory.models import EpisodicEvent, SemanticItem, VaultEntry
 from apps.tenancy.scope import organization_scope
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 from tests.memory.conversation import SECRET_PASSWORD, SESSIONS
 
 
@@ -19,13 +19,7 @@ def _write_sessions(tenant: Tenant, external_id: str = "maya") -> list[dict]:  #
     tenant.subject(external_id)
     results = []
     for number, session in enumerate(SESSIONS, start=1):
-        response = tenant.client().post(
-            f"/v1/subjects/{external_id}/memories",
-            {"messages": session, "session_id": f"session-{number}"},
-            format="json",
-        )
-        assert response.status_code == 201, response.content
-        results.append(response.json())
+        results.append(tenant.write(external_id, {"messages": session, "session_id": f"session-{number}"}))
     return results
 
 
@@ -111,8 +105,8 @@ def test_write_returns_ids_and_an_indexing_job_published_after_commit() -> None:
     result = _write_sessions(tenant)[0]
     assert result["job_id"]
     job = tenant.client().get(f"/v1/jobs/{result['job_id']}").json()
-    # Written in the request, so the job is at its indexing (ADR 0031).
-    assert job["kind"] == "memory.index" and job["status"] == "indexing"
+    # Completed by the worker (here in process), so the job is at its indexing (ADR 0031, 0054).
+    assert job["kind"] == "memory.write" and job["status"] == "indexing"
     for record in result["records"]:
         if record["type"] == "vault":
             continue
@@ -180,8 +174,9 @@ def test_document_upload_becomes_a_resource_in_object_storage() -> None:
         {"file": SimpleUploadedFile("garden.txt", body, "text/plain"), "title": "Garden journal"},
         format="multipart",
     )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
     records = {r["type"]: r["id"] for r in response.json()["records"]}
+    complete_writes(tenant.id)
     resource = tenant.client().get(f"/v1/subjects/maya/memories/resource/{records['resource']}").json()
     assert resource["content"]["title"] == "Garden journal" and resource["content"]["size_bytes"] == len(body)
     assert "Sunfl0wer-88!" not in resource["content"]["extracted_text"]
@@ -272,3 +267,67 @@ def test_list_filters_by_time_and_session_and_pages() -> None:
     assert client.get("/v1/subjects/maya/memories?type=vault").status_code == 400
     assert client.get("/v1/subjects/maya/memories?type=semantic&event_after=2023-01-01T00:00:00Z").status_code == 400
     assert datetime.fromisoformat(july.json()["results"][0]["content"]["mention_time"]).year == 2023
+
+
+def test_a_write_is_accepted_with_its_messages_rows_and_completed_by_its_job() -> None:
+    """ADR 0054: the request stores each message as its episodic row and answers 202 with
+    them and the job; the job writes the other typed rows, embeds and indexes, and the rows
+    accepted keep their ids."""
+    tenant = make_tenant()
+    tenant.subject("maya")
+    client = tenant.client()
+    response = client.post("/v1/subjects/maya/memories", {"messages": SESSIONS[0]}, format="json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert response["Location"] == f"/v1/jobs/{body['job_id']}"
+    assert body["job"]["id"] == body["job_id"] and body["job"]["status"] == "queued"
+    accepted = [r["id"] for r in body["records"] if r["type"] == "episodic"]
+    assert len(accepted) == len([m for m in SESSIONS[0] if m["content"].strip()])
+    row = client.get(f"/v1/subjects/maya/memories/episodic/{accepted[0]}")
+    assert row.status_code == 200 and row.json()["provenance"]["chunk_id"] == body["chunk_id"]
+    with organization_scope(tenant.id):
+        assert {e.index_status for e in EpisodicEvent.objects.all()} == {"writing"}
+        assert not SemanticItem.objects.exists()
+    # Searchable at once by its words (not yet by meaning nor through the graph), without errors.
+    for mode in ("graph", "flat"):
+        searched = client.post("/v1/subjects/maya/search", {"query": "Bay to Breakers", "mode": mode}, format="json")
+        assert searched.status_code == 200, (mode, searched.content)
+    flat = client.post("/v1/subjects/maya/search", {"query": "Bay to Breakers", "mode": "flat"}, format="json")
+    assert {row["id"] for row in flat.json()["rows"]} & set(accepted), flat.json()
+    # Another organization's key sees neither the rows nor the job.
+    other = make_tenant()
+    assert other.client().get(f"/v1/jobs/{body['job_id']}").status_code == 404
+    assert other.client().get(f"/v1/subjects/maya/memories/episodic/{accepted[0]}").status_code == 404
+
+    assert complete_writes(tenant.id, index=True) == 1
+    job = client.get(f"/v1/jobs/{body['job_id']}").json()
+    assert job["status"] == "succeeded" and "semantic" in job["result"]["routed_types"]
+    with organization_scope(tenant.id):
+        assert {e.index_status for e in EpisodicEvent.objects.all()} == {"indexed"}
+        assert set(accepted) <= {str(i) for i in EpisodicEvent.objects.values_list("id", flat=True)}
+        assert EpisodicEvent.objects.filter(embedding__isnull=True).count() == 0
+        assert SemanticItem.objects.exists()
+
+
+def test_writes_accepted_together_are_completed_with_one_embedding_call() -> None:
+    from apps.memory.services import memory_complete_writes
+    from apps.providers.registry import embedder
+
+    class Counting:
+        def __init__(self) -> None:
+            self.inner, self.calls = embedder(), 0
+            self.model_name, self.dimension = self.inner.model_name, self.inner.dimension
+
+        def embed(self, texts: list[str]) -> list[list[float]]:
+            self.calls += 1
+            return self.inner.embed(texts)
+
+    tenant = make_tenant()
+    for name in ("maya", "omar", "lena"):
+        response = tenant.client().post(f"/v1/subjects/{name}/memories", {"messages": SESSIONS[0]}, format="json")
+        assert response.status_code == 202, response.content
+    counting = Counting()
+    with organization_scope(tenant.id):
+        completed = memory_complete_writes(embedder=counting)  # type: ignore[arg-type]
+    assert len(completed) == 3 and counting.calls == 1
+    assert all("semantic" in {r.memory_type for r in write.records} for write in completed)

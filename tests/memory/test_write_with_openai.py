@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
+from django.test import override_settings
 
+from apps.graph.services import index_chunks
 from apps.jobs.models import Job
 from apps.memory.models import CoreBlock, EpisodicEvent, SemanticItem, VaultEntry
 from apps.tenancy.scope import organization_scope
@@ -46,9 +49,8 @@ def test_openai_routing_and_writing_store_rows_and_never_see_the_password(
     openai_stub: OpenAIStub, tenant: Tenant
 ) -> None:
     openai_stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}), json_reply({"drafts": [EPISODE]}))
-    response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": MESSAGES}, format="json")
-    assert response.status_code == 201, response.content
-    assert sorted(r["type"] for r in response.json()["records"]) == ["episodic", "vault"]
+    written = tenant.write("ravi", {"messages": MESSAGES})
+    assert sorted(r["type"] for r in written["records"]) == ["episodic", "vault"]
     assert [r.path for r in openai_stub.requests] == ["/v1/chat/completions", "/v1/chat/completions"]
     for request in openai_stub.requests:
         assert request.body["model"] == "gpt-test"
@@ -61,21 +63,26 @@ def test_openai_routing_and_writing_store_rows_and_never_see_the_password(
         assert row.mention_time.isoformat().startswith("2024-02-12")
 
 
-def test_a_malformed_reply_is_retried_then_fails_cleanly_with_nothing_stored(
+def test_a_malformed_reply_is_retried_then_the_job_fails_with_the_messages_kept(
     openai_stub: OpenAIStub, tenant: Tenant
 ) -> None:
+    """The writers run in the worker (ADR 0054): when they fail, the write's messages stay
+    stored as they were said and are indexed, and the job fails saying why."""
     openai_stub.queue(json_reply({"memory_types": ["episodic"], "reason": "a trip"}))
     openai_stub.queue(*(chat_reply("this is not json") for _ in range(3)))
-    response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": MESSAGES}, format="json")
-    assert response.status_code == 502
-    error = response.json()["error"]
-    assert error["code"] == "provider_error" and "not json" not in json.dumps(error)
+    written = tenant.write("ravi", {"messages": MESSAGES})
     assert len(openai_stub.requests) == 4  # one route, three attempts at writing
+    with override_settings(LLM_PROVIDER="local"), organization_scope(tenant.id):  # the graph's extractor
+        index_chunks(chunk_ids=[uuid.UUID(written["chunk_id"])])
+    job = tenant.client().get(f"/v1/jobs/{written['job_id']}").json()
+    assert job["status"] == "failed" and job["error"]["code"] == "writing_failed", job
+    assert "ProviderError" in job["result"]["writing_error"] and "not json" not in json.dumps(job)
     with organization_scope(tenant.id):
-        assert not EpisodicEvent.objects.exists()
-        assert not VaultEntry.objects.exists()
+        row = EpisodicEvent.objects.get()
+        assert row.event_type == "message" and row.index_status == "indexed" and row.embedding is not None
+        assert PASSWORD not in row.details and VaultEntry.objects.count() == 1
         assert not CoreBlock.objects.exists()
-        assert not Job.objects.exists()
+        assert Job.objects.get().id == uuid.UUID(written["job_id"])
 
 
 def test_a_malformed_reply_then_a_good_one_succeeds(openai_stub: OpenAIStub, tenant: Tenant) -> None:
@@ -84,8 +91,7 @@ def test_a_malformed_reply_then_a_good_one_succeeds(openai_stub: OpenAIStub, ten
         json_reply({"drafts": [{**EPISODE, "event_time": "last friday"}]}),  # violates the schema's ISO rule
         json_reply({"drafts": [EPISODE]}),
     )
-    response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": MESSAGES}, format="json")
-    assert response.status_code == 201, response.content
+    tenant.write("ravi", {"messages": MESSAGES})
     with organization_scope(tenant.id):
         assert EpisodicEvent.objects.count() == 1
 
@@ -109,8 +115,7 @@ def test_the_openai_writer_chooses_the_attribute_and_a_fact_supersedes_only_its_
             json_reply({"memory_types": ["semantic"], "reason": "facts"}), json_reply({"drafts": list(facts)})
         )
         message = {"id": "m1", "role": "user", "name": "Ravi", "timestamp": "2024-02-12T08:00:00Z", "content": content}
-        response = tenant.client().post("/v1/subjects/ravi/memories", {"messages": [message]}, format="json")
-        assert response.status_code == 201, response.content
+        tenant.write("ravi", {"messages": [message]})
 
     write(
         "I live in Denver and I'm a welder.",

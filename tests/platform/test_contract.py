@@ -22,7 +22,7 @@ from apps.procedural.services import skill_create
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import subject_get
 from tests.authz import ENDPOINTS, EXTRA_OBJECTS, organization_snapshot, tenant_objects
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant, written_answer
 
 MESSAGES = [
     {"role": "user", "name": "Ana", "content": "Yesterday I hiked Mount Tam with Leo.", "timestamp": "2024-03-02T10:00:00Z"},
@@ -36,11 +36,12 @@ MESSAGES = [
 def _write(tenant: Tenant, subject: str = "ana") -> dict[str, Any]:
     client = tenant.client()
     written = client.post(f"/v1/subjects/{subject}/memories", {"messages": MESSAGES}, format="json")
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     document = SimpleUploadedFile("notes.txt", b"Repotting: water the plant first, then move it.", "text/plain")
     uploaded = client.post(f"/v1/subjects/{subject}/memories", {"file": document}, format="multipart")
-    assert uploaded.status_code == 201, uploaded.content
-    return {"chat": written.json(), "document": uploaded.json()}
+    assert uploaded.status_code == 202, uploaded.content
+    complete_writes(tenant.id)  # what the worker does (ADR 0054)
+    return {"chat": written_answer(tenant.id, written.json()), "document": uploaded.json()}
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ def test_a_write_past_its_budget_is_a_503_and_rolled_back_and_its_retry_stores_i
     assert _changed(before, organization_state(tenant.id)) <= {"tenancy_apikey"}
     settings.FAULT_PAUSES, settings.REQUEST_BUDGET_SECONDS = {}, 60
     retried = tenant.client().post("/v1/subjects/ana/memories", MESSAGE, format="json")
-    assert retried.status_code == 201, retried.content
+    assert retried.status_code == 202, retried.content
     after = organization_state(tenant.id)
     chunk = retried.json()["chunk_id"]
     assert [row for row in after["memory_episodic_event"] if chunk in row] == after["memory_episodic_event"]

@@ -20,7 +20,7 @@ from apps.providers.interfaces import MeteringContext
 from apps.providers.openai_provider import OpenAIMemoryLLM
 from apps.providers.outbound import CheckedTransport, RedirectRefused
 from apps.providers.schemas import InputMessage, WriterInput
-from tests.factories import make_tenant
+from tests.factories import complete_writes, make_tenant
 from tests.metering import RecordingMeter
 from tests.providers.openai_stub import OpenAIStub, StubReply, json_reply
 from tests.tls_server import TlsServer
@@ -124,18 +124,18 @@ def test_a_name_that_later_resolves_to_a_refused_address_is_refused_at_send_time
 
     openai_stub.queue(json_reply(ROUTE))
     tenant.subject("ana")
-    written = tenant.client().post("/v1/subjects/ana/memories", {"text": "Hello there!"}, format="json")
-    # The stub's router calls it small talk: answered through the checked address, nothing stored.
-    assert written.status_code == 422, written.content
+    written = tenant.client().post("/v1/subjects/ana/memories", {"text": "I adopted a cat."}, format="json")
+    assert written.status_code == 202, written.content
+    complete_writes(tenant.id)  # the worker routes (ADR 0054), through the checked address
     assert len(openai_stub.requests) == 1
     assert openai_stub.requests[0].headers["host"] == f"provider.test:{_port(openai_stub)}"
 
     resolver.answers = [("169.254.169.254",)]
     refused = tenant.client().post("/v1/subjects/ana/memories", {"text": PROMPT_CANARY}, format="json")
-    assert refused.status_code == 502, refused.content
-    error = refused.json()["error"]
-    assert error["code"] == "provider_error"
-    assert "provider.test resolves to 169.254.169.254, a link-local address" in error["message"]
+    assert refused.status_code == 202, refused.content
+    complete_writes(tenant.id)
+    job = tenant.client().get(f"/v1/jobs/{refused.json()['job_id']}").json()
+    assert "ProviderError" in job["result"]["writing_error"]  # refused before any connection
     assert len(openai_stub.requests) == 1  # nothing more reached the endpoint
     assert resolver.lookups == ["provider.test"] * 3  # configured, first call, refused call
 

@@ -81,7 +81,7 @@ def test_a_worker_killed_mid_indexing_is_replaced_and_the_graph_is_written_once(
         response = tenant.client().post(
             "/v1/subjects/maya/memories", {"messages": [message(text, n=1), message(text, n=2)]}, format="json"
         )
-        assert response.status_code == 201
+        assert response.status_code == 202
         job_id = response.json()["job_id"]
         wait_for(lambda: _paused("crash-index-a"), timeout=90)
         # Mid-indexing: the graph is written and the rows are marked, all uncommitted.

@@ -14,7 +14,6 @@ import pytest
 from django.test import override_settings
 
 from apps.audit.models import AuditEntry
-from apps.graph.services import index_chunk
 from apps.providers.answer_openai import _system_prompt
 from apps.providers.interfaces import AnswerRequest
 from apps.providers.models import ProviderUsage
@@ -102,14 +101,11 @@ def test_the_request_is_a_strict_schema_call_with_the_evidence_delimited_and_met
 
 
 def test_an_instruction_stored_in_memory_stays_data(openai_stub: OpenAIStub, tenant: Tenant) -> None:
-    written = tenant.client().post(
-        "/v1/subjects/priya/memories",
+    tenant.write(
+        "priya",
         {"messages": [{"role": "user", "name": "Priya", "content": TAG_BREAKOUT, "timestamp": "2023-08-01T10:00:00Z"}]},
-        format="json",
+        index=True,
     )
-    assert written.status_code == 201
-    with organization_scope(tenant.id):
-        index_chunk(chunk_id=uuid.UUID(written.json()["chunk_id"]))
     question = "Where does Priya live?"
     openai_stub.queue(reply("I don't know.", []), reply("I don't know.", []))
     with openai_answers(openai_stub):

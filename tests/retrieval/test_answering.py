@@ -101,13 +101,8 @@ def ingest_conversation(tenant: Tenant, external_id: str = "priya") -> Subject:
     subject = tenant.subject(external_id)
     chunks = []
     for session in SESSIONS:
-        response = tenant.client().post(
-            f"/v1/subjects/{external_id}/memories",
-            {"messages": session, "session_id": session[0]["id"].split(":")[0]},
-            format="json",
-        )
-        assert response.status_code == 201, response.content
-        chunks.append(uuid.UUID(response.json()["chunk_id"]))
+        written = tenant.write(external_id, {"messages": session, "session_id": session[0]["id"].split(":")[0]})
+        chunks.append(uuid.UUID(written["chunk_id"]))
     with organization_scope(tenant.id):
         for chunk_id in chunks:
             assert index_chunk(chunk_id=chunk_id)["failed"] == 0

@@ -7,7 +7,6 @@ from django.db.models import Count
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.retrieval import reads
 from apps.tenancy.models import Subject
@@ -35,10 +34,7 @@ def _history(tenant: Tenant, repeats: int) -> None:
                 {**m, "id": f"{m['id']}#{copy}", "timestamp": m["timestamp"].replace("2023", str(2023 + copy))}
                 for m in session
             ]
-            written = tenant.client().post("/v1/subjects/maya/memories", {"messages": messages}, format="json")
-            assert written.status_code == 201
-            with organization_scope(tenant.id):
-                index_chunk(chunk_id=written.json()["chunk_id"])
+            tenant.write("maya", {"messages": messages}, index=True)
 
 
 def _search(tenant: Tenant, query: str, **options: object) -> dict:  # type: ignore[type-arg]

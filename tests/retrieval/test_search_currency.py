@@ -17,10 +17,7 @@ CURRENCY = {"current", "superseded_by", "valid_from", "valid_to"}
 
 def _write(tenant: Tenant, text: str, message_id: str) -> None:
     messages = [{"id": message_id, "role": "user", "name": "Nadia", "content": text, "timestamp": SAID}]
-    written = tenant.client().post("/v1/subjects/nadia/memories", {"messages": messages}, format="json")
-    assert written.status_code == 201, written.content
-    with organization_scope(tenant.id):
-        index_chunk(chunk_id=written.json()["chunk_id"])
+    tenant.write("nadia", {"messages": messages}, index=True)
 
 
 def _patch(tenant: Tenant, memory_type: str, record_id: str, summary: str) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from apps.graph.services import index_chunk
 from apps.memory.filters import parse_filters
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.retrieval import reads
@@ -26,12 +25,7 @@ TRIPS = [{"trip": "race", "year": 2023}, {"trip": "lisbon", "year": 2023}, {}]
 def _history(tenant: Tenant) -> None:
     tenant.subject("maya")
     for session, tags in zip(SESSIONS, TRIPS, strict=True):
-        written = tenant.client().post(
-            "/v1/subjects/maya/memories", {"messages": session, "metadata": tags}, format="json"
-        )
-        assert written.status_code == 201, written.content
-        with organization_scope(tenant.id):
-            index_chunk(chunk_id=written.json()["chunk_id"])
+        tenant.write("maya", {"messages": session, "metadata": tags}, index=True)
 
 
 def _search(tenant: Tenant, query: str, **options: Any) -> dict[str, Any]:
@@ -132,10 +126,8 @@ def test_typed_stores_and_per_type_search_apply_the_filter() -> None:
     }
     for kitchen, text in how_tos.items():
         message = {**SESSIONS[2][0], "content": text}
-        written = client.post(
-            "/v1/subjects/maya/memories", {"messages": [message], "metadata": {"kitchen": kitchen}}, format="json"
-        )
-        assert "procedural" in written.json()["routed_types"], written.content
+        written = tenant.write("maya", {"messages": [message], "metadata": {"kitchen": kitchen}})
+        assert "procedural" in written["routed_types"], written
     hits = client.post(
         "/v1/subjects/maya/memories/procedural/search",
         {"query": "cold brew", "filters": {"metadata.kitchen": "office"}},

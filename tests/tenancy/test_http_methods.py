@@ -28,7 +28,7 @@ def _vault_entry(tenant: Tenant) -> tuple[str, str]:
         {"messages": [{"role": "user", "content": "My password is Tr0ub4dor&3x, keep it safe."}]},
         format="json",
     )
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     entry = next(r["id"] for r in written.json()["records"] if r["type"] == "vault")
     return subject.external_id, entry
 

@@ -37,18 +37,18 @@ def test_a_retry_with_the_key_replays_the_first_answer_and_writes_nothing() -> N
     tenant = make_tenant()
     tenant.subject("ana")
     first = _post(tenant.client(), "write-1", WRITE)
-    assert first.status_code == 201, first.content
+    assert first.status_code == 202, first.content
     assert "Idempotent-Replayed" not in first.headers
     rows = _rows(tenant)
 
     retry = _post(tenant.client(), "write-1", WRITE)
 
-    assert retry.status_code == 201
+    assert retry.status_code == 202
     assert retry.headers["Idempotent-Replayed"] == "true"
-    assert retry.json() == first.json()
+    assert retry.json() == first.json() and retry["Location"] == first["Location"]
     assert _rows(tenant) == rows  # one set of rows
     # Another key is another write.
-    assert _post(tenant.client(), "write-2", WRITE).status_code == 201
+    assert _post(tenant.client(), "write-2", WRITE).status_code == 202
     assert _rows(tenant) > rows
 
 
@@ -75,7 +75,7 @@ def test_a_multipart_retry_with_a_new_boundary_is_the_same_request() -> None:
     first = upload()
     rows = _rows(tenant)
     retry = upload()  # the test client draws the boundary again
-    assert first.status_code == retry.status_code == 201
+    assert first.status_code == retry.status_code == 202
     assert retry.headers["Idempotent-Replayed"] == "true" and retry.json() == first.json()
     assert _rows(tenant) == rows
 
@@ -84,7 +84,7 @@ def test_the_key_with_another_request_is_a_422_and_writes_nothing() -> None:
     tenant = make_tenant()
     tenant.subject("ana")
     tenant.subject("bo")
-    assert _post(tenant.client(), "k", WRITE).status_code == 201
+    assert _post(tenant.client(), "k", WRITE).status_code == 202
     rows = _rows(tenant)
     other_body = _post(tenant.client(), "k", {"text": "Something else entirely."})
     other_path = _post(tenant.client(), "k", WRITE, "/v1/subjects/bo/memories")
@@ -102,7 +102,7 @@ def test_a_key_longer_than_255_characters_is_a_400() -> None:
     assert refused.status_code == 400
     assert "at most 255" in refused.json()["error"]["message"]
     assert _rows(tenant) == 0
-    assert _post(tenant.client(), "k" * 255, WRITE).status_code == 201
+    assert _post(tenant.client(), "k" * 255, WRITE).status_code == 202
 
 
 def test_a_failed_first_attempt_stores_nothing_and_the_key_can_be_retried() -> None:
@@ -112,7 +112,7 @@ def test_a_failed_first_attempt_stores_nothing_and_the_key_can_be_retried() -> N
     assert failed.status_code == 400
     with organization_scope(tenant.id):
         assert not IdempotencyRecord.objects.exists()
-    assert _post(tenant.client(), "retry-me", WRITE).status_code == 201
+    assert _post(tenant.client(), "retry-me", WRITE).status_code == 202
 
 
 def test_a_retry_while_the_first_is_in_flight_is_a_409(settings: Any) -> None:
@@ -142,7 +142,7 @@ def test_a_retry_while_the_first_is_in_flight_is_a_409(settings: Any) -> None:
 
     assert concurrent.status_code == 409, concurrent.content
     assert "still in progress" in concurrent.json()["error"]["message"]
-    assert answers["first"].status_code == 201
+    assert answers["first"].status_code == 202
     rows = _rows(tenant)
     replay = _post(tenant.client(), "slow", WRITE)
     assert replay.headers["Idempotent-Replayed"] == "true" and replay.json() == answers["first"].json()
@@ -153,7 +153,7 @@ def test_keys_are_per_organization_and_another_organization_changes_nothing() ->
     tenant, intruder = make_tenant(), make_tenant()
     tenant.subject("ana")
     first = _post(tenant.client(), "shared", WRITE)
-    assert first.status_code == 201
+    assert first.status_code == 202
     with organization_scope(tenant.id):
         stored = list(IdempotencyRecord.objects.values_list("key", "request_hash", "status_code"))
     rows = _rows(tenant)
@@ -179,8 +179,8 @@ def test_an_answer_that_carries_a_secret_refuses_a_key() -> None:
 def test_the_beat_purge_removes_expired_answers_only() -> None:
     tenant = make_tenant()
     tenant.subject("ana")
-    assert _post(tenant.client(), "old", WRITE).status_code == 201
-    assert _post(tenant.client(), "new", {"text": "Another note."}).status_code == 201
+    assert _post(tenant.client(), "old", WRITE).status_code == 202
+    assert _post(tenant.client(), "new", {"text": "Another note."}).status_code == 202
     with organization_scope(tenant.id):
         IdempotencyRecord.objects.filter(key="old").update(expires_at=timezone.now() - timedelta(seconds=1))
     assert idempotency_purge_task.apply().get() == 1
@@ -188,7 +188,7 @@ def test_the_beat_purge_removes_expired_answers_only() -> None:
         assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]
     # An expired key is a new request again.
     again = _post(tenant.client(), "old", WRITE)
-    assert again.status_code == 201 and "Idempotent-Replayed" not in again.headers
+    assert again.status_code == 202 and "Idempotent-Replayed" not in again.headers
 
 
 def test_erasing_the_subject_erases_its_stored_answers() -> None:
@@ -200,8 +200,8 @@ def test_erasing_the_subject_erases_its_stored_answers() -> None:
         HTTP_IDEMPOTENCY_KEY="create-ana",
     )
     assert created.status_code == 201
-    assert _post(tenant.client(), "write-ana", WRITE).status_code == 201
-    assert _post(tenant.client(), "other", WRITE, "/v1/subjects/bo/memories").status_code == 201
+    assert _post(tenant.client(), "write-ana", WRITE).status_code == 202
+    assert _post(tenant.client(), "other", WRITE, "/v1/subjects/bo/memories").status_code == 202
     erased = tenant.client().delete("/v1/subjects/ana")
     assert erased.status_code == 202, erased.content
     run_erasure(erased.json()["erasure_request_id"])

@@ -32,9 +32,9 @@ def test_a_first_write_creates_the_subject_and_reads_of_unknown_subjects_stay_40
     assert _subjects(tenant) == []
 
     written = client.post("/v1/subjects/ana/memories", WRITE, format="json")
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     agent = client.post("/v1/subjects/bot-7/memories", {**WRITE, "subject_kind": "agent"}, format="json")
-    assert agent.status_code == 201, agent.content
+    assert agent.status_code == 202, agent.content
     batch = client.post(
         "/v1/subjects/cy/memories/batch",
         {"chunks": [{"text": "We moved to Lisbon in 2021."}], "subject_kind": "agent"},
@@ -43,14 +43,14 @@ def test_a_first_write_creates_the_subject_and_reads_of_unknown_subjects_stay_40
     assert batch.status_code == 202, batch.content
     upload = SimpleUploadedFile("notes.txt", b"Repotting: water first.", "text/plain")
     document = client.post("/v1/subjects/dee/memories", {"file": upload}, format="multipart")
-    assert document.status_code == 201, document.content
+    assert document.status_code == 202, document.content
 
     assert _subjects(tenant) == [("ana", "user"), ("bot-7", "agent"), ("cy", "agent"), ("dee", "user")]
     got = client.get("/v1/subjects/ana")
     assert got.status_code == 200 and got.json()["kind"] == "user"
     # The kind names the subject it creates; an existing subject keeps its own.
     assert (
-        client.post("/v1/subjects/ana/memories", {**WRITE, "subject_kind": "agent"}, format="json").status_code == 201
+        client.post("/v1/subjects/ana/memories", {**WRITE, "subject_kind": "agent"}, format="json").status_code == 202
     )
     assert ("ana", "user") in _subjects(tenant)
     with organization_scope(tenant.id):
@@ -90,20 +90,20 @@ def test_the_organization_can_turn_it_off() -> None:
     # Another organization's setting is its own.
     other = make_tenant()
     assert other.client().get("/v1/organization").json()["subjects_created_on_write"] is True
-    assert other.client().post("/v1/subjects/ana/memories", WRITE, format="json").status_code == 201
+    assert other.client().post("/v1/subjects/ana/memories", WRITE, format="json").status_code == 202
     assert _subjects(tenant) == [] and _subjects(other) == [("ana", "user")]
 
     admin.patch("/v1/organization", {"subjects_created_on_write": True}, format="json")
-    assert admin.post("/v1/subjects/ana/memories", WRITE, format="json").status_code == 201
+    assert admin.post("/v1/subjects/ana/memories", WRITE, format="json").status_code == 202
 
 
 def test_another_organizations_first_write_creates_its_own_subject_only() -> None:
     tenant, intruder = make_tenant(), make_tenant()
     tenant.subject("ana")
-    assert tenant.client().post("/v1/subjects/ana/memories", WRITE, format="json").status_code == 201
+    assert tenant.client().post("/v1/subjects/ana/memories", WRITE, format="json").status_code == 202
     owner_rows = tenant.client().get("/v1/subjects/ana/memories?type=episodic").json()["results"]
     written = intruder.client().post("/v1/subjects/ana/memories", {"text": "I live in Oslo."}, format="json")
-    assert written.status_code == 201
+    assert written.status_code == 202
     theirs = intruder.client().get("/v1/subjects/ana/memories?type=episodic").json()["results"]
     assert not {r["id"] for r in theirs} & {r["id"] for r in owner_rows}
     assert tenant.client().get("/v1/subjects/ana/memories?type=episodic").json()["results"] == owner_rows
@@ -134,7 +134,7 @@ def test_concurrent_first_writes_make_one_subject() -> None:
     for thread in threads:
         thread.join()
 
-    assert [a.status_code for a in answers] == [201] * count, [a.content for a in answers]
+    assert [a.status_code for a in answers] == [202] * count, [a.content for a in answers]
     assert _subjects(tenant) == [("zoe", "user")]
     listed = tenant.client().get("/v1/subjects/zoe/memories?type=episodic&limit=200").json()["results"]
     assert len({r["provenance"]["chunk_id"] for r in listed}) == count  # every write landed on it

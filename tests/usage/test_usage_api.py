@@ -28,7 +28,7 @@ from apps.tenancy.models import ApiKey
 from apps.tenancy.scope import organization_scope
 from apps.usage.models import UsageCounter
 from apps.usage.services import usage_count
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 from tests.processes import wait_for
 from tests.providers.openai_stub import OpenAIStub, deployment_settings, json_reply
 from tests.retrieval.test_answering import ingest_conversation, row_id_containing
@@ -68,7 +68,7 @@ def test_requests_and_rows_are_counted_per_key_and_operation() -> None:
     reader = tenant.issue_key(["memories:read"])
     tenant.subject("ana")
     written = tenant.client(writer).post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json")
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     rows = len(written.json()["records"])
     assert rows > 0
     for _ in range(2):
@@ -104,7 +104,7 @@ def test_requests_and_rows_are_counted_per_key_and_operation() -> None:
 def test_storage_and_quota_are_reported() -> None:
     tenant = make_tenant(monthly_request_quota=50)
     tenant.subject("ana")
-    assert tenant.client().post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json").status_code == 201
+    assert tenant.client().post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json").status_code == 202
     report = _usage(tenant)
     with organization_scope(tenant.id):
         expected = {name: model.objects.count() for name, model in STORES.items()}
@@ -270,7 +270,7 @@ def test_a_key_without_admin_is_refused() -> None:
 def test_another_organization_sees_only_its_own_usage() -> None:
     owner, intruder = make_tenant(), make_tenant()
     owner.subject("ana")
-    assert owner.client().post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json").status_code == 201
+    assert owner.client().post("/v1/subjects/ana/memories", {"messages": MESSAGES}, format="json").status_code == 202
     assert _usage(owner)["storage"]["rows"] > 0
     before = _counters(owner)
 
@@ -351,8 +351,10 @@ def test_a_writes_routing_and_writing_are_the_writing_keys_tokens(openai_deploym
     tenant.subject("ravi")
     message = _queue_trip(openai_deployment)
     response = tenant.client(writer).post("/v1/subjects/ravi/memories", {"messages": [message]}, format="json")
-    assert response.status_code == 201, response.content
-    assert len(openai_deployment.requests) == 2  # routing and writing, both in the request
+    assert response.status_code == 202, response.content
+    assert openai_deployment.requests == []  # routing and writing are the worker's (ADR 0054)
+    complete_writes(tenant.id)
+    assert len(openai_deployment.requests) == 2  # metered to the key whose request wrote
 
     day = _today(_usage(tenant))
     [entry] = [e for e in day["key_tokens"] if e["api_key_id"] == str(_key_id(writer))]

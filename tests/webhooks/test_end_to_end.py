@@ -29,7 +29,7 @@ def test_a_memory_write_through_the_api_reaches_the_receiver(receiver: Receiver,
             format="json",
         )
         committed = time.time()  # the write has committed by the time it answers
-        assert written.status_code == 201, written.content
+        assert written.status_code == 202, written.content
         wait_for(lambda: receiver.on("/plain") and receiver.on("/content"), timeout=60)
 
     plain, content = receiver.on("/plain")[0], receiver.on("/content")[0]

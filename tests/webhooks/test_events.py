@@ -92,7 +92,7 @@ def test_a_memory_write_emits_memory_created_with_ids_and_text_only_for_opted_in
         },
         format="json",
     )
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     pipeline.pump()
 
     plain, content = (json.loads(receiver.on(p)[0].body) for p in ("/plain", "/content"))
@@ -115,7 +115,7 @@ def test_a_document_write_emits_memory_created(pipeline: Pipeline, receiver: Rec
         {"file": SimpleUploadedFile("notes.txt", b"Repotting: water first, then move the plant.", "text/plain")},
         format="multipart",
     )
-    assert written.status_code == 201, written.content
+    assert written.status_code == 202, written.content
     pipeline.pump()
     message = json.loads(receiver.requests[0].body)
     assert message["data"]["source_kind"] == "document"
@@ -152,7 +152,7 @@ def test_erasing_a_subject_erases_the_events_that_carry_its_data(pipeline: Pipel
     written = tenant.client().post(
         "/v1/subjects/ana/memories", {"messages": [{"role": "user", "content": "I adopted a cat."}]}, format="json"
     )
-    assert written.status_code == 201
+    assert written.status_code == 202
     pipeline.pump(only=task_names.WEBHOOKS_DRAIN_ORGANIZATION)
     [event] = _events(tenant)
     assert event.subject_id == subject.id and event.content is not None

@@ -92,6 +92,8 @@ def answer_when_finished(
     except (OperationalError, InterfaceError):
         logger.warning("write wait interrupted", extra={"job_id": str(job_id)}, exc_info=True)
     data["job"] = JobOutputSerializer(job).data if job is not None else {"id": str(job_id), "status": None}
+    if job is not None and "routed_types" in data and "routed_types" in job.result:
+        data["routed_types"] = job.result["routed_types"]  # the router's choice, once it ran
     if job is not None and job.status in (Job.Status.SUCCEEDED, Job.Status.FAILED):
         response.status_code = 201  # the rows are created, and the job says how their indexing ended
     else:

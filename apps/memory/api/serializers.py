@@ -220,23 +220,23 @@ class WrittenRecordSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
 
 
-class WriteResultSerializer(serializers.Serializer[Any]):
+class AcceptedWriteSerializer(serializers.Serializer[Any]):
+    """The answer of a write (ADR 0054). 202: ``records`` are the rows stored in the request
+    (each message's episodic row, resources and passages, vault entries), ``routed_types``
+    their types, and ``job`` the job that completes the write. 201 (``wait=true``, the job
+    finished): ``records`` are every row of the write and ``routed_types`` the router's."""
+
     chunk_id = serializers.UUIDField()
     routed_types = serializers.ListField(child=serializers.CharField())
     records = WrittenRecordSerializer(many=True)
-    job_id = serializers.UUIDField(allow_null=True)
+    job_id = serializers.UUIDField()
+    job = JobOutputSerializer()
 
 
 class BatchAcceptedSerializer(serializers.Serializer[Any]):
     batch_id = serializers.UUIDField(source="id")
     job_id = serializers.UUIDField()
     chunks_total = serializers.IntegerField()
-
-
-class WaitedWriteResultSerializer(WriteResultSerializer):
-    """The answer of a write; ``job`` only with ``?wait=true``."""
-
-    job = JobOutputSerializer(required=False, allow_null=True)
 
 
 class WaitedBatchSerializer(BatchAcceptedSerializer):

@@ -4,6 +4,7 @@ import uuid
 from typing import Any
 
 from django.http import HttpResponse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -11,6 +12,7 @@ from rest_framework.response import Response
 from apps.jobs.api.waiting import WaitRequest, answer_when_finished, wait_request
 from apps.memory import selectors, services
 from apps.memory.api.serializers import (
+    AcceptedWriteSerializer,
     BatchAcceptedSerializer,
     BatchSerializer,
     ChunkWriteSerializer,
@@ -22,8 +24,6 @@ from apps.memory.api.serializers import (
     VaultEntrySerializer,
     VaultValueSerializer,
     WaitedBatchSerializer,
-    WaitedWriteResultSerializer,
-    WriteResultSerializer,
 )
 from apps.memory.currency import with_currency
 from apps.memory.selectors import MemoryFilter
@@ -68,8 +68,13 @@ class MemoryCollectionApi(SubjectApiView):
     @extend_schema(
         request={"application/json": ChunkWriteSerializer, "multipart/form-data": DocumentSerializer},
         parameters=WAIT_PARAMETERS,
-        responses={201: WaitedWriteResultSerializer, 202: WaitedWriteResultSerializer},
+        responses={201: AcceptedWriteSerializer, 202: AcceptedWriteSerializer},
         operation_id="memories_write",
+        description="Accept a write: each message is stored as its episodic row (a long text or document "
+        "as a resource and its passages, sensitive values in the vault) before the answer, a 202 with those "
+        "rows and the write's job (`Location`). The job routes the messages, writes the other typed rows, "
+        "embeds and indexes them, and is `succeeded` once every row is searchable. With `wait=true`, the "
+        "answer comes once the job finished: 201 with every row of the write.",
     )
     def post(self, request: Request, external_id: str) -> Response:
         wait = wait_request(request.query_params)
@@ -92,7 +97,7 @@ class MemoryCollectionApi(SubjectApiView):
             chunk = ChunkWriteSerializer(data=request.data)
             chunk.is_valid(raise_exception=True)
             subject = self.subject_for_write(external_id, kind=chunk.validated_data["subject_kind"])
-            result = services.memory_write_messages(
+            result = services.memory_accept_messages(
                 subject=subject,
                 messages=services.incoming_messages(chunk.validated_data["messages"]),
                 source_kind=chunk.validated_data["source_kind"],
@@ -102,18 +107,25 @@ class MemoryCollectionApi(SubjectApiView):
             )
         self.audit_targets = [str(r.id) for r in result.records]
         self.usage_rows_written = len(result.records)
-        response = Response(WriteResultSerializer(result).data, status=201)
+        # Accepted: the rows above are stored; the write's job completes and indexes it (ADR 0054).
+        assert result.job_id is not None
+        response = Response(AcceptedWriteSerializer(result).data, status=202)
+        response["Location"] = reverse("job-detail", kwargs={"job_id": result.job_id})
         if wait is not None:
-            self._wait_for(response, wait, job_id=result.job_id)
+            self._wait_for(wait, job_id=result.job_id, chunk_id=result.chunk_id)
         return response
 
-    def _wait_for(self, response: Response, wait: WaitRequest, *, job_id: uuid.UUID | None) -> None:
-        if job_id is None:  # nothing to index: searchable as written
-            response.data = {**response.data, "job": None}
-            return
+    def _wait_for(self, wait: WaitRequest, *, job_id: uuid.UUID, chunk_id: uuid.UUID) -> None:
         organization_id = self.organization_id
         self.after_commit = lambda answer: answer_when_finished(
-            answer, organization_id=organization_id, job_id=job_id, timeout=wait.timeout
+            answer,
+            organization_id=organization_id,
+            job_id=job_id,
+            timeout=wait.timeout,
+            records=lambda: [
+                {"type": memory_type, "id": str(row_id)}
+                for memory_type, row_id in selectors.chunk_records(chunk_ids=[chunk_id])
+            ],
         )
 
     @extend_schema(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -19,6 +20,7 @@ from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import FactReading, pronoun_subject, read_fact, speaker_fact
 from apps.language.pipeline import spacy_pipeline
 from apps.language.tense import clause_tense
+from apps.language.words import STOPWORDS
 from apps.memory.passages import is_document
 from apps.providers.interfaces import MeteringContext, Purpose
 from apps.providers.local_usage import MEMORY_WRITER, record_local
@@ -38,10 +40,105 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 
-@functools.lru_cache(maxsize=256)
+_PARSE_CACHE_SIZE = 1024
+_parsed: OrderedDict[str, Doc] = OrderedDict()
+
+
 def _parse(text: str) -> Doc:
     """The router and each writer read the same messages: parse each text once."""
-    return spacy_pipeline()(text)
+    doc = _parsed.get(text)
+    if doc is None:
+        doc = _remember(text, spacy_pipeline()(text))
+    return doc
+
+
+def _remember(text: str, doc: Doc) -> Doc:
+    _parsed[text] = doc
+    _parsed.move_to_end(text)
+    while len(_parsed) > _PARSE_CACHE_SIZE:
+        _parsed.popitem(last=False)
+    return doc
+
+
+def parse_ahead(texts: Iterable[str]) -> None:
+    """Parse the texts the router and the writers are about to read in one batched pipeline
+    call (``nlp.pipe``), far cheaper than one call per text; a worker completing many writes
+    at once calls it with all their messages (ADR 0054)."""
+    todo = list(dict.fromkeys(text for text in texts if text not in _parsed and not is_document(text)))
+    for text, doc in zip(todo[:_PARSE_CACHE_SIZE], spacy_pipeline().pipe(todo[:_PARSE_CACHE_SIZE]), strict=True):
+        _remember(text, doc)
+
+
+_WORD = re.compile(r"[a-z]+")
+_INTERJECTIONS = frozenset(
+    {
+        "ah",
+        "aha",
+        "aw",
+        "aww",
+        "bye",
+        "cheers",
+        "cool",
+        "great",
+        "hmm",
+        "huh",
+        "nice",
+        "oh",
+        "oops",
+        "sure",
+        "uh",
+        "um",
+        "wow",
+        "yeah",
+        "yep",
+        "yes",
+        "yup",
+        "no",
+        "nope",
+        "please",
+        "sorry",
+        "welcome",
+        "morning",
+        "evening",
+        "night",
+        "goodbye",
+        "hiya",
+        "howdy",
+        "thx",
+        "ty",
+        "np",
+        "xd",
+        "lmao",
+        "rofl",
+    }
+)
+
+
+def _looks_trivial(text: str) -> bool:
+    """The lexical half of ``_is_trivial``, without a parse (nor spaCy's import, which a
+    request must not pay): only stop words, greetings, thanks and laughter."""
+    words = _WORD.findall(_normalized(text).lower())
+    return all(
+        word in STOPWORDS or word in _FILLER or word in _INTERJECTIONS or re.fullmatch(r"(?:h[ae])+h?|l+o+l+", word)
+        for word in words
+    )
+
+
+def keep_reason(messages: Iterable[InputMessage]) -> str | None:
+    """Why a write is worth keeping, decided in its request without parsing (ADR 0054): a
+    message that is not small talk, a link or file, or listed steps; None when there is
+    nothing (the write is then a 422). The router decides the types later, in the worker;
+    whatever it decides, the messages stay stored."""
+    for message in messages:
+        if _RESOURCE.search(message.content) or is_document(message.content):
+            return "a link, file or long document"
+        content = _normalized(message.content)
+        sequenced = _sequenced_procedure(content)
+        if any(len(p.steps) >= 2 for p in [*_listed_procedures(content), *([sequenced] if sequenced else [])]):
+            return "step-by-step instructions"
+        if message.role != "system" and not _looks_trivial(message.content):
+            return "what was said in the conversation"
+    return None
 
 
 # --- lexical rules -------------------------------------------------------------------------

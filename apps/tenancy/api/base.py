@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.urls import reverse
 from django.utils import timezone
 from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.request import Request
@@ -202,6 +203,9 @@ class OrganizationApiView(APIView):
             self._replayed = True
             response = Response(exc.record.response, status=exc.record.status_code)
             response[idempotency.REPLAYED_HEADER] = "true"
+            job_id = exc.record.response.get("job_id") if isinstance(exc.record.response, dict) else None
+            if exc.record.status_code == 202 and job_id:
+                response["Location"] = reverse("job-detail", kwargs={"job_id": job_id})
             return response
         return super().handle_exception(exc)
 

@@ -100,11 +100,17 @@ export interface WrittenRecord {
   type: string;
   id: string;
 }
+/**
+ * A write's answer. Accepted (202): `records` are the rows stored at once (each message's
+ * episodic row, documents, vault entries) and `job` the job that completes the write; once that
+ * job finished (`wait: true`): every row of the write and the router's `routed_types`.
+ */
 export interface WriteResult {
   chunk_id: string;
   routed_types: string[];
   records: WrittenRecord[];
-  job_id?: string | null;
+  job_id: string;
+  job?: Job | null;
   [extra: string]: unknown;
 }
 export interface BatchAccepted {

@@ -64,7 +64,11 @@ export class Subjects extends Resource {
 }
 
 export class Memories extends Resource {
-  /** Remember a conversation (`messages`) or a passage (`text`); `wait` returns once indexed. */
+  /**
+   * Remember a conversation (`messages`) or a passage (`text`): accepted at once (each message
+   * stored as its episodic row, and the `job` that completes the write); `wait` returns once that
+   * job finished, every row written and indexed.
+   */
   add(subject, { wait = false, idempotencyKey, ...write } = {}) {
     const call = { method: "POST", path: `${subjectPath(subject)}/memories`, json: writeBody(write), idempotencyKey };
     return this._t.write(call, wait);

@@ -145,8 +145,9 @@ def _unfinished_job(result: Any) -> str | None:
     """The id of a write's job unless the answer says it has succeeded (a service that waited
     answers with its ``job``; one that ran out of time, or does not wait, leaves it to us)."""
     job_id = getattr(result, "job_id", None)
-    job = (getattr(result, "model_extra", None) or {}).get("job")
-    if isinstance(job, dict) and job.get("status") == "succeeded":
+    job = getattr(result, "job", None) or (getattr(result, "model_extra", None) or {}).get("job")
+    status = job.get("status") if isinstance(job, dict) else getattr(job, "status", None)
+    if status == "succeeded":
         return None
     return str(job_id) if job_id else None
 

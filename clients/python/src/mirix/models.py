@@ -83,10 +83,15 @@ class WrittenRecord(Response):
 
 
 class WriteResult(Response):
+    """A write's answer. Accepted (202): ``records`` are the rows stored at once (each message's
+    episodic row, documents, vault entries) and ``job`` the job that completes the write; once
+    that job finished (``wait=True``): every row of the write and the router's ``routed_types``."""
+
     chunk_id: str
     routed_types: list[str]
     records: list[WrittenRecord]
-    job_id: str | None = None
+    job_id: str
+    job: Job | None = None
 
 
 class BatchWrite(Request):
@@ -394,3 +399,6 @@ class AuditEntry(Response):
     request_id: str | None = None
     previous_hash: str
     entry_hash: str
+
+
+WriteResult.model_rebuild()

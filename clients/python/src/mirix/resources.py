@@ -92,8 +92,10 @@ class Memories(Resource):
         wait: bool = False,
         idempotency_key: str | None = None,
     ) -> m.WriteResult:
-        """Remember a conversation (``messages``) or a passage (``text``). With ``wait`` the call
-        returns once the write's indexing job has finished (searchable through the graph)."""
+        """Remember a conversation (``messages``) or a passage (``text``). The service accepts it
+        at once (each message stored as its episodic row; ``records`` and the ``job`` that
+        completes it: routing, the other typed rows, embeddings, graph indexing). With ``wait``
+        the call returns once that job has finished: every row written and searchable."""
         body = m.MemoryWrite(
             messages=_messages(messages), text=text, metadata=metadata, session_id=session_id, timestamp=timestamp
         )
