@@ -8,6 +8,7 @@ from typing import Any
 
 from apps.graph import store
 from apps.jobs.models import Job
+from apps.jobs.services import WRITE_JOB_KIND
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import api_key_list
@@ -61,7 +62,7 @@ def populate(tenant: Tenant, *, external_id: str = "maya", endpoint_url: str = "
     issued = webhook_services.webhook_endpoint_create(organization_id=tenant.id, url=endpoint_url, event_types=["*"])
     delivery = webhook_services.webhook_endpoint_ping(organization_id=tenant.id, endpoint_id=issued.endpoint.id)
     with organization_scope(tenant.id):
-        job = Job.objects.filter(kind="memory.index").order_by("created_at").first()
+        job = Job.objects.filter(kind=WRITE_JOB_KIND).order_by("created_at").first()  # the first write's
         assert job is not None
         frames = store.frame_page(organization_id=tenant.id, subject_id=subject.id, after="")
         assert frames, "indexing made no frames"

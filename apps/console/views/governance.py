@@ -17,10 +17,12 @@ from apps.erasure.selectors import erasure_request_get, erasure_request_list
 from apps.graph.services import index_retry_failed
 from apps.jobs.models import Job
 from apps.jobs.selectors import job_get
+from apps.jobs.services import WRITE_JOB_KIND
 from apps.platform.errors import Conflict
 from apps.tenancy.models import Subject
 
-INDEX_JOB_KIND = "memory.index"
+# A write's job (ADR 0054) and a re-indexing job: both end failed when rows fail to index.
+INDEXING_JOB_KINDS = frozenset({"memory.index", WRITE_JOB_KIND})
 
 
 def _subject_id(value: str) -> uuid.UUID | None:
@@ -116,7 +118,7 @@ class JobRetryView(OrganizationView):
 
     def post(self, request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
         job = job_get(job_id=job_id)
-        if job.kind != INDEX_JOB_KIND or job.status != Job.Status.FAILED:
+        if job.kind not in INDEXING_JOB_KINDS or job.status != Job.Status.FAILED:
             raise Conflict("Only failed indexing jobs can be retried from the console.")
         job_ids = index_retry_failed(organization_id=self.organization_id, subject_id=job.subject_id)
         self.audit_subject_id = job.subject_id
