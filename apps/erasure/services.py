@@ -30,7 +30,7 @@ from django.utils.crypto import salted_hmac
 
 from apps.audit.services import acting_as, audit_record, current_actor
 from apps.erasure import adapter
-from apps.erasure.erasers import deletion_counts, receipt_key_tables
+from apps.erasure.erasers import TRANSIT_KEYS, deletion_counts, receipt_key_tables
 from apps.erasure.models import ErasureOutbox, ErasureRequest
 from apps.erasure.receipt import counts_merge, receipt_sha256
 from apps.erasure.registry import Eraser, ErasureTarget, erasers_for
@@ -220,9 +220,10 @@ def _subject_row_delete(request: ErasureRequest) -> str | None:
 
 def _touched_relations(request: ErasureRequest) -> list[str]:
     """The tables the erasure deleted rows from, found from its counts: the stores' tables
-    (with everything that cascaded) and, when graph elements went, the graph's tables."""
+    (with everything that cascaded), the tables that held its text in transit, and, when graph
+    elements went, the graph's tables."""
     erased = [key for key, count in request.counts.items() if count]
-    relations = receipt_key_tables(erased)
+    relations = receipt_key_tables([*erased, *TRANSIT_KEYS] if erased else [])
     if {"graph_vertices", "graph_edges"} & set(erased):
         graph_name = organization_graph_name(organization_id=request.organization_id)
         if graph_name:
