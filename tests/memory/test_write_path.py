@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 
 from apps.memory.models import EpisodicEvent, SemanticItem, VaultEntry
+from apps.providers.interfaces import MeteringContext
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, complete_writes, make_tenant
 from tests.memory.conversation import SECRET_PASSWORD, SESSIONS
@@ -318,9 +319,9 @@ def test_writes_accepted_together_are_completed_with_one_embedding_call() -> Non
             self.inner, self.calls = embedder(), 0
             self.model_name, self.dimension = self.inner.model_name, self.inner.dimension
 
-        def embed(self, texts: list[str]) -> list[list[float]]:
+        def embed(self, texts: list[str], *, metering: MeteringContext | None = None) -> list[list[float]]:
             self.calls += 1
-            return self.inner.embed(texts)
+            return self.inner.embed(texts, metering=metering)
 
     tenant = make_tenant()
     for name in ("maya", "omar", "lena"):

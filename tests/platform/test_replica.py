@@ -22,7 +22,6 @@ from django.db import connections
 from pytest_django.fixtures import Settings
 
 from apps.audit.models import AuditEntry
-from apps.graph.services import index_chunk
 from apps.language.pipeline import spacy_pipeline
 from apps.platform.replica import REPLICA_ALIAS, forget_replica_state
 from apps.providers.registry import embedder
@@ -127,15 +126,10 @@ def replica_alias(standby: Standby, settings: Settings) -> Iterator[Standby]:
 
 
 def _write(tenant: Tenant, message_id: str, content: str, *, indexed: bool = False) -> None:
-    """One message written through the API; ``indexed``: and its graph built (graph searches)."""
+    """One message written through the API and completed as the worker would; ``indexed``: and
+    its graph built (graph searches)."""
     message = {"id": message_id, "role": "user", "name": "Maya", "timestamp": "2023-05-08T18:02:00Z"}
-    written = tenant.client().post(
-        "/v1/subjects/maya/memories", {"messages": [{**message, "content": content}]}, format="json"
-    )
-    assert written.status_code == 201, written.content
-    if indexed:
-        with organization_scope(tenant.id):
-            index_chunk(chunk_id=written.json()["chunk_id"])
+    tenant.write("maya", {"messages": [{**message, "content": content}]}, index=indexed)
 
 
 def _texts(tenant: Tenant, mode: str = "flat") -> str:
