@@ -59,7 +59,10 @@ def test_a_first_write_creates_its_subject(stack: Stack) -> None:
 def test_rows_are_deleted_one_by_one_and_in_bulk(stack: Stack) -> None:
     subject = stack.owner.subject(unique("del")).external_id
     with Mirix(api_key=stack.owner.key, base_url=stack.url) as client:
-        rows = [client.memories.add(subject, text=f"Parking spot {n} is mine on Mondays.").records for n in range(3)]
+        rows = [  # waited: every row of each write is known before deleting them all
+            client.memories.add(subject, text=f"Parking spot {n} is mine on Mondays.", wait=True).records
+            for n in range(3)
+        ]
         episodic = [r.id for written in rows for r in written if r.type == "episodic"]
         client.memories.delete(subject, "episodic", episodic[0])
         with pytest.raises(NotFound):

@@ -86,7 +86,9 @@ def _texts(tenant: Tenant, subject: str) -> dict[str, str]:
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_poisoned_memory_changes_nothing_the_answer_loop_does(tenant: Tenant, question: str) -> None:
     clean, poisoned = _answer(tenant, "clean", question), _answer(tenant, "poisoned", question)
-    assert poisoned["answer"] == clean["answer"]
+    # The same statements: rows of equal score (one message can give an episode per person it
+    # names) tie, and a tie's order follows the rows' random ids, so words are compared unordered.
+    assert sorted(poisoned["answer"].split()) == sorted(clean["answer"].split())
     assert (poisoned["searches"], poisoned["check"], poisoned["plan"]) == (
         clean["searches"],
         clean["check"],
