@@ -61,6 +61,7 @@ from apps.providers.registry import providers_warm, query_embedding_cache
 from apps.retrieval.selectors import search_evidence
 from apps.tenancy import keys
 from apps.tenancy import services as tenancy
+from apps.tenancy.models import Organization
 from apps.tenancy.scope import organization_scope
 from apps.tenancy.selectors import subject_get
 
@@ -112,6 +113,25 @@ class Profile:
         value = response.headers.get("Server-Timing")
         if self.enabled and value and response.status_code == OPERATIONS[cell[2]]:
             self.phases.setdefault(cell, []).append(parse_server_timing(value))
+
+
+def bench_organization(*, name: str, slug_prefix: str) -> Organization:
+    """An organization for a load benchmark: no monthly quota, and SUBJECTS subjects
+    ``bench-0`` … (one per client)."""
+    organization = tenancy.organization_create(
+        name=name, slug=f"{slug_prefix}-{uuid.uuid4().hex[:8]}", monthly_request_quota=UNLIMITED
+    )
+    with organization_scope(organization.id):
+        for index in range(SUBJECTS):
+            tenancy.subject_create(organization_id=organization.id, external_id=f"bench-{index}", kind="user")
+    return organization
+
+
+def bench_key(organization_id: uuid.UUID) -> str:
+    """A key of every scope and no rate limit: the benchmark measures the service, not its limits."""
+    return tenancy.api_key_create(
+        organization_id=organization_id, name="bench", scopes=list(keys.SCOPES), rate_limit_per_minute=UNLIMITED
+    ).secret
 
 
 @contextmanager
@@ -246,16 +266,9 @@ class Command(BaseCommand):
         baseline = bool(options["baseline"])
         if baseline:
             query_embedding_cache().capacity = 0  # the in-process searches too
-        organization = tenancy.organization_create(
-            name="API benchmark", slug=f"bench-api-{uuid.uuid4().hex[:8]}", monthly_request_quota=UNLIMITED
-        )
+        organization = bench_organization(name="API benchmark", slug_prefix="bench-api")
         try:
-            key = tenancy.api_key_create(
-                organization_id=organization.id, name="bench", scopes=list(keys.SCOPES), rate_limit_per_minute=UNLIMITED
-            ).secret
-            with organization_scope(organization.id):
-                for index in range(SUBJECTS):
-                    tenancy.subject_create(organization_id=organization.id, external_id=f"bench-{index}", kind="user")
+            key = bench_key(organization.id)
             texts = [r.summary for r in synthetic.generate_history(size=2000, subject_id=organization.id).records]
             questions = [q.text for q in synthetic.benchmark_questions(synthetic.generate_history(
                 size=1000, subject_id=organization.id).records)]  # fmt: skip

@@ -31,7 +31,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from apps.evaluation import loadgen, synthetic
-from apps.evaluation.management.commands.bench_api import UNLIMITED, _free_port, _process, _wait_ready, _write
+from apps.evaluation.management.commands.bench_api import (
+    SUBJECTS,
+    _free_port,
+    _process,
+    _wait_ready,
+    _write,
+    bench_key,
+    bench_organization,
+)
 from apps.evaluation.report import write_section
 from apps.graph.services import index_chunk, index_chunks
 from apps.jobs.models import Job
@@ -45,11 +53,8 @@ from apps.memory.services import (
 )
 from apps.platform.stats import percentile
 from apps.providers.registry import embedder, llm_for
-from apps.tenancy import keys
 from apps.tenancy import services as tenancy
 from apps.tenancy.scope import organization_scope
-
-SUBJECTS = 64
 
 
 class Command(BaseCommand):
@@ -67,16 +72,9 @@ class Command(BaseCommand):
         clients, seconds = int(options["clients"]), float(options["seconds"])
         if not 1 <= clients <= SUBJECTS:
             raise CommandError(f"1 to {SUBJECTS} clients")
-        organization = tenancy.organization_create(
-            name="Write benchmark", slug=f"bench-writes-{uuid.uuid4().hex[:8]}", monthly_request_quota=UNLIMITED
-        )
+        organization = bench_organization(name="Write benchmark", slug_prefix="bench-writes")
         try:
-            key = tenancy.api_key_create(
-                organization_id=organization.id, name="bench", scopes=list(keys.SCOPES), rate_limit_per_minute=UNLIMITED
-            ).secret
-            with organization_scope(organization.id):
-                for index in range(SUBJECTS):
-                    tenancy.subject_create(organization_id=organization.id, external_id=f"bench-{index}", kind="user")
+            key = bench_key(organization.id)
             texts = [r.summary for r in synthetic.generate_history(size=2000, subject_id=organization.id).records]
             body = self._measure(
                 organization.id, key=key, texts=texts, clients=clients, seconds=seconds, api=options["api_workers"]
