@@ -77,16 +77,25 @@ def _deployment_openai(*, model: str) -> OpenAIConfig:
 
 
 @functools.cache
-def _local_llm() -> MemoryLLM:
-    llm: MemoryLLM = _build("memory.local")
-    return llm
+def _local(role: str) -> Any:
+    """The process's one local implementation of ``role`` (its models load once)."""
+    return _build(f"{role}.local")
 
 
-@functools.lru_cache(maxsize=256)
-def _openai_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> MemoryLLM:
+@functools.lru_cache(maxsize=1024)
+def _openai(role: str, config: OpenAIConfig, organization_id: uuid.UUID | None) -> Any:
     # Keyed by organization too: one tenant's client, holding its key, serves no other tenant.
-    llm: MemoryLLM = _build("memory.openai", config=config)
-    return llm
+    return _build(f"{role}.openai", config=config)
+
+
+def _for(role: str, organization_id: uuid.UUID | None, override: ProviderConfig | None) -> Any:
+    """The implementation of ``role`` for an organization: the deployment's ``LLM_PROVIDER``, or
+    the organization's own endpoint when it has one (always ``openai``)."""
+    if override is None:
+        if settings.LLM_PROVIDER == "local":
+            return _local(role)
+        return _openai(role, _deployment_openai(model=settings.OPENAI_MODEL), None)
+    return _openai(role, _override_config(organization_id, override), organization_id)
 
 
 def llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> MemoryLLM:
@@ -95,11 +104,8 @@ def llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfi
     ``override`` is the organization's own endpoint (its fields replace the deployment's, so an
     organization may bring only a key, or a base URL, model and key) and always means ``openai``.
     """
-    if override is None:
-        if settings.LLM_PROVIDER == "local":
-            return _local_llm()
-        return _openai_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
-    return _openai_llm(_override_config(organization_id, override), organization_id)
+    llm: MemoryLLM = _for("memory", organization_id, override)
+    return llm
 
 
 def _override_config(organization_id: uuid.UUID | None, override: ProviderConfig) -> OpenAIConfig:
@@ -121,50 +127,20 @@ def _override_config(organization_id: uuid.UUID | None, override: ProviderConfig
     return config
 
 
-@functools.cache
-def _local_graph_llm() -> GraphLLM:
-    llm: GraphLLM = _build("graph.local")
-    return llm
-
-
-@functools.lru_cache(maxsize=256)
-def _openai_graph_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> GraphLLM:
-    llm: GraphLLM = _build("graph.openai", config=config)
-    return llm
-
-
 def graph_llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> GraphLLM:
     """The model that extracts, canonicalizes and repairs frames for an organization's graph.
 
     Chosen like :func:`llm_for`: the deployment's ``LLM_PROVIDER``, or the organization's own
     endpoint when it has one (always ``openai``).
     """
-    if override is None:
-        if settings.LLM_PROVIDER == "local":
-            return _local_graph_llm()
-        return _openai_graph_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
-    return _openai_graph_llm(_override_config(organization_id, override), organization_id)
-
-
-@functools.cache
-def _local_dream_judge() -> DreamJudge:
-    judge: DreamJudge = _build("dream.local")
-    return judge
-
-
-@functools.lru_cache(maxsize=256)
-def _openai_dream_judge(config: OpenAIConfig, organization_id: uuid.UUID | None) -> DreamJudge:
-    judge: DreamJudge = _build("dream.openai", config=config)
-    return judge
+    llm: GraphLLM = _for("graph", organization_id, override)
+    return llm
 
 
 def dream_judge_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> DreamJudge:
     """The semantic AutoDream decision for an organization, chosen like :func:`graph_llm_for`."""
-    if override is None:
-        if settings.LLM_PROVIDER == "local":
-            return _local_dream_judge()
-        return _openai_dream_judge(_deployment_openai(model=settings.OPENAI_MODEL), None)
-    return _openai_dream_judge(_override_config(organization_id, override), organization_id)
+    judge: DreamJudge = _for("dream", organization_id, override)
+    return judge
 
 
 @functools.cache
@@ -200,38 +176,11 @@ def query_embedder(organization_id: uuid.UUID) -> Embedder:
     return CachedQueryEmbedder(embedder(), organization_id, query_embedding_cache())
 
 
-@functools.cache
-def _local_answer_llm() -> AnswerLLM:
-    llm: AnswerLLM = _build("answer.local")
-    return llm
-
-
-@functools.lru_cache(maxsize=256)
-def _openai_answer_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> AnswerLLM:
-    llm: AnswerLLM = _build("answer.openai", config=config)
-    return llm
-
-
 def answer_llm_for(organization_id: uuid.UUID | None = None, *, override: ProviderConfig | None = None) -> AnswerLLM:
     """The answering agent of an organization's answer calls, chosen like :func:`llm_for`: the
     deployment's ``LLM_PROVIDER``, or the organization's own endpoint when it has one (always
     ``openai``)."""
-    if override is None:
-        if settings.LLM_PROVIDER == "local":
-            return _local_answer_llm()
-        return _openai_answer_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
-    return _openai_answer_llm(_override_config(organization_id, override), organization_id)
-
-
-@functools.cache
-def _local_procedural_llm() -> ProceduralLLM:
-    llm: ProceduralLLM = _build("procedural.local")
-    return llm
-
-
-@functools.lru_cache(maxsize=256)
-def _openai_procedural_llm(config: OpenAIConfig, organization_id: uuid.UUID | None) -> ProceduralLLM:
-    llm: ProceduralLLM = _build("procedural.openai", config=config)
+    llm: AnswerLLM = _for("answer", organization_id, override)
     return llm
 
 
@@ -240,11 +189,8 @@ def procedural_llm_for(
 ) -> ProceduralLLM:
     """The distiller, curator, abstractor and replayer of an organization's procedural memory,
     chosen like :func:`llm_for`."""
-    if override is None:
-        if settings.LLM_PROVIDER == "local":
-            return _local_procedural_llm()
-        return _openai_procedural_llm(_deployment_openai(model=settings.OPENAI_MODEL), None)
-    return _openai_procedural_llm(_override_config(organization_id, override), organization_id)
+    llm: ProceduralLLM = _for("procedural", organization_id, override)
+    return llm
 
 
 class _Unmetered:
@@ -265,9 +211,9 @@ def providers_warm() -> None:
         model.embed([_WARM_TEXT])
     if settings.LLM_PROVIDER != "local":
         return
-    writer = _local_llm()
-    _local_graph_llm()
-    _local_answer_llm()
+    writer: MemoryLLM = _local("memory")
+    _local("graph")
+    _local("answer")
     message = InputMessage(message_id="warm-1", role="user", name="Warm", content=_WARM_TEXT, timestamp=timezone.now())
     memory_input = WriterInput(messages=[message])
     metering = MeteringContext(organization_id=uuid.UUID(int=0), meter=_Unmetered())
