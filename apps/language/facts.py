@@ -684,6 +684,39 @@ def asked_key(span: Span) -> AskedKey:
     return AskedKey(groups=tuple(groups), names=tuple(dict.fromkeys(names)))
 
 
+# A question about the value a fact had before its current one ("Where did Nadia live before
+# Lyon?", "What did she used to eat?"), and the cue after which the question names the later value.
+_PRIOR_CUE = re.compile(r"\b(?:before|prior to|used to|previous(?:ly)?|former(?:ly)?|original(?:ly)?|at first)\b", re.I)
+_LATER_VALUE_CUE = re.compile(r"\b(?:before|prior to)\b", re.I)
+_VALUE_POS = frozenset({"PROPN", "NOUN", "NUM"})
+
+
+def asks_prior(question: str) -> bool:
+    """Whether a question asks for an earlier value of a fact (a cheap test before parsing)."""
+    return _PRIOR_CUE.search(question) is not None
+
+
+def asked_prior(span: Span, key: AskedKey) -> tuple[str, ...] | None:
+    """For a question about an earlier value of a fact: the words naming the value that
+    replaced it ("before she moved to Lyon" → ("lyon",); "what did she used to eat" → ()), or
+    ``None`` when the question does not ask for an earlier value."""
+    if not asks_prior(span.text):
+        return None
+    later = _LATER_VALUE_CUE.search(span.text)
+    if later is None:
+        return ()
+    cut = span.start_char + later.end()
+    # Whom the question is about is named before the cue; a name after it is the later value.
+    about = {token.lower_ for token in span if token.idx < cut} & {name.casefold() for name in key.names}
+    return tuple(
+        dict.fromkeys(
+            token.lower_
+            for token in span
+            if token.idx >= cut and token.pos_ in _VALUE_POS and token.lower_ not in about and len(token.text) > 1
+        )
+    )
+
+
 def _matches(attribute: str, asked: tuple[str, ...]) -> bool:
     return any(attribute == wanted or (wanted.endswith(":") and attribute.startswith(wanted)) for wanted in asked)
 

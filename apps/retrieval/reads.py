@@ -632,20 +632,43 @@ def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence
     """The subject's current semantic rows of these keys (one statement): for each group of
     attributes in order (one ending in ":" is a prefix: "pet:"), the newest current row of one
     of ``names`` (case-folded) with one of them, at most :data:`ASKED_FACT_ROWS` in all."""
+    return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=None)
+
+
+def prior_fact_ids(
+    *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], later: Sequence[str]
+) -> list[str]:
+    """The subject's superseded semantic rows of these keys, like :func:`current_fact_ids`: for
+    each group, the row whose successor names one of the ``later`` words ("before Lyon": the
+    value Lyon replaced), else the newest superseded row (the value before the current one)."""
+    return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=later)
+
+
+def _key_fact_ids(
+    *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], replaced_by: Sequence[str] | None
+) -> list[str]:
     attributes = [attribute for group in groups for attribute in group]
     if not names or not attributes:
         return []
+    if replaced_by is None:  # current: no row supersedes it
+        successor = f"""AND NOT EXISTS (SELECT 1 FROM {_SEMANTIC} AS n
+                              WHERE n.organization_id = f.organization_id AND n.supersedes_id = f.id)"""
+        join, preference = "", ""
+    else:  # superseded: the successor naming the later value first
+        successor = ""
+        join = f"JOIN {_SEMANTIC} AS n ON n.organization_id = f.organization_id AND n.supersedes_id = f.id"
+        preference = "lower(n.summary || ' ' || n.details) LIKE ANY(%(later)s::text[]) DESC,"
     statement = f"""
         SELECT id::text FROM (
             SELECT DISTINCT ON (k.ord) k.ord, f.id, f.created_at
             FROM {_SEMANTIC} AS f
             JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord)
               ON f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))
+            {join}
             WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s
               AND lower(f.name) = ANY(%(names)s::text[])
-              AND NOT EXISTS (SELECT 1 FROM {_SEMANTIC} AS n
-                              WHERE n.organization_id = f.organization_id AND n.supersedes_id = f.id)
-            ORDER BY k.ord, f.created_at DESC, f.id
+              {successor}
+            ORDER BY k.ord, {preference} f.created_at DESC, f.id
         ) AS newest ORDER BY ord LIMIT {ASKED_FACT_ROWS}
     """
     params: dict[str, Any] = {
@@ -654,7 +677,12 @@ def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence
         "names": [name.casefold() for name in names],
         "attributes": attributes,
         "ords": [index for index, group in enumerate(groups) for _ in group],
+        "later": [f"%{_like_escaped(word)}%" for word in replaced_by or ()],
     }
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
         return [row_id for (row_id,) in cursor.fetchall()]
+
+
+def _like_escaped(word: str) -> str:
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

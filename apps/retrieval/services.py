@@ -15,7 +15,7 @@ from typing import Any, Literal
 from django.db import transaction
 
 from apps.graph.keys import anchor_key
-from apps.language.facts import asked_key
+from apps.language.facts import asked_key, asked_prior, asks_prior
 from apps.language.pipeline import spacy_pipeline
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
@@ -210,15 +210,26 @@ def _graph_lanes(
 def _asked_rows(
     subject: Subject,
     question: str,
+    plan: Plan,
     vector: list[float],
     model: str,
     where: Filter | None,
     candidates: Sequence[RowCandidate],
 ) -> list[RowCandidate]:
-    """The current facts of the key a present question asks for (apps.language.facts.asked_key),
-    read from the candidates when they hold them, else by id."""
-    key = asked_key(spacy_pipeline()(question)[:])
-    ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups)
+    """The facts of the key a question asks for (apps.language.facts.asked_key), read from the
+    candidates when they hold them, else by id: the current ones for a present question, the
+    earlier values for a question about the value before ("before Lyon", "used to"; ADR 0061),
+    none for other questions."""
+    if plan.time_focus != "present" and not asks_prior(question):
+        return []
+    span = spacy_pipeline()(question)[:]
+    key = asked_key(span)
+    if plan.time_focus == "present":
+        ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups)
+    elif (later := asked_prior(span, key)) is not None:
+        ids = reads.prior_fact_ids(subject=subject, names=key.names, groups=key.groups, later=later)
+    else:
+        return []
     known = {row.row_id: row for row in candidates}
     missing = [row_id for row_id in ids if row_id not in known]
     if missing:
@@ -388,10 +399,9 @@ def search(
         fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=candidates)
         report.rows_inspected = fused.rows_inspected
         returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
-        if plan.time_focus == "present":
-            returned = asked_facts_first(
-                returned, _asked_rows(subject, question, vector, embedder.model_name, where, rows)
-            )
+        returned = asked_facts_first(
+            returned, _asked_rows(subject, question, plan, vector, embedder.model_name, where, rows)
+        )
     if not {"episodic", "semantic"} & set(memory_types):  # only other stores were asked for
         returned, scored_facts = [], []
     if token_budget is not None:

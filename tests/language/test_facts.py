@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from apps.language.facts import FactReading, asked_key, normalize_attribute, pronoun_subject, read_fact, speaker_fact
+from apps.language.facts import (
+    FactReading,
+    asked_key,
+    asked_prior,
+    normalize_attribute,
+    pronoun_subject,
+    read_fact,
+    speaker_fact,
+)
 from apps.language.pipeline import spacy_pipeline
 
 
@@ -232,3 +240,20 @@ def test_the_fact_key_a_question_asks_for(
 ) -> None:
     asked = asked_key(_sentence(question))
     assert asked.groups == groups and asked.names == names
+
+
+@pytest.mark.parametrize(
+    ("question", "later"),
+    [
+        ("Where did Lena live before she moved to Lyon?", ("lyon",)),
+        ("Who was Lena's manager before Rafael?", ("rafael",)),
+        ("Where did Omar work before the nursing school?", ("nursing", "school")),
+        ("What did Omar used to eat every Friday?", ()),
+        ("What was Lena's previous job?", ()),
+        ("Where does Lena live?", None),
+        ("When did Lena move to Lyon?", None),
+    ],
+)
+def test_the_later_value_a_question_about_an_earlier_one_names(question: str, later: tuple[str, ...] | None) -> None:
+    span = _sentence(question)
+    assert asked_prior(span, asked_key(span)) == later

@@ -185,3 +185,21 @@ def test_another_organizations_key_gets_404_on_every_read_that_carries_currency(
         response = getattr(other, method)(path, body, format="json") if body else getattr(other, method)(path)
         assert response.status_code == 404, (path, response.content)
         assert response.json()["error"]["code"] == "not_found"
+
+
+def test_a_question_about_an_earlier_value_gets_the_value_the_named_one_replaced_first() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "I live in Porto, near the river.", "m1")
+    _write(tenant, "I moved from Porto to Lyon last month.", "m2")
+    _write(tenant, "I'm a nurse at the children's hospital.", "m3")
+    _write(tenant, "Big news: I moved from Lyon to Berlin for good.", "m4")
+    before_lyon = _search(tenant, "Where did Nadia live before she moved to Lyon?")["rows"]
+    assert before_lyon[0]["type"] == "semantic" and "Porto" in before_lyon[0]["text"]
+    assert before_lyon[0]["current"] is False and before_lyon[0]["superseded_by"] is not None
+    before_berlin = _search(tenant, "Where did Nadia live before Berlin?")["rows"]
+    assert before_berlin[0]["type"] == "semantic" and before_berlin[0]["current"] is False
+    assert "Lyon" in before_berlin[0]["text"] and "Berlin" not in before_berlin[0]["text"]
+    # Without a named later value: the value before the current one.
+    previous = _search(tenant, "Where did Nadia use to live previously?")["rows"]
+    assert previous[0]["id"] == before_berlin[0]["id"]
