@@ -16,7 +16,7 @@ graph read raised). Fusion:
    the words as well as Melanie's own lines do, but it tells about its speaker (ADR 0019). The
    constants were set on the LoCoMo dev split by evidence recall within 1,024 tokens (ADR 0017).
    Ties: the adapter's ``lexical_score``, then row id.
-2. **Cited rows first** (up to the cited-row budget): the citations of the ranked facts, in fact order (within
+2. **Cited rows** (up to the cited-row budget): the citations of the ranked facts, taken in fact order (within
    one fact, by rerank score), because a fact without its supporting row is unverifiable.
 3. **Base rows** (up to the base-row budget) from the base and flat lanes, by score. Episodic and semantic
    rows take their similarity ranks apart (their vectors embed different texts), each order
@@ -29,6 +29,9 @@ graph read raised). Fusion:
    dropped only when both fall on the same calendar date (event time, else mention time; ``created_at`` is when we
    stored it, not when it happened, so it never dates a row). A dropped row takes no budget.
    The same wording on two dates stays two rows (A.3; the retrieval side of eq. 7).
+6. **Order**: the budgets choose the returned set; the returned rows are then ordered by score
+   alone, whatever step took them (ADR 0060). Putting cited rows first filled the first places
+   with rows that share the question's entities but not its relation.
 
 :func:`count_tokens` is the evaluation's token metric: words and punctuation marks.
 :func:`trim_to_token_budget` keeps items in order while they fit and skips those that do not;
@@ -264,7 +267,7 @@ class _Selection:
 def fuse(
     rows: Iterable[RowCandidate], facts: Sequence[FactCandidate], plan: Plan, *, limit: int | None = None
 ) -> FusionResult:
-    """The returned evidence rows: cited rows up to their budget, then base rows up to theirs, then fill up to ``limit``.
+    """The returned evidence rows, by score: cited rows up to their budget, base rows up to theirs, fill up to ``limit``.
 
     ``facts`` are the rendered facts in rank order (e.g. ``[s.fact for s in rank_facts(...)]``);
     ``limit`` is the request's row limit, the two budgets together by default.
@@ -291,4 +294,7 @@ def fuse(
             break
         selection.take(item, "fill")
 
-    return FusionResult(rows=tuple(selection.rows), collapsed=tuple(selection.collapsed), rows_inspected=len(ranked))
+    # The budgets choose which rows are returned; the score alone orders them (ADR 0060): a cited
+    # row shares the question's entities, not always its relation, and first places are read first.
+    ordered = sorted(selection.rows, key=lambda fused: -fused.score)
+    return FusionResult(rows=tuple(ordered), collapsed=tuple(selection.collapsed), rows_inspected=len(ranked))

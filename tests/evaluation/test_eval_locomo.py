@@ -184,3 +184,37 @@ def test_the_coverage_report_lists_gold_turns_outside_the_candidate_set(tmp_path
         assert f"| {item['sample_id']} | #{item['qa_index']} | {item['dia_id']} | {item['lane']} |" in report
     with pytest.raises(CommandError, match="graph"):
         call_command("eval_locomo", data=data, mode="flat", out=out, coverage_report=True)
+
+
+def test_kept_organizations_are_asked_again_without_ingesting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from apps.evaluation.management.commands import eval_locomo
+    from apps.tenancy import services as tenancy
+
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps([SAMPLE]))
+    kept_file = tmp_path / "kept.json"
+    monkeypatch.setattr(eval_locomo, "KEPT_FILE", kept_file)
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    call_command("eval_locomo", data=data, mode="graph", out=first, keep=True, stdout=StringIO())
+    kept = json.loads(kept_file.read_text())
+    assert [(item["sample_id"], item["ingestion"], item["dream"]) for item in kept] == [("tiny-1", 0, False)]
+
+    def no_ingestion(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a reused run must not ingest")
+
+    monkeypatch.setattr(eval_locomo, "conversation_ingest", no_ingestion)
+    try:
+        call_command("eval_locomo", data=data, mode="graph", out=second, reuse=kept_file, stdout=StringIO())
+        ranked = [
+            [item["dia_id"] for item in json.loads(line)["returned_wide"]] for line in first.read_text().splitlines()
+        ]
+        again = [
+            [item["dia_id"] for item in json.loads(line)["returned_wide"]] for line in second.read_text().splitlines()
+        ]
+        assert ranked == again and any(ranked)
+        with pytest.raises(CommandError, match="no kept ingestion 1"):
+            call_command("eval_locomo", data=data, mode="graph", out=second, reuse=kept_file, ingestions=2)
+    finally:
+        tenancy.organization_offboard(organization_id=kept[0]["organization_id"])
+    with pytest.raises(CommandError, match="does not exist"):
+        call_command("eval_locomo", data=data, mode="graph", out=second, reuse=tmp_path / "missing.json")

@@ -79,9 +79,21 @@ def test_at_most_r_cited_then_b_base_rows() -> None:
     facts = [_fact("f1", ["c0", "c1", "c2"]), _fact("f2", ["c3", "c4", "c5", "c6"])]
     result = fuse([*base, *cited], facts, PLAN)
     assert _sources(result.rows) == {"cited": 4, "base": 6}
-    assert result.row_ids[:4] == ("c0", "c1", "c2", "c3")  # in fact order
-    assert result.row_ids[4:] == ("b0", "b1", "b2", "b3", "b4", "b5")
+    assert {fused.row.row_id for fused in result.rows if fused.source == "cited"} == {"c0", "c1", "c2", "c3"}
+    # Returned by score (ADR 0060): the ranked base rows first, then the unranked cited rows in fact order.
+    assert result.row_ids == ("b0", "b1", "b2", "b3", "b4", "b5", "c0", "c1", "c2", "c3")
     assert result.rows_inspected == 17
+
+
+def test_a_cited_row_that_shares_only_the_entity_does_not_take_the_first_place() -> None:
+    # The fact cites a row that ranks low; a base row that matches the question ranks first.
+    weak_cited = _row("c0", lane="relation", rank=8)
+    strong = _row("b0", rank=0)
+    result = fuse([weak_cited, strong, *(_row(f"b{i}", rank=i) for i in range(1, 4))], [_fact("f1", ["c0"])], PLAN)
+    assert result.row_ids[0] == "b0"
+    assert "c0" in result.row_ids  # still returned: the fact it supports stays verifiable
+    scores = [fused.score for fused in result.rows]
+    assert scores == sorted(scores, reverse=True)
 
 
 def test_a_larger_limit_fills_beyond_the_budgets_but_never_relabels() -> None:
@@ -91,7 +103,8 @@ def test_a_larger_limit_fills_beyond_the_budgets_but_never_relabels() -> None:
     sources = _sources(result.rows)
     assert sources["cited"] == PLAN.budgets.cited_rows and sources["base"] == PLAN.budgets.base_rows
     assert sources["fill"] == 4
-    assert result.row_ids[10:] == ("c4", "c5", "c6", "b6")  # leftover cited rows fill first
+    # Leftover cited rows fill first, so they are among the fill rows ahead of other base rows.
+    assert {fused.row.row_id for fused in result.rows if fused.source == "fill"} == {"c4", "c5", "c6", "b6"}
 
 
 def test_missing_cited_rows_leave_room_to_fill_from_either_lane() -> None:

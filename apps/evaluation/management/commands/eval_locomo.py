@@ -49,6 +49,7 @@ MODES = ("flat", "graph", "graph+dream", *REFERENCE_MODES)
 REFERENCE_TURNS = 64  # turns a reference order returns (the row limit a token-budgeted search has)
 # A reference order's "system budget": the largest row budget (cited plus base rows) the planner gives (count: 20).
 SYSTEM_TURNS = max(budgets.total_rows for budgets in OPERATOR_BUDGETS.values())
+KEPT_FILE = Path("var/eval_locomo.kept.json")  # the organizations --keep leaves, for --reuse
 
 
 class Command(BaseCommand):
@@ -77,6 +78,19 @@ class Command(BaseCommand):
             "with the range over the ingestions (ids are random per ingestion and break ties).",
         )
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
+        parser.add_argument(
+            "--keep",
+            action="store_true",
+            help="Keep the ingested organizations (no offboarding) and write their ids and subject ids to "
+            "var/eval_locomo.kept.json, for --reuse.",
+        )
+        parser.add_argument(
+            "--reuse",
+            type=Path,
+            default=None,
+            help="A file written by --keep: ask the questions against its kept organizations instead of ingesting "
+            "(a tuning aid: the same rows and ids every run). The organizations stay.",
+        )
         parser.add_argument(
             "--coverage-report",
             action="store_true",
@@ -107,6 +121,9 @@ class Command(BaseCommand):
         self.dream_rounds: list[dict[str, Any]] = []
         plain = [m for m in modes if m in ("flat", "graph")]
         reference = [m for m in modes if m in REFERENCE_MODES]
+        reuse: Path | None = options["reuse"]
+        reused = _kept_subjects(reuse) if reuse is not None else None
+        kept: list[dict[str, Any]] = []
         try:
             for conversation in conversations:
                 if reference:
@@ -114,13 +131,25 @@ class Command(BaseCommand):
                 # Flat and graph share each ingestion; graph+dream changes the graph, so it has its own.
                 for group, dream in ((plain, False), (["graph+dream"] if "graph+dream" in modes else [], True)):
                     for ingestion in range(ingestions) if group else ():
-                        organization = tenancy.organization_create(
-                            name=f"LoCoMo {conversation.sample_id}",
-                            slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}",
-                        )
-                        organizations.append(organization.id)
-                        index = dream or "graph" in group
-                        subject = self._ingest(organization.id, conversation, index=index, dream=dream)
+                        if reused is not None:
+                            subject = _reused_subject(reused, conversation.sample_id, ingestion, dream=dream)
+                        else:
+                            organization = tenancy.organization_create(
+                                name=f"LoCoMo {conversation.sample_id}",
+                                slug=f"eval-{conversation.sample_id}-{uuid.uuid4().hex[:6]}",
+                            )
+                            organizations.append(organization.id)
+                            index = dream or "graph" in group
+                            subject = self._ingest(organization.id, conversation, index=index, dream=dream)
+                            kept.append(
+                                {
+                                    "sample_id": conversation.sample_id,
+                                    "ingestion": ingestion,
+                                    "dream": dream,
+                                    "organization_id": str(organization.id),
+                                    "subject_id": str(subject.id),
+                                }
+                            )
                         for mode in group:
                             lines += [
                                 {**line, "ingestion": ingestion} for line in self._ask(subject, conversation, mode)
@@ -128,8 +157,12 @@ class Command(BaseCommand):
                         if self.coverage is not None and not dream and not ingestion:
                             self.coverage += self._coverage(subject, conversation)
         finally:
-            for organization_id in organizations:
-                tenancy.organization_offboard(organization_id=organization_id)
+            if options["keep"]:
+                KEPT_FILE.parent.mkdir(parents=True, exist_ok=True)
+                KEPT_FILE.write_text(json.dumps(kept, indent=1) + "\n")
+            else:
+                for organization_id in organizations:
+                    tenancy.organization_offboard(organization_id=organization_id)
         with out.open("w") as handle:
             for line in lines:
                 handle.write(json.dumps(line) + "\n")
@@ -354,6 +387,24 @@ class Command(BaseCommand):
                 f"![recall per category]({link})",
             ]
         )
+
+
+def _kept_subjects(path: Path) -> dict[tuple[str, int, bool], dict[str, Any]]:
+    """The organizations and subjects a ``--keep`` run left, by (sample id, ingestion, dream)."""
+    if not path.exists():
+        raise CommandError(f"--reuse: {path} does not exist (write it with --keep)")
+    return {(item["sample_id"], item["ingestion"], item["dream"]): item for item in json.loads(path.read_text())}
+
+
+def _reused_subject(
+    kept: dict[tuple[str, int, bool], dict[str, Any]], sample_id: str, ingestion: int, *, dream: bool
+) -> Subject:
+    item = kept.get((sample_id, ingestion, dream))
+    if item is None:
+        raise CommandError(f"--reuse: no kept ingestion {ingestion} of {sample_id}{' (dream)' if dream else ''}")
+    organization_id = uuid.UUID(item["organization_id"])
+    with organization_scope(organization_id):
+        return Subject.objects.get(id=item["subject_id"], organization_id=organization_id)
 
 
 def _coverage_report(
