@@ -31,6 +31,11 @@ def current_actor() -> str:
     return _actor.get() or "system"
 
 
+_CHECK_AND_LOCK = (
+    "SET CONSTRAINTS ALL IMMEDIATE; SET CONSTRAINTS ALL DEFERRED; SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+)
+
+
 def audit_record(
     *, organization_id: uuid.UUID, action: str, subject_id: uuid.UUID | None = None, target_ids: Sequence[str] = ()
 ) -> AuditEntry:
@@ -42,10 +47,9 @@ def audit_record(
     last write."""
     with connection.cursor() as cursor:
         # Checks the deferred foreign keys pending so far, then defers again what follows
-        # (every deferrable constraint of the schema is INITIALLY DEFERRED).
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"audit:{organization_id}"])
+        # (every deferrable constraint of the schema is INITIALLY DEFERRED), and takes the
+        # chain's lock: three statements in one round trip (the cursor binds client-side).
+        cursor.execute(_CHECK_AND_LOCK, [f"audit:{organization_id}"])
     last = (
         AuditEntry.objects.for_organization(organization_id)
         .order_by("-sequence")

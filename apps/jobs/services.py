@@ -90,7 +90,7 @@ def job_create_indexing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subj
     job row commits with the rows, so it is their outbox: if the publish is lost, the jobs
     sweep publishes it again once the job has not moved for ``JOBS_STALE_SECONDS``."""
     now = timezone.now()
-    job = Job.objects.create(
+    job = Job(
         organization_id=organization_id,
         kind="memory.index",
         subject_id=subject_id,
@@ -99,8 +99,7 @@ def job_create_indexing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subj
         started_at=now,
         heartbeat_at=now,
     )
-    job_enqueue_on_commit(job=job, task_name=task_names.INDEX_CHUNK)
-    return job
+    return _insert_enqueued(job=job, task_name=task_names.INDEX_CHUNK)
 
 
 WRITE_JOB_KIND = "memory.write"
@@ -111,11 +110,8 @@ def job_create_writing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subje
     completed the write (routing, the other typed rows, embeddings), then ``indexing``. Its
     task is published after commit; the job row commits with the write, so a lost publish is
     published again by the jobs sweep."""
-    job = Job.objects.create(
-        organization_id=organization_id, kind=WRITE_JOB_KIND, subject_id=subject_id, chunk_ids=[chunk_id]
-    )
-    job_enqueue_on_commit(job=job, task_name=task_names.WRITE_COMPLETE)
-    return job
+    job = Job(organization_id=organization_id, kind=WRITE_JOB_KIND, subject_id=subject_id, chunk_ids=[chunk_id])
+    return _insert_enqueued(job=job, task_name=task_names.WRITE_COMPLETE)
 
 
 def job_finish_accepted(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
@@ -144,11 +140,24 @@ def job_add_chunk(*, job: Job, chunk_id: uuid.UUID) -> None:
     )
 
 
+def _set_task(job: Job, task_name: str, kwargs: dict[str, Any] | None) -> None:
+    job.task_name = task_name
+    job.task_kwargs = {"organization_id": str(job.organization_id), "job_id": str(job.id), **(kwargs or {})}
+
+
+def _insert_enqueued(*, job: Job, task_name: str) -> Job:
+    """A new job inserted with what runs it (one statement, on the write path) and published
+    after commit."""
+    _set_task(job, task_name, None)
+    job.save(force_insert=True)
+    publish_on_commit(task_name, kwargs=job.task_kwargs)
+    return job
+
+
 def job_enqueue_on_commit(*, job: Job, task_name: str, kwargs: dict[str, Any] | None = None) -> None:
     """Record on the job what runs it (the sweep publishes it again from that) and publish
     it after commit."""
-    job.task_name = task_name
-    job.task_kwargs = {"organization_id": str(job.organization_id), "job_id": str(job.id), **(kwargs or {})}
+    _set_task(job, task_name, kwargs)
     Job.objects.filter(id=job.id).update(task_name=job.task_name, task_kwargs=job.task_kwargs)
     publish_on_commit(task_name, kwargs=job.task_kwargs)
 

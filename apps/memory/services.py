@@ -292,8 +292,11 @@ def _vault_rows(findings: Sequence[VaultFinding], *, subject: Subject, provenanc
 
 
 def _save_all(groups: Sequence[Sequence[EvidenceRecord]]) -> None:
+    # A savepoint only when a row supersedes another: the unique constraint it can meet is
+    # then turned into a 409 with the transaction still usable (an accepted write has none).
+    superseding = any(getattr(row, "supersedes_id", None) is not None for rows in groups for row in rows)
     try:
-        with transaction.atomic():
+        with transaction.atomic(savepoint=superseding):
             for rows in groups:
                 if rows:
                     type(rows[0]).objects.bulk_create(rows)

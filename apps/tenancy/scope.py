@@ -40,20 +40,28 @@ def optional_organization_id() -> uuid.UUID | None:
     return _current_organization.get()
 
 
-def _set_database_scope(using: str, value: str) -> None:
+_SCOPE = "SELECT set_config('app.organization_id', %s, true)"
+_SCOPE_NOT_DURABLE = _SCOPE + ", set_config('synchronous_commit', 'off', true)"
+
+
+def _set_database_scope(using: str, value: str, *, durable: bool = True) -> None:
     with connections[using].cursor() as cursor:
-        cursor.execute("SELECT set_config('app.organization_id', %s, true)", [value])
+        cursor.execute(_SCOPE if durable else _SCOPE_NOT_DURABLE, [value])
 
 
 @contextmanager
 def organization_scope(
-    organization_id: uuid.UUID, *, using: str = DEFAULT_DB_ALIAS, records_writes: bool = True
+    organization_id: uuid.UUID, *, using: str = DEFAULT_DB_ALIAS, records_writes: bool = True, durable: bool = True
 ) -> Iterator[None]:
-    """Run the block in a transaction on ``using`` scoped to one organization (app role + RLS)."""
+    """Run the block in a transaction on ``using`` scoped to one organization (app role + RLS).
+    ``durable=False`` (bookkeeping only, at the top level): its commit does not wait for the
+    WAL flush, so a crash may lose it; set in the scope's own statement."""
     previous = _current_organization.get()
     nested = connections[using].in_atomic_block
+    if nested and not durable:
+        raise ValueError("durable=False is for a transaction of its own, not inside another")
     with transaction.atomic(using=using):
-        _set_database_scope(using, str(organization_id))
+        _set_database_scope(using, str(organization_id), durable=durable)
         token = _current_organization.set(organization_id)
         try:
             with reading_from(using):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -208,17 +209,28 @@ def api_key_rotate(*, organization_id: uuid.UUID, api_key_id: uuid.UUID, overlap
         )
 
 
+TOUCH_EVERY_SECONDS = 60
+_touched_at: dict[uuid.UUID, float] = {}  # key id -> when this process last touched it (monotonic)
+
+
 def api_key_touch(*, api_key_id: uuid.UUID) -> None:
-    """Record use at most once a minute per key: one cheap UPDATE, inside the request scope.
-    A key row another request is touching is skipped, not waited for: that request holds the
-    row until it commits, and concurrent requests of the key would queue behind it."""
+    """Record use at most once a minute per key: one cheap UPDATE, inside the request scope,
+    and none at all while this process touched the key less than a minute ago. A key row
+    another request is touching is skipped, not waited for: that request holds the row until
+    it commits, and concurrent requests of the key would queue behind it."""
+    clock = time.monotonic()
+    if clock - _touched_at.get(api_key_id, -TOUCH_EVERY_SECONDS) < TOUCH_EVERY_SECONDS:
+        return
     now = timezone.now()
     due = (
         ApiKey.objects.filter(id=api_key_id)
-        .exclude(last_used_at__gt=now - timedelta(minutes=1))
+        .exclude(last_used_at__gt=now - timedelta(seconds=TOUCH_EVERY_SECONDS))
         .select_for_update(skip_locked=True, no_key=True)
     )
     ApiKey.objects.filter(id__in=due.values("id")).update(last_used_at=now)
+    if len(_touched_at) >= 10_000:
+        _touched_at.clear()  # bounded; forgetting costs one UPDATE per key
+    _touched_at[api_key_id] = clock
 
 
 # --- idempotency keys (ADR 0038) ----------------------------------------------------------------

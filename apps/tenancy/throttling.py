@@ -33,13 +33,15 @@ class RateLimitState:
 
 
 def _count(key: str, ttl: int) -> int:
-    # add() is atomic (SET NX); incr() is atomic; together a fixed-window counter.
-    cache.add(key, 0, timeout=ttl)
-    try:
-        return int(cache.incr(key))
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=ttl)
-        return 1
+    """A fixed-window counter in one round trip: the window starts at 0 with its TTL if it is
+    new (SET NX EX) and is incremented, both in one MULTI, so no counter lives without a TTL."""
+    raw = cache.make_and_validate_key(key)
+    client = cache._cache.get_client(raw, write=True)  # type: ignore[attr-defined]
+    with client.pipeline(transaction=True) as pipe:
+        pipe.set(raw, 0, ex=ttl, nx=True)
+        pipe.incr(raw)
+        _, used = pipe.execute()
+    return int(used)
 
 
 class ApiKeyRateThrottle(BaseThrottle):

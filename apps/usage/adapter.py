@@ -49,11 +49,9 @@ def counter_add(
     failed: bool,
     rows_written: int,
 ) -> None:
-    """One statement: the row lock it takes is held until the commit that follows. That
-    commit does not wait for the WAL flush: a crash may lose the last few counts, and no
-    request waits on a disk for a counter."""
+    """One statement: the row lock it takes is held until the commit that follows (the
+    caller's scope, not durable: see ``apps.usage.services.usage_count``)."""
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL synchronous_commit TO OFF")
         cursor.execute(_COUNT, [organization_id, api_key_id, day, operation, int(failed), rows_written])
 
 

@@ -28,8 +28,9 @@ def usage_count(
     """Add one request to its counter, in a short transaction of its own. The answer is
     already on its way: a counter that cannot be written is logged, never raised."""
     try:
-        # Bookkeeping no read depends on: it never pins the organization to the primary.
-        with organization_scope(organization_id, records_writes=False):
+        # Bookkeeping no read depends on: it never pins the organization to the primary, and
+        # no request waits on a disk for a counter (a crash may lose the last few counts).
+        with organization_scope(organization_id, records_writes=False, durable=False):
             adapter.counter_add(
                 organization_id=organization_id,
                 api_key_id=api_key_id,

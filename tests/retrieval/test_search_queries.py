@@ -9,11 +9,13 @@ from django.test.utils import CaptureQueriesContext
 from tests.factories import make_tenant
 from tests.retrieval.test_search import _history
 
-# The key lookup, the scope and the key's last use (4); the subject (1); the graph lanes in a
-# savepoint (19: anchor recall, anchor rows and frames, co-participants, the relation lane,
-# cited rows, mentions, neighbours); provenance and attributes in bulk (4); the audit entry
-# (5) and the commit; the usage counter after the response (6).
-SEARCH_QUERIES = 40
+# The key lookup and the scope (3; the key's last use was touched by the first search in
+# this process); the subject (1); the graph lanes in a savepoint (20: anchor recall, anchor
+# rows and frames, co-participants, the relation lane, cited rows, mentions, neighbours);
+# provenance and attributes in bulk (4); the audit entry (3: the deferred-key check with the
+# chain's lock in one round trip, the head, the entry) and the commit; the usage counter
+# after the response (4: BEGIN, the scope with synchronous_commit off, the upsert, COMMIT).
+SEARCH_QUERIES = 36
 QUESTION = "How many dresses did Maya buy?"
 
 

@@ -108,7 +108,7 @@ class Command(BaseCommand):
             "## Usage counting (`python manage.py bench_usage --write-docs`)",
             "",
             "What ADR 0042 weighs: each API request adds one to its (organization, key, day, operation) "
-            "counter after the response, in a transaction of its own (`SET LOCAL synchronous_commit TO OFF`), "
+            "counter after the response, in a transaction of its own (`synchronous_commit` off, set with the scope), "
             "against the embedded Postgres. The last row appends to the organization's hash-chained audit log, "
             "which is what counting from an audit entry per request would add to every request. "
             f"{os.cpu_count()} cores shared with other work (load {load:.1f}).",
