@@ -6,6 +6,7 @@ import contextvars
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from django.db import connection
 from django.utils import timezone
@@ -36,15 +37,37 @@ _CHECK_AND_LOCK = (
 )
 
 
+@dataclass(frozen=True)
+class AuditDraft:
+    """One entry to append: what was done, to which subject and rows."""
+
+    action: str
+    subject_id: uuid.UUID | None = None
+    target_ids: Sequence[str] = ()
+
+
 def audit_record(
     *, organization_id: uuid.UUID, action: str, subject_id: uuid.UUID | None = None, target_ids: Sequence[str] = ()
 ) -> AuditEntry:
-    """Append one entry to the organization's chain (serialized per organization).
+    """Append one entry to the organization's chain (serialized per organization); see
+    ``audit_record_many``."""
+    [entry] = audit_record_many(
+        organization_id=organization_id,
+        entries=[AuditDraft(action=action, subject_id=subject_id, target_ids=target_ids)],
+    )
+    return entry
+
+
+def audit_record_many(*, organization_id: uuid.UUID, entries: Sequence[AuditDraft]) -> list[AuditEntry]:
+    """Append the entries, in order, to the organization's chain: one lock, one read of the
+    chain's head and one insert for all of them.
 
     The chain's lock is the last lock of the transaction (the lock order is in
     ``apps.memory.locks``): the foreign keys checked at commit would take row locks while
-    holding it, so they are checked now, before it is taken; and the entry is the caller's
+    holding it, so they are checked now, before it is taken; and the entries are the caller's
     last write."""
+    if not entries:
+        return []
     with connection.cursor() as cursor:
         # Checks the deferred foreign keys pending so far, then defers again what follows
         # (every deferrable constraint of the schema is INITIALLY DEFERRED), and takes the
@@ -56,19 +79,24 @@ def audit_record(
         .only("sequence", "entry_hash")
         .first()
     )
-    entry = AuditEntry(
-        organization_id=organization_id,
-        sequence=(last.sequence + 1) if last else 1,
-        actor=current_actor(),
-        action=action,
-        subject_id=subject_id,
-        target_ids=[str(t) for t in target_ids],
-        request_id=request_id_var.get() or "",
-        created_at=timezone.now(),
-        previous_hash=last.entry_hash if last else GENESIS,
-    )
-    entry.entry_hash = entry_hash(
-        sequence=entry.sequence, fields=entry.chain_fields(), previous_hash=entry.previous_hash
-    )
-    entry.save(force_insert=True)
-    return entry
+    sequence, previous_hash = (last.sequence, last.entry_hash) if last else (0, GENESIS)
+    actor, request_id, now = current_actor(), request_id_var.get() or "", timezone.now()
+    appended = []
+    for draft in entries:
+        sequence += 1
+        entry = AuditEntry(
+            organization_id=organization_id,
+            sequence=sequence,
+            actor=actor,
+            action=draft.action,
+            subject_id=draft.subject_id,
+            target_ids=[str(t) for t in draft.target_ids],
+            request_id=request_id,
+            created_at=now,
+            previous_hash=previous_hash,
+        )
+        entry.entry_hash = previous_hash = entry_hash(
+            sequence=entry.sequence, fields=entry.chain_fields(), previous_hash=entry.previous_hash
+        )
+        appended.append(entry)
+    return AuditEntry.objects.bulk_create(appended)

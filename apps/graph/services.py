@@ -16,9 +16,9 @@ from apps.graph import adapter, adjacency, store
 from apps.graph.indexing import IndexStats, SubjectIndexer
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs.models import Job
-from apps.jobs.outcomes import job_announce_failed, job_announce_succeeded
+from apps.jobs.outcomes import job_announce_failed, jobs_announce_succeeded
 from apps.jobs.selectors import job_get
-from apps.jobs.services import job_create_indexing, job_fail, job_succeed, job_touch, jobs_lock_indexing
+from apps.jobs.services import job_create_indexing, job_fail, jobs_lock_indexing, jobs_succeed, jobs_touch
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.memory.services import REEMBED_BATCH, memory_reembed_step
 from apps.platform.faults import fault_pause
@@ -149,28 +149,56 @@ class IndexProgress:
     failures: list[dict[str, str]] = field(default_factory=list)  # {type, id, error}, the first 100 failed rows
 
 
-def index_progress(*, chunk_ids: list[uuid.UUID]) -> IndexProgress:
-    progress = IndexProgress()
+def index_progress(*, jobs: list[Job]) -> dict[uuid.UUID, IndexProgress]:
+    """How far the indexing of each job's rows got: one query per store counts the rows of
+    every job's chunks by chunk and status; the failed rows are listed only for a job that
+    has some."""
     status = IndexedRecord.IndexStatus
+    chunk_ids = sorted({chunk_id for job in jobs for chunk_id in job.chunk_ids})
+    counts: dict[uuid.UUID, IndexProgress] = defaultdict(IndexProgress)
+    for model in INDEXED_STORES:
+        for chunk_id, row_status, rows in (
+            model.objects.filter(chunk_id__in=chunk_ids)
+            .values("chunk_id", "index_status")
+            .annotate(rows=Count("id"))
+            .values_list("chunk_id", "index_status", "rows")
+        ):
+            chunk = counts[chunk_id]
+            if row_status == status.PENDING:
+                chunk.pending += rows
+            elif row_status == status.INDEXED:
+                chunk.indexed += rows
+            elif row_status == status.FAILED:
+                chunk.failed += rows
+    progress = {}
+    for job in jobs:
+        of_job = progress[job.id] = IndexProgress()
+        for chunk_id in set(job.chunk_ids):
+            chunk = counts.get(chunk_id, IndexProgress())
+            of_job.pending += chunk.pending
+            of_job.indexed += chunk.indexed
+            of_job.failed += chunk.failed
+        if of_job.failed:
+            of_job.failures = _index_failures(chunk_ids=job.chunk_ids)
+    return progress
+
+
+def _index_failures(*, chunk_ids: list[uuid.UUID]) -> list[dict[str, str]]:
+    """The first MAX_FAILURES_LISTED failed rows of the chunks, store by store, oldest first."""
+    failures: list[dict[str, str]] = []
     for model in INDEXED_STORES:
         memory_type = "episodic" if model is EpisodicEvent else "semantic"
-        rows = model.objects.filter(chunk_id__in=chunk_ids)
-        counts = rows.aggregate(
-            pending=Count("id", filter=Q(index_status=status.PENDING)),
-            indexed=Count("id", filter=Q(index_status=status.INDEXED)),
-            failed=Count("id", filter=Q(index_status=status.FAILED)),
-        )
-        progress.pending += counts["pending"]
-        progress.indexed += counts["indexed"]
-        progress.failed += counts["failed"]
-        if counts["failed"] and len(progress.failures) < MAX_FAILURES_LISTED:
-            progress.failures += [
-                {"type": memory_type, "id": str(row_id), "error": error}
-                for row_id, error in rows.filter(index_status=status.FAILED)
-                .order_by("created_at", "id")
-                .values_list("id", "index_error")[: MAX_FAILURES_LISTED - len(progress.failures)]
-            ]
-    return progress
+        failures += [
+            {"type": memory_type, "id": str(row_id), "error": error}
+            for row_id, error in model.objects.filter(
+                chunk_id__in=chunk_ids, index_status=IndexedRecord.IndexStatus.FAILED
+            )
+            .order_by("created_at", "id")
+            .values_list("id", "index_error")[: MAX_FAILURES_LISTED - len(failures)]
+        ]
+        if len(failures) >= MAX_FAILURES_LISTED:
+            break
+    return failures
 
 
 def job_chunks_needing_index(*, job_id: uuid.UUID) -> list[uuid.UUID]:
@@ -192,12 +220,14 @@ def write_jobs_settle(*, chunk_ids: list[uuid.UUID] | None = None, job_id: uuid.
     the jobs it finished. Race-free under concurrent indexers: the jobs are locked first (in
     id order) and their rows counted after, so of two indexers committing the last two
     chunks of a job, the later one sees both, and a job is finished once."""
-    finished = []
     organization_id = current_organization_id()
-    for job in jobs_lock_indexing(chunk_ids=chunk_ids, job_id=job_id):
-        progress = index_progress(chunk_ids=job.chunk_ids)
+    jobs = jobs_lock_indexing(chunk_ids=chunk_ids, job_id=job_id)
+    progress_of = index_progress(jobs=jobs)
+    jobs_touch(job_ids=[job.id for job in jobs if progress_of[job.id].pending])
+    finished, succeeded = [], {}
+    for job in jobs:
+        progress = progress_of[job.id]
         if progress.pending:
-            job_touch(job_id=job.id)
             continue
         result = {**job.result, "rows_indexed": progress.indexed, "rows_failed": progress.failed}
         if progress.failed:
@@ -221,9 +251,11 @@ def write_jobs_settle(*, chunk_ids: list[uuid.UUID] | None = None, job_id: uuid.
             )
             job_announce_failed(organization_id=organization_id, job_id=job.id)
         else:
-            job_succeed(job_id=job.id, result=result)
-            job_announce_succeeded(organization_id=organization_id, job=job)
+            succeeded[job.id] = result
         finished.append(job)
+    if succeeded:
+        jobs_succeed(results=succeeded)
+        jobs_announce_succeeded(organization_id=organization_id, jobs=[job for job in jobs if job.id in succeeded])
     return finished
 
 

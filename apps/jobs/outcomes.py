@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 
-from apps.audit.services import audit_record
+from apps.audit.services import AuditDraft, audit_record, audit_record_many
 from apps.jobs.models import Job
 from apps.jobs.selectors import job_get
 from apps.platform.errors import NotFound
@@ -16,8 +16,16 @@ from apps.webhooks.services import webhook_event_emit
 
 
 def job_announce_succeeded(*, organization_id: uuid.UUID, job: Job) -> None:
-    audit_record(
-        organization_id=organization_id, action="job.succeeded", subject_id=job.subject_id, target_ids=[str(job.id)]
+    jobs_announce_succeeded(organization_id=organization_id, jobs=[job])
+
+
+def jobs_announce_succeeded(*, organization_id: uuid.UUID, jobs: list[Job]) -> None:
+    """One ``job.succeeded`` audit entry per job, appended together."""
+    audit_record_many(
+        organization_id=organization_id,
+        entries=[
+            AuditDraft(action="job.succeeded", subject_id=job.subject_id, target_ids=[str(job.id)]) for job in jobs
+        ],
     )
 
 

@@ -188,7 +188,17 @@ def job_release(*, job_id: uuid.UUID) -> None:
 
 
 def job_succeed(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
-    Job.objects.filter(id=job_id).update(status=Job.Status.SUCCEEDED, finished_at=timezone.now(), result=result)
+    jobs_succeed(results={job_id: result})
+
+
+def jobs_succeed(*, results: dict[uuid.UUID, dict[str, Any]]) -> None:
+    """Each job succeeded, with its result: one statement for all of them."""
+    now = timezone.now()
+    jobs = [
+        Job(id=job_id, status=Job.Status.SUCCEEDED, finished_at=now, result=result)
+        for job_id, result in results.items()
+    ]
+    Job.objects.bulk_update(jobs, ["status", "finished_at", "result"])
 
 
 def job_fail(*, job_id: uuid.UUID, code: str, message: str, result: dict[str, Any] | None = None) -> None:
@@ -236,9 +246,10 @@ def jobs_lock_indexing(*, chunk_ids: list[uuid.UUID] | None = None, job_id: uuid
     return list(jobs.order_by("id"))
 
 
-def job_touch(*, job_id: uuid.UUID) -> None:
-    """The job moved (one of its chunks was indexed): the sweep leaves it alone for a while."""
-    Job.objects.filter(id=job_id).update(heartbeat_at=timezone.now())
+def jobs_touch(*, job_ids: list[uuid.UUID]) -> None:
+    """The jobs moved (one of their chunks was indexed): the sweep leaves them alone for a while."""
+    if job_ids:
+        Job.objects.filter(id__in=job_ids).update(heartbeat_at=timezone.now())
 
 
 WAIT_FIRST_POLL_SECONDS = 0.05

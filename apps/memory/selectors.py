@@ -250,6 +250,19 @@ def batch_records(*, batch_id: uuid.UUID) -> list[tuple[str, uuid.UUID]]:
     return chunk_records(chunk_ids=chunk_ids)
 
 
+def records_by_chunk(*, chunk_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[tuple[str, uuid.UUID]]]:
+    """``chunk_records`` of each chunk, for many chunks in one query per store."""
+    records: dict[uuid.UUID, list[tuple[str, uuid.UUID]]] = {chunk_id: [] for chunk_id in chunk_ids}
+    if not chunk_ids:
+        return records
+    for memory_type, model in STORES.items():
+        for chunk_id, row_id in (
+            model.objects.filter(chunk_id__in=chunk_ids).order_by("created_at", "id").values_list("chunk_id", "id")
+        ):
+            records[chunk_id].append((memory_type, row_id))
+    return records
+
+
 def chunk_records(*, chunk_ids: list[uuid.UUID]) -> list[tuple[str, uuid.UUID]]:
     """(type, id) of every row of the chunks, store by store, oldest first."""
     if not chunk_ids:

@@ -61,7 +61,7 @@ from apps.memory.models import (
     VaultEntry,
 )
 from apps.memory.passages import document_title, is_document, split_passages
-from apps.memory.selectors import chunk_records, current_rows
+from apps.memory.selectors import current_rows, records_by_chunk
 from apps.memory.timing import Stopwatch
 from apps.memory.writing.local import LocalMemoryLLM, keep_reason, parse_ahead
 from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
@@ -80,7 +80,7 @@ from apps.providers.schemas import (
     WriterInput,
 )
 from apps.providers.selectors import provider_override
-from apps.providers.services import request_metering
+from apps.providers.services import BufferedUsageMeter, request_metering
 from apps.resources.storage import object_key, storage
 from apps.tenancy.models import Subject
 from apps.usage.periods import operation_name
@@ -559,6 +559,7 @@ def _complete(
     if isinstance(llm, LocalMemoryLLM):
         with stopwatch.phase("routing"):
             parse_ahead(message.content for conversation in conversations for message in conversation)
+    meter = BufferedUsageMeter()  # flushed below, in this transaction: one insert for the batch
     chunk_ids = [write.chunk_id for write in pending]
     stored_episodic = list(EpisodicEvent.objects.filter(chunk_id__in=chunk_ids).order_by("created_at", "id"))
     stored_resources = list(ResourceItem.objects.filter(chunk_id__in=chunk_ids).order_by("created_at", "id"))
@@ -568,7 +569,9 @@ def _complete(
         stored = [row for row in stored_episodic if row.chunk_id == write.chunk_id]
         try:
             with transaction.atomic():
-                done, added = _complete_one(write, conversation, stored=stored, llm=llm, stopwatch=stopwatch)
+                done, added = _complete_one(
+                    write, conversation, stored=stored, llm=llm, meter=meter, stopwatch=stopwatch
+                )
         except DatabaseError:
             raise  # the whole batch rolls back and is retried
         except Exception as exc:
@@ -578,7 +581,7 @@ def _complete(
             # the others, nor lose it: its messages' rows are kept as they were said, and its
             # job says why it has no other rows.
             logger.warning("write completion failed", extra={"chunk_id": str(write.chunk_id)}, exc_info=True)
-            done, added = _complete_one(write, [], stored=stored, llm=llm, stopwatch=stopwatch)
+            done, added = _complete_one(write, [], stored=stored, llm=llm, meter=meter, stopwatch=stopwatch)
             done.writing_error = f"{type(exc).__name__}: the writers failed; the messages were kept as they were said"
         completed.append(done)
         to_embed += added
@@ -588,9 +591,15 @@ def _complete(
     for embedded_row in to_embed:
         by_key[key_of_chunk.get(embedded_row.chunk_id)].append(embedded_row)
     for api_key_id, rows_of_key in by_key.items():
-        metering = request_metering(organization_id=organization_id, api_key_id=api_key_id)
+        metering = request_metering(organization_id=organization_id, api_key_id=api_key_id, meter=meter)
         _embed_rows(rows_of_key, [_embedding_text(r) for r in rows_of_key], embedder, stopwatch, metering)
     with stopwatch.phase("database"):
+        meter.flush()
+        records = records_by_chunk(chunk_ids=chunk_ids)
+        for done in completed:
+            done.records = [WrittenRecord(memory_type, row_id) for memory_type, row_id in records[done.chunk_id]]
+            if any(record.memory_type == "resource" for record in done.records):
+                done.routed_types = [name for name in MEMORY_TYPES if name in {*done.routed_types, "resource"}]
         for row in stored_episodic:
             row.index_status = IndexedRecord.IndexStatus.PENDING
         EpisodicEvent.objects.bulk_update(
@@ -625,15 +634,18 @@ def _complete_one(
     *,
     stored: list[EpisodicEvent],
     llm: MemoryLLM,
+    meter: BufferedUsageMeter,
     stopwatch: Stopwatch,
 ) -> tuple[CompletedWrite, list[EmbeddedRecord]]:
+    """One write of ``_complete``'s batch: its plan and other typed rows. Its ``records`` (every
+    row of its chunk) are listed by the caller once for the whole batch."""
     subject = write.subject
     provenance = Provenance(
         source_kind=write.source_kind, session_id=write.session_id, chunk_id=write.chunk_id, metadata=write.metadata
     )
     if conversation:
         memory_input = WriterInput(messages=conversation, related_memories=_related_memories(subject))
-        metering = request_metering(organization_id=subject.organization_id, api_key_id=write.api_key_id)
+        metering = request_metering(organization_id=subject.organization_id, api_key_id=write.api_key_id, meter=meter)
         plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
     else:
         plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
@@ -661,18 +673,11 @@ def _complete_one(
             source_kind=write.source_kind,
             rows=[row for _, rows in added for row in rows],
         )
-    all_records = [
-        WrittenRecord(memory_type, row_id) for memory_type, row_id in chunk_records(chunk_ids=[write.chunk_id])
-    ]
-    routed = {
-        *plan.route.memory_types,
-        *(["resource"] if any(r.memory_type == "resource" for r in all_records) else []),
-    }
     done = CompletedWrite(
         job_id=write.job_id,
         chunk_id=write.chunk_id,
-        routed_types=[name for name in MEMORY_TYPES if name in routed],
-        records=all_records,
+        routed_types=[name for name in MEMORY_TYPES if name in plan.route.memory_types],
+        records=[],
     )
     return done, [*episodic, *semantic, *procedural]
 

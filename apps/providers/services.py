@@ -8,7 +8,7 @@ from django.conf import settings
 
 from apps.platform import netpolicy
 from apps.platform.errors import ValidationFailed
-from apps.providers.interfaces import MeteringContext
+from apps.providers.interfaces import MeteringContext, UsageMeter
 from apps.providers.models import OrganizationProviderConfig, ProviderUsage
 from apps.tenancy.scope import organization_scope
 from apps.vault.services import vault_encrypt
@@ -62,9 +62,51 @@ class DatabaseUsageMeter:
             )
 
 
-def request_metering(*, organization_id: uuid.UUID, api_key_id: uuid.UUID | None) -> MeteringContext:
-    """The metering of the calls one request (or job) of this key makes, into the database."""
-    return MeteringContext(organization_id=organization_id, meter=DatabaseUsageMeter(), api_key_id=api_key_id)
+class BufferedUsageMeter:
+    """A ``UsageMeter`` for a batch that runs in one open transaction of the organization (the
+    worker's completion of many writes): it keeps the rows and ``flush`` inserts them in one
+    statement, in that transaction, instead of one savepoint and insert per provider reply.
+    A reply whose caller's savepoint rolls back (one write's writers failing) stays metered:
+    its tokens were spent."""
+
+    def __init__(self) -> None:
+        self._rows: list[ProviderUsage] = []
+
+    def record(
+        self,
+        *,
+        organization_id: uuid.UUID,
+        api_key_id: uuid.UUID | None,
+        purpose: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> None:
+        self._rows.append(
+            ProviderUsage(
+                organization_id=organization_id,
+                api_key_id=api_key_id,
+                purpose=purpose,
+                model=model,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+            )
+        )
+
+    def flush(self) -> int:
+        """Insert the rows kept so far (the organization must be in scope); returns how many."""
+        rows, self._rows = self._rows, []
+        if rows:
+            ProviderUsage.objects.bulk_create(rows)
+        return len(rows)
+
+
+def request_metering(
+    *, organization_id: uuid.UUID, api_key_id: uuid.UUID | None, meter: UsageMeter | None = None
+) -> MeteringContext:
+    """The metering of the calls one request (or job) of this key makes, into the database
+    (row by row, or into ``meter``, e.g. a ``BufferedUsageMeter`` its caller flushes)."""
+    return MeteringContext(organization_id=organization_id, meter=meter or DatabaseUsageMeter(), api_key_id=api_key_id)
 
 
 def provider_config_set(*, organization_id: uuid.UUID, api_key: str, base_url: str = "", model: str = "") -> None:
