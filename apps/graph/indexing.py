@@ -92,11 +92,21 @@ def _graph_text(text: str) -> str:
     return _VAULT_PLACEHOLDER.sub("", text)
 
 
+def _episode_text(summary: str, details: str, actor: str) -> str:
+    """An episode's text for extraction: its summary and details, without the summary when the
+    details already say it (a writer's summary is often the details' first line under the
+    actor's label): each sentence is parsed once, and read once by the coverage audit."""
+    told = summary.removeprefix(f"{actor}: ").strip() if actor else summary.strip()
+    if told and any(told in line for line in details.splitlines()):
+        return details
+    return f"{summary}\n{details}"
+
+
 def extraction_input(row: IndexedRecord) -> ExtractionInput:
     if isinstance(row, EpisodicEvent):
         return ExtractionInput(
             kind="episodic",
-            text=_graph_text(f"{row.summary}\n{row.details}"),
+            text=_graph_text(_episode_text(row.summary, row.details, row.actor)),
             mention_time=row.mention_time,
             event_time=_event_time_iso(row),
             actor=row.actor,

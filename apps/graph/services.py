@@ -24,7 +24,7 @@ from apps.memory.services import REEMBED_BATCH, memory_reembed_step
 from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MeteringContext
 from apps.providers.registry import embedder, graph_llm_for
-from apps.providers.services import DatabaseUsageMeter
+from apps.providers.services import BufferedUsageMeter
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import current_organization_id, organization_scope
 
@@ -55,21 +55,23 @@ def _mark(rows: list[IndexedRecord], *, status: str, error: str = "") -> None:
             )
 
 
-def _indexer(subject: Subject) -> SubjectIndexer:
+def _indexer(subject: Subject, meter: BufferedUsageMeter) -> SubjectIndexer:
     return SubjectIndexer(
         subject=subject,
         graph_llm=graph_llm_for(subject.organization_id),
         embedder=embedder(),
-        metering=MeteringContext(organization_id=subject.organization_id, meter=DatabaseUsageMeter()),
+        metering=MeteringContext(organization_id=subject.organization_id, meter=meter),
     )
 
 
-def _index_subject_rows(subject: Subject, rows: list[IndexedRecord], totals: IndexStats) -> list[uuid.UUID]:
+def _index_subject_rows(
+    subject: Subject, rows: list[IndexedRecord], totals: IndexStats, meter: BufferedUsageMeter
+) -> list[uuid.UUID]:
     """Index a subject's rows as one batch; if the batch fails, row by row, so that one bad row
     cannot hold back the others. A failure never touches the evidence: the row is marked."""
     try:
         with transaction.atomic():
-            stats = _indexer(subject).index(rows)
+            stats = _indexer(subject, meter).index(rows)
             _mark(rows, status=IndexedRecord.IndexStatus.INDEXED)
             fault_pause("indexing.before_commit")
         _add(totals, stats)
@@ -82,7 +84,7 @@ def _index_subject_rows(subject: Subject, rows: list[IndexedRecord], totals: Ind
     for row in rows:
         try:
             with transaction.atomic():
-                stats = _indexer(subject).index([row])
+                stats = _indexer(subject, meter).index([row])
                 _mark([row], status=IndexedRecord.IndexStatus.INDEXED)
             _add(totals, stats)
         except Exception as exc:
@@ -131,8 +133,12 @@ def index_chunks(*, chunk_ids: list[uuid.UUID]) -> dict[str, Any]:
             by_subject[row.subject_id].append(row)
     totals = IndexStats()
     failed: list[uuid.UUID] = []
+    # The provider replies of every subject, in one insert at the end (a subject whose batch
+    # rolls back keeps its replies metered: their tokens were spent).
+    meter = BufferedUsageMeter()
     for subject in Subject.objects.filter(id__in=list(by_subject)):
-        failed += _index_subject_rows(subject, by_subject[subject.id], totals)
+        failed += _index_subject_rows(subject, by_subject[subject.id], totals, meter)
+    meter.flush()
     return {**totals.as_dict(), "failed": len(failed)}
 
 

@@ -114,12 +114,23 @@ def job_create_writing(*, organization_id: uuid.UUID, chunk_id: uuid.UUID, subje
     return _insert_enqueued(job=job, task_name=task_names.WRITE_COMPLETE)
 
 
-def job_finish_accepted(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
-    """An accepted write is completed (its rows written and embedded): its job is
-    ``indexing`` until the last of its rows is indexed. A job failed meanwhile stays failed."""
+def jobs_finish_accepted(*, results: dict[uuid.UUID, dict[str, Any]]) -> None:
+    """Accepted writes are completed (their rows written and embedded): each job is
+    ``indexing``, with its result, until the last of its rows is indexed; one statement for
+    all of them. A job failed meanwhile stays failed."""
     now = timezone.now()
-    Job.objects.filter(id=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(
-        status=Job.Status.INDEXING, result=result, started_at=Coalesce("started_at", Value(now)), heartbeat_at=now
+    jobs = [
+        Job(
+            id=job_id,
+            status=Job.Status.INDEXING,
+            result=result,
+            started_at=Coalesce("started_at", Value(now)),
+            heartbeat_at=now,
+        )
+        for job_id, result in results.items()
+    ]
+    Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).bulk_update(
+        jobs, ["status", "result", "started_at", "heartbeat_at"]
     )
 
 

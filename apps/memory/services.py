@@ -30,7 +30,7 @@ from apps.jobs.services import (
     job_create_indexing,
     job_create_writing,
     job_enqueue_on_commit,
-    job_finish_accepted,
+    jobs_finish_accepted,
 )
 from apps.language.dates import parse_event_time
 from apps.language.facts import normalize_attribute
@@ -64,6 +64,7 @@ from apps.memory.passages import document_title, is_document, split_passages
 from apps.memory.selectors import current_rows, records_by_chunk
 from apps.memory.timing import Stopwatch
 from apps.memory.writing.local import LocalMemoryLLM, keep_reason, parse_ahead
+from apps.platform.bulk import rows_update
 from apps.platform.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from apps.platform.faults import fault_pause
 from apps.providers.interfaces import Embedder, MemoryLLM, MeteringContext
@@ -533,12 +534,13 @@ def memory_complete_writes(
         return []
     completed = _complete(pending, llm=llm, embedder=embedder, stopwatch=Stopwatch())
     PendingWrite.objects.filter(id__in=[write.id for write in pending]).delete()
+    results: dict[uuid.UUID, dict[str, Any]] = {}
     for done in completed:
         assert done.job_id is not None  # an accepted write has its job
-        result: dict[str, Any] = {"routed_types": done.routed_types, "records_written": len(done.records)}
+        result = results[done.job_id] = {"routed_types": done.routed_types, "records_written": len(done.records)}
         if done.writing_error:
             result["writing_error"] = done.writing_error
-        job_finish_accepted(job_id=done.job_id, result=result)
+    jobs_finish_accepted(results=results)
     return completed
 
 
@@ -602,17 +604,19 @@ def _complete(
                 done.routed_types = [name for name in MEMORY_TYPES if name in {*done.routed_types, "resource"}]
         for row in stored_episodic:
             row.index_status = IndexedRecord.IndexStatus.PENDING
-        EpisodicEvent.objects.bulk_update(
-            stored_episodic, [*_EPISODE_FIELDS, "source_message_ids", "embedding", "embedding_model", "index_status"]
+        rows_update(
+            stored_episodic,
+            [*_EPISODE_FIELDS, "source_message_ids", "embedding", "embedding_model", "index_status"],
+            organization_id=organization_id,
         )
-        ResourceItem.objects.bulk_update(stored_resources, ["embedding", "embedding_model"])
+        rows_update(stored_resources, ["embedding", "embedding_model"], organization_id=organization_id)
         stored_ids = {row.id for row in stored_episodic}
         by_model: dict[type[EmbeddedRecord], list[EmbeddedRecord]] = defaultdict(list)
         for embedded in to_embed:
             if embedded.id not in stored_ids and not isinstance(embedded, ResourceItem):
                 by_model[type(embedded)].append(embedded)
-        for model, rows in by_model.items():
-            model._default_manager.bulk_update(rows, ["embedding", "embedding_model"])
+        for rows in by_model.values():
+            rows_update(rows, ["embedding", "embedding_model"], organization_id=organization_id)
     return completed
 
 
@@ -1154,6 +1158,6 @@ def memory_reembed_step(*, embedder: Embedder, batch_size: int = REEMBED_BATCH) 
             vectors = embedder.embed([_embedding_text(row) for row in rows])
             for row, vector in zip(rows, vectors, strict=True):
                 row.embedding, row.embedding_model = vector, embedder.model_name
-            model.objects.bulk_update(rows, ["embedding", "embedding_model"])
+            rows_update(rows, ["embedding", "embedding_model"], organization_id=rows[0].organization_id)
             return rows
     return []

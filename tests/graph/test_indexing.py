@@ -240,3 +240,15 @@ def test_inspection_api_pages_anchors_and_frames_and_resolves_citations() -> Non
     detail = client.get(f"/v1/subjects/maya/graph/frames/{of_maya[0]['frame_id']}").json()
     assert [r["id"] for r in detail["cited_rows"]] == detail["frame"]["citations"]
     assert client.get("/v1/subjects/maya/graph/frames/not-a-frame").status_code == 404
+
+
+def test_an_episode_is_read_once_when_its_details_repeat_its_summary() -> None:
+    from apps.graph.indexing import _episode_text
+
+    details = "I adopted a beagle named Pixel. We walk every morning.\nSaid by Maya (message m1)."
+    # The local writer's summary: the details' sentences under the actor's label.
+    assert _episode_text("Maya: I adopted a beagle named Pixel.", details, "Maya") == details
+    # A summary that says something the details do not is kept, before them.
+    other = "Maya adopted a dog."
+    assert _episode_text(other, details, "Maya") == f"{other}\n{details}"
+    assert _episode_text("", details, "Maya") == f"\n{details}"

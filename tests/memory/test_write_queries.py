@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.factories import make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 
 # The key lookup (1); in the request's transaction (14): BEGIN, the scope, the subject, its
 # shared lock, the erasure and consent checks, the episodic row (no savepoint: nothing it
@@ -37,3 +37,32 @@ def test_one_accepted_write_runs_a_pinned_number_of_statements() -> None:
     statements = _statements_of_one_write()
     assert len(statements) == WRITE_STATEMENTS, "\n".join(statements)
     assert not any(s.startswith("SAVEPOINT") for s in statements)
+
+
+# What the worker runs per write it completes and indexes, beyond what a batch costs once: the
+# difference between a batch of 6 writes and one of 2 in an organization that has written
+# before, each write a message to a new subject of its own (the same message, so that every
+# write routes and indexes alike). Per write: the subject's write lock and its savepoint, the
+# router's reads of the subject's current core blocks and facts, its core block and fact, the
+# webhook subscribers of the new rows, its job turned indexing, the graph's reads and writes of
+# its anchors, the adjacency index, and the two stores' rows marked indexed. What a batch does
+# once (its usage rows, its rows listed, its jobs settled and audited) does not count.
+WORKER_STATEMENTS_PER_WRITE = 20  # 63 before the usage rows, records and jobs were batched
+
+
+def _worker_statements(tenant: Tenant, first: int, writes: int) -> list[str]:
+    client = tenant.client()
+    for n in range(first, first + writes):
+        tenant.subject(f"s{n}")
+        assert client.post(f"/v1/subjects/s{n}/memories", WRITE, format="json").status_code == 202
+    with CaptureQueriesContext(connection) as queries:
+        assert complete_writes(tenant.id, index=True) == writes
+    return [q["sql"][:160] for q in queries.captured_queries]
+
+
+def test_the_worker_runs_a_pinned_number_of_statements_per_write() -> None:
+    tenant = make_tenant()
+    _worker_statements(tenant, 0, 1)  # the organization's first write creates its graph
+    small, large = _worker_statements(tenant, 1, 2), _worker_statements(tenant, 3, 6)
+    assert (len(large) - len(small)) / 4 <= WORKER_STATEMENTS_PER_WRITE, "\n".join(large)
+    assert sum(s.startswith('INSERT INTO "providers_provider_usage"') for s in large) == 2  # one per transaction
