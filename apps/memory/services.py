@@ -526,7 +526,10 @@ def memory_complete_writes(
     a worker that dies rolls back, and the writes wait for the next one. Returns what it
     completed, for the caller to index after commit."""
     pending = list(
-        PendingWrite.objects.select_for_update(skip_locked=True)
+        # Only the pending rows: locking the joined subject and job too (the default) would
+        # hold the subject FOR UPDATE through the batch, and every new write to it, which
+        # takes the subject FOR KEY SHARE, would wait for the batch's embedding call.
+        PendingWrite.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("subject", "job")
         .order_by("created_at", "id")[:limit]
     )

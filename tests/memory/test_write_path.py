@@ -332,3 +332,44 @@ def test_writes_accepted_together_are_completed_with_one_embedding_call() -> Non
         completed = memory_complete_writes(embedder=counting)  # type: ignore[arg-type]
     assert len(completed) == 3 and counting.calls == 1
     assert all("semantic" in {r.memory_type for r in write.records} for write in completed)
+
+
+def test_the_worker_completing_a_subjects_writes_does_not_hold_back_new_writes_to_it() -> None:
+    """The worker's batch holds its pending rows to commit, not their subject: a new write to
+    the subject (which takes the subject FOR KEY SHARE) is accepted meanwhile."""
+    import threading
+
+    from django.db import connection
+
+    from apps.memory.services import memory_complete_writes
+
+    tenant = make_tenant()
+    subject = tenant.subject("maya")
+    client = tenant.client()
+    assert client.post("/v1/subjects/maya/memories", {"messages": SESSIONS[0]}, format="json").status_code == 202
+    completing, release, completed = threading.Event(), threading.Event(), []
+
+    def worker() -> None:
+        try:
+            with organization_scope(tenant.id):
+                completed.extend(memory_complete_writes())
+                completing.set()
+                release.wait(timeout=60)  # the batch's transaction stays open until released
+        finally:
+            completing.set()
+            connection.close()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        assert completing.wait(timeout=60) and len(completed) == 1
+        with organization_scope(tenant.id), connections["default"].cursor() as cursor:
+            # NOWAIT: fails at once if the worker's transaction holds the subject.
+            cursor.execute("SELECT 1 FROM tenancy_subject WHERE id = %s FOR KEY SHARE NOWAIT", [subject.id])
+            assert cursor.fetchone() == (1,)
+        response = client.post("/v1/subjects/maya/memories", {"messages": SESSIONS[1]}, format="json")
+        assert response.status_code == 202, response.content
+    finally:
+        release.set()
+        thread.join(timeout=60)
+    assert complete_writes(tenant.id) == 1  # the write accepted meanwhile
