@@ -441,7 +441,9 @@ class Command(BaseCommand):
 
     def _indexed(self, organization_id: uuid.UUID) -> int:
         with organization_scope(organization_id):
-            return EpisodicEvent.objects.exclude(index_status=EpisodicEvent.IndexStatus.PENDING).count()
+            # Indexed or given up on: an accepted row is ``writing`` until the worker completes it.
+            done = [EpisodicEvent.IndexStatus.INDEXED, EpisodicEvent.IndexStatus.FAILED]
+            return EpisodicEvent.objects.filter(index_status__in=done).count()
 
     def _wait_indexing(self, organization_id: uuid.UUID, indexed: int) -> None:
         """Wait until the (just started) worker has indexed its first record past ``indexed``."""
