@@ -540,7 +540,13 @@ def memory_complete_writes(
     results: dict[uuid.UUID, dict[str, Any]] = {}
     for done in completed:
         assert done.job_id is not None  # an accepted write has its job
-        result = results[done.job_id] = {"routed_types": done.routed_types, "records_written": len(done.records)}
+        # The rows it wrote, so that a client that followed the job (a wait that ran out) has
+        # every row of its write, as a finished wait answers them.
+        result = results[done.job_id] = {
+            "routed_types": done.routed_types,
+            "records_written": len(done.records),
+            "records": [{"type": record.memory_type, "id": str(record.id)} for record in done.records],
+        }
         if done.writing_error:
             result["writing_error"] = done.writing_error
     jobs_finish_accepted(results=results)

@@ -3,12 +3,13 @@ policy, and the error envelope's mapping to exceptions."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
 import httpx
 import pytest
-from mirix import NotFound, RateLimited, ValidationError, WebhookVerificationError, verify_webhook
+from mirix import AsyncMirix, Mirix, NotFound, RateLimited, ValidationError, WebhookVerificationError, verify_webhook
 from mirix._transport import RetryPolicy
 from mirix.errors import AuthenticationError, ServerError, error_from_response
 
@@ -93,3 +94,73 @@ def test_a_write_without_an_idempotency_key_is_retried_only_after_a_429() -> Non
     assert policy.delay(0, _response(429, headers={"Retry-After": "2"}), idempotent=False) == 2
     assert policy.delay(0, _response(503), idempotent=False) is None
     assert policy.delay(0, None, idempotent=False) is None  # a timeout: it may have run
+
+
+JOB = {
+    "id": "j1",
+    "kind": "memory.write",
+    "status": "succeeded",
+    "attempts": 1,
+    "created_at": "2026-12-04T00:00:00Z",
+    "result": {
+        "routed_types": ["episodic", "semantic"],
+        "records": [{"type": "episodic", "id": "e1"}, {"type": "semantic", "id": "s1"}],
+    },
+}
+ACCEPTED = {
+    "chunk_id": "c1",
+    "routed_types": ["episodic"],
+    "records": [{"type": "episodic", "id": "e1"}],
+    "job_id": "j1",
+    "job": {**JOB, "status": "queued", "result": {}},  # the service's wait ran out: a 202
+}
+HI = [{"role": "user", "content": "hi"}]
+NOWHERE = "http://127.0.0.1:9"
+
+
+def _write_then_job(seen: list[str]) -> httpx.MockTransport:
+    """A service whose wait ran out: the write answers 202; its job is ``indexing`` at the
+    first poll and ``succeeded`` at the second."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        if request.method == "POST":
+            return httpx.Response(202, json=ACCEPTED, headers={"Location": "/v1/jobs/j1"})
+        polls = sum(1 for line in seen if line.startswith("GET"))
+        return httpx.Response(200, json=JOB if polls > 1 else {**JOB, "status": "indexing"})
+
+    return httpx.MockTransport(handle)
+
+
+def test_a_waited_write_the_service_answered_early_returns_every_row_its_job_wrote() -> None:
+    seen: list[str] = []
+    transport = _write_then_job(seen)
+    with Mirix(
+        api_key="mx_test", base_url=NOWHERE, http_client=httpx.Client(transport=transport), sleep=lambda _: None
+    ) as m:
+        written = m.memories.add("ana", messages=HI, wait=True)
+    assert seen[0].startswith("POST") and "wait=true" in seen[0] and len(seen) == 3  # the write and two polls
+    assert [(r.type, r.id) for r in written.records] == [("episodic", "e1"), ("semantic", "s1")]
+    assert written.routed_types == ["episodic", "semantic"] and written.job and written.job.status == "succeeded"
+
+
+def test_the_async_client_returns_every_row_of_a_followed_write_too() -> None:
+    seen: list[str] = []
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    async def run() -> list[tuple[str, str]]:
+        client = httpx.AsyncClient(transport=_write_then_job(seen))
+        async with AsyncMirix(api_key="mx_test", base_url=NOWHERE, http_client=client, sleep=no_sleep) as m:
+            written = await m.memories.add("ana", messages=HI, wait=True)
+        return [(r.type, r.id) for r in written.records]
+
+    assert asyncio.run(run()) == [("episodic", "e1"), ("semantic", "s1")] and len(seen) == 3
+
+
+def test_a_write_not_waited_for_is_the_accepted_answer_as_it_came() -> None:
+    seen: list[str] = []
+    with Mirix(api_key="mx_test", base_url=NOWHERE, http_client=httpx.Client(transport=_write_then_job(seen))) as m:
+        accepted = m.memories.add("ana", messages=HI)
+    assert len(seen) == 1 and [r.id for r in accepted.records] == ["e1"] and accepted.job is not None

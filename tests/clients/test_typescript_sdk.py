@@ -82,7 +82,7 @@ def test_the_typescript_sdk_passes_its_tests_against_the_stack(stack: Stack, cou
         check=False,
     )
     assert done.returncode == 0, f"node --test exited {done.returncode}\n{done.stdout}\n{done.stderr}"
-    assert "# fail 0" in done.stdout and "# pass 11" in done.stdout, done.stdout
+    assert "# fail 0" in done.stdout and "# pass 12" in done.stdout, done.stdout
 
 
 def test_the_package_has_no_runtime_dependencies() -> None:

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connections
 
 from apps.memory.models import EpisodicEvent, SemanticItem, VaultEntry
+from apps.memory.selectors import chunk_records
 from apps.providers.interfaces import MeteringContext
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, complete_writes, make_tenant
@@ -308,6 +309,11 @@ def test_a_write_is_accepted_with_its_messages_rows_and_completed_by_its_job() -
         assert set(accepted) <= {str(i) for i in EpisodicEvent.objects.values_list("id", flat=True)}
         assert EpisodicEvent.objects.filter(embedding__isnull=True).count() == 0
         assert SemanticItem.objects.exists()
+        every_row = {(memory_type, str(row_id)) for memory_type, row_id in chunk_records(chunk_ids=[body["chunk_id"]])}
+    # The job names every row of the write: a client whose wait ran out follows it and has them all.
+    assert {(r["type"], r["id"]) for r in job["result"]["records"]} == every_row
+    assert {("episodic", row_id) for row_id in accepted} < every_row
+    assert "semantic" in {memory_type for memory_type, _ in every_row}
 
 
 def test_writes_accepted_together_are_completed_with_one_embedding_call() -> None:

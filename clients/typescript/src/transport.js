@@ -59,6 +59,16 @@ function unfinishedJob(result) {
   return String(result.job_id);
 }
 
+/** A write's answer once its job, followed here, has finished: the job, and the rows and
+ * routing the job's result names (what a finished server-side wait answers). */
+function followed(result, job) {
+  const done = job.result || {};
+  const answer = { ...result, job };
+  if (Array.isArray(result.records) && Array.isArray(done.records)) answer.records = done.records;
+  if (Array.isArray(result.routed_types) && Array.isArray(done.routed_types)) answer.routed_types = done.routed_types;
+  return answer;
+}
+
 export class Transport {
   constructor({ apiKey, baseUrl, timeout, retry, jobPollInterval, jobWaitTimeout, fetch: fetchImpl, sleep }) {
     this.baseUrl = baseUrl;
@@ -159,7 +169,6 @@ export class Transport {
     const sent = wait ? { ...call, params: { ...(call.params || {}), wait: true } } : call;
     const result = await this.request(sent);
     const jobId = wait ? unfinishedJob(result) : null;
-    if (jobId) await this.waitJob(jobId);
-    return result;
+    return jobId ? followed(result, await this.waitJob(jobId)) : result;
   }
 }

@@ -223,3 +223,39 @@ test("a write whose answer carries a secret sends no Idempotency-Key and is not 
   assert.ok(listed.some((k) => k.id === issued.api_key.id));
   await owner.apiKeys.revoke(issued.api_key.id);
 });
+
+test("a waited write the service answered early returns every row its job wrote", async () => {
+  const job = {
+    id: "j1",
+    kind: "memory.write",
+    status: "succeeded",
+    attempts: 1,
+    created_at: "2026-12-04T00:00:00Z",
+    result: {
+      routed_types: ["episodic", "semantic"],
+      records: [{ type: "episodic", id: "e1" }, { type: "semantic", id: "s1" }],
+    },
+  };
+  const accepted = {
+    chunk_id: "c1",
+    routed_types: ["episodic"],
+    records: [{ type: "episodic", id: "e1" }],
+    job_id: "j1",
+    job: { ...job, status: "queued", result: {} }, // the service's wait ran out: a 202
+  };
+  const seen = [];
+  const fetch = async (url, init) => {
+    seen.push(`${init.method} ${url}`);
+    const polls = seen.filter((line) => line.startsWith("GET")).length;
+    const [status, body] =
+      init.method === "POST" ? [202, accepted] : [200, polls > 1 ? job : { ...job, status: "indexing" }];
+    return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+  };
+  const client = new Mirix({ apiKey: "mx_test", baseUrl: "http://127.0.0.1:9", fetch, sleep: async () => {} });
+  const written = await client.memories.add("ana", { messages: [{ role: "user", content: "hi" }], wait: true });
+  assert.equal(seen.length, 3, seen.join("\n")); // the write and two polls
+  assert.ok(seen[0].includes("wait=true"), seen[0]);
+  assert.deepEqual(written.records.map((r) => r.id), ["e1", "s1"]);
+  assert.deepEqual(written.routed_types, ["episodic", "semantic"]);
+  assert.equal(written.job.status, "succeeded");
+});

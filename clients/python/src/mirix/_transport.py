@@ -24,7 +24,7 @@ from mirix.errors import (
     error_from_response,
     parse_retry_after,
 )
-from mirix.models import Job
+from mirix.models import Job, WriteResult, WrittenRecord
 
 M = TypeVar("M")
 RETRIED_STATUSES = frozenset({429, 502, 503, 504})
@@ -152,6 +152,20 @@ def _unfinished_job(result: Any) -> str | None:
     return str(job_id) if job_id else None
 
 
+def _followed(result: Any, job: Job) -> Any:
+    """A write's answer once its job, followed by the client, has finished: the job, and the
+    rows and routing the job's result names (what a finished server-side wait answers)."""
+    if not isinstance(result, WriteResult):
+        return result
+    done = job.result or {}
+    update: dict[str, Any] = {"job": job}
+    if isinstance(done.get("records"), list):
+        update["records"] = TypeAdapter(list[WrittenRecord]).validate_python(done["records"])
+    if isinstance(done.get("routed_types"), list):
+        update["routed_types"] = done["routed_types"]
+    return result.model_copy(update=update)
+
+
 def _wire(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -229,9 +243,7 @@ class SyncTransport(_Base):
             call = replace(call, params={**(call.params or {}), "wait": True})
         result = self.request(call)
         job_id = _unfinished_job(result) if wait else None
-        if job_id:
-            self.wait_job(job_id)
-        return result
+        return _followed(result, self.wait_job(job_id)) if job_id else result
 
 
 class AsyncTransport(_Base):
@@ -305,6 +317,4 @@ class AsyncTransport(_Base):
             call = replace(call, params={**(call.params or {}), "wait": True})
         result = await self.request(call)
         job_id = _unfinished_job(result) if wait else None
-        if job_id:
-            await self.wait_job(job_id)
-        return result
+        return _followed(result, await self.wait_job(job_id)) if job_id else result
