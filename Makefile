@@ -11,6 +11,7 @@ $(INSTALLED): requirements/base.txt requirements/dev.txt requirements/prod.txt c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements/dev.txt
+	$(BIN)/python -m apps.providers.minilm_onnx
 	@touch $(INSTALLED)
 
 ## The service on the embedded stack (or the servers in DATABASE_URL / CELERY_BROKER_URL).

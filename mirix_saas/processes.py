@@ -8,20 +8,20 @@ by Celery's ``worker_process_init`` (``mirix_saas.celery``) in every pool proces
 from __future__ import annotations
 
 import logging
-import sys
 import time
 
 from django.conf import settings
 from django.db import connections
 
 from apps.platform.cpu import api_torch_threads, available_cores, process_policy_apply
+from apps.providers.local_embedder import inference_threads
 from apps.providers.registry import providers_warm
 
 logger = logging.getLogger("mirix_saas.processes")
 
 
 def api_process_start(*, processes: int) -> None:
-    """An API process of ``processes``: torch threads within its share of the cores, warm
+    """An API process of ``processes``: inference threads within its share of the cores, warm
     models, a database connection."""
     cores = available_cores()
     threads = api_torch_threads(configured=settings.API_TORCH_THREADS, processes=processes, cores=cores)
@@ -31,7 +31,7 @@ def api_process_start(*, processes: int) -> None:
 
 
 def worker_process_start() -> None:
-    """A Celery pool process: one torch thread, lower priority, warm models."""
+    """A Celery pool process: one inference thread, lower priority, warm models."""
     policy = process_policy_apply(torch_threads=settings.WORKER_TORCH_THREADS, nice=settings.WORKER_NICE)
     _warm("worker", policy.torch_threads, policy.nice, processes=0, cores=available_cores())
 
@@ -40,16 +40,16 @@ def _warm(kind: str, threads: int, nice: int, *, processes: int, cores: int) -> 
     began = time.perf_counter()
     if settings.WARM_START:
         providers_warm()
-    in_use = _torch_threads_in_use(threads)
+    in_use = inference_threads() or threads
     # The values are in the message too: Celery's log format shows no extra fields.
     logger.info(
-        "process policy applied (kind=%s, torch_threads=%d, nice=%d)",
+        "process policy applied (kind=%s, inference_threads=%d, nice=%d)",
         kind,
         in_use,
         nice,
         extra={
             "process_kind": kind,
-            "torch_threads": in_use,
+            "inference_threads": in_use,
             "nice": nice,
             "processes": processes,
             "cores": cores,
@@ -57,8 +57,3 @@ def _warm(kind: str, threads: int, nice: int, *, processes: int, cores: int) -> 
         },
     )
 
-
-def _torch_threads_in_use(configured: int) -> int:
-    """What torch itself reports once loaded (the configured count until it is)."""
-    torch = sys.modules.get("torch")
-    return int(torch.get_num_threads()) if torch is not None else configured

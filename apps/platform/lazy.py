@@ -15,6 +15,10 @@ class Lazy(Generic[T]):
         self._value: T | None = None
         self._lock = threading.Lock()
 
+    def loaded(self) -> T | None:
+        """The value if it was built already, else None (never builds it)."""
+        return self._value
+
     def get(self) -> T:
         value = self._value
         if value is None:

@@ -303,3 +303,30 @@ def test_repair_only_adds(metering: MeteringContext) -> None:
     assert added.frames and not {frame_signature(frame) for frame in added.frames} & known
     assert llm.repair_frames(record, frames=primary.frames, missing=[], metering=metering) == Extraction([], [])
     assert llm.repair_frames(record, frames=primary.frames, missing=["Tokyo"], metering=metering).frames == []
+
+
+def test_an_episode_of_one_message_reads_the_parse_the_writer_made(
+    monkeypatch: pytest.MonkeyPatch, metering: MeteringContext
+) -> None:
+    """The writer and the extractor share the process's parses: an episode whose text is its
+    message's (the writer's details: the message, then provenance and dates lines) is not
+    parsed again when it is indexed."""
+    from apps.graph.indexing import extraction_input
+    from apps.language import pipeline
+    from apps.memory.models import EpisodicEvent
+    from apps.memory.writing.local import LocalMemoryLLM, parse_ahead
+    from apps.providers.schemas import InputMessage, WriterInput
+
+    said = f"Yesterday I adopted a beagle called Biscuit {uuid.uuid4().hex[:6]} from the Oakland shelter."
+    message = InputMessage(message_id="m1", role="user", name="Ana", content=said, timestamp=MENTIONED)
+    parse_ahead([said])  # as a worker completing a batch of writes does
+    parses: list[str] = []
+    real = pipeline.spacy_pipeline
+    monkeypatch.setattr(pipeline, "spacy_pipeline", lambda: parses.append("parse") or real())
+    [draft] = LocalMemoryLLM().write_episodic(WriterInput(messages=[message]), metering=metering)
+    assert draft.details.startswith(said) and "Said by Ana" in draft.details  # the writer's metadata lines
+    episode = EpisodicEvent(
+        summary=draft.summary, details=draft.details, actor=draft.actor, status=draft.status, mention_time=MENTIONED
+    )
+    extraction = llm.extract_frames(extraction_input(episode), metering=metering)
+    assert extraction.frames and parses == []  # both read the one parse

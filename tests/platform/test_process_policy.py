@@ -16,7 +16,7 @@ from apps.providers.registry import providers_warm
 from tests.processes import ROOT, celery_worker, wait_for, worker_log
 from tests.reliability.support import api_server
 
-POLICY_LINE = re.compile(r"process policy applied \(kind=(\w+), torch_threads=(\d+), nice=(-?\d+)\)")
+POLICY_LINE = re.compile(r"process policy applied \(kind=(\w+), inference_threads=(\d+), nice=(-?\d+)\)")
 STARTING = {"MIRIX_WARM_START": "on", "MIRIX_REQUEST_BUDGET_SECONDS": "300", "MIRIX_WORKER_START_SECONDS": "300"}
 
 
@@ -42,7 +42,7 @@ def _policies(text: str, kind: str) -> list[tuple[int, int]]:
 
 
 def test_api_processes_take_their_share_of_the_cores_at_normal_priority() -> None:
-    # Two processes asking for every thread of their share: each gets cores // 2, read back from torch.
+    # Two processes asking for every thread of their share: each gets cores // 2, read back from the loaded model.
     env = {**STARTING, "MIRIX_API_TORCH_THREADS": "0"}
     with api_server(workers=2, threads=1, name="policy", env=env, ready_timeout=300) as server:
         log = ROOT / "var" / "test-server-policy.log"
@@ -55,7 +55,7 @@ def test_api_processes_take_their_share_of_the_cores_at_normal_priority() -> Non
 def test_worker_pool_processes_run_one_torch_thread_at_a_lower_priority() -> None:
     with celery_worker(name="policy", concurrency=1, env=STARTING) as process:
         policies = wait_for(lambda: _policies(worker_log("policy"), "worker"), timeout=300)
-        assert policies == [(1, 10)]  # torch's own count once the warm start loaded the model
+        assert policies == [(1, 10)]  # the loaded model's count once the warm start loaded it
         (child,) = _children(process.pid)
         assert _nice(child) == 10
         assert _nice(process.pid) == 0  # the pool's parent only supervises

@@ -46,3 +46,50 @@ def test_batches_match_single_texts_in_input_order() -> None:
 
 def test_no_texts() -> None:
     assert embedder.embed([]) == []
+
+
+MIXED = [
+    "",
+    "hi",
+    "I adopted a cat named Miso last week.",
+    "Caroline: I went to the support group yesterday and it was so powerful, I cried.",
+    "word " * 400,  # cut at the model's 256 tokens, as before
+    "Ünïcödé — ☃ and emoji 🐈 in one line",
+]
+
+
+def test_vectors_and_token_counts_are_those_of_the_reference_pipeline() -> None:
+    """ADR 0063: ONNX Runtime serves the same model as the sentence-transformers pipeline the
+    stored vectors came from: same tokens, same vectors (texts of mixed lengths in one call,
+    so the micro-batches are padded and reordered)."""
+    from sentence_transformers import SentenceTransformer
+
+    from apps.providers.minilm_onnx import weights_path
+
+    reference = SentenceTransformer(str(weights_path()), device="cpu", local_files_only=True)
+    texts = MIXED * 6  # 36 texts: more than one micro-batch
+    expected = reference.encode(texts, normalize_embeddings=True)
+    got = embedder.embed(texts)
+    assert min(_cosine(list(map(float, e)), g) for e, g in zip(expected, got, strict=True)) > 0.99999
+    tokens = reference.tokenizer(texts, truncation=True, max_length=reference.max_seq_length)["input_ids"]
+    assert embedder.count_tokens(texts) == sum(len(ids) for ids in tokens)
+    assert max(len(ids) for ids in tokens) == 256
+
+
+def test_the_conversion_writes_the_graph_whole_once(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from apps.providers import minilm_onnx
+
+    monkeypatch.setenv(minilm_onnx.MODEL_CACHE_VARIABLE, str(tmp_path))
+    exports: list[str] = []
+    real_export = minilm_onnx._export
+
+    def counted(weights, destination):  # type: ignore[no-untyped-def]
+        exports.append(str(destination))
+        real_export(weights, destination)
+
+    monkeypatch.setattr(minilm_onnx, "_export", counted)
+    path = minilm_onnx.onnx_ensure()
+    assert path.parent == tmp_path and path.stat().st_size > 80_000_000
+    assert minilm_onnx.onnx_ensure() == path and len(exports) == 1  # converted once
+    assert exports[0] != str(path)  # written aside, then renamed into place
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, path.with_suffix(".lock").name])

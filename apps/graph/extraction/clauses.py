@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from apps.graph.admission import rejection_reason
-from apps.graph.extraction.parsing import PARSES, QUOTED, prepared
+from apps.graph.extraction.parsing import QUOTED, prepared
 from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, FrameStatus
 from apps.graph.identity import normalize_label
 from apps.graph.keys import anchor_key
 from apps.language.dates import Tense, find_dates, most_specific
+from apps.language.pipeline import PARSES
 from apps.language.tense import FUTURE_AUX, PLAN_LEMMAS, clause_tense
 from apps.providers.extraction_schemas import (
     ExtractionInput,

@@ -17,11 +17,12 @@ from apps.graph.extraction.clauses import (
     entities_of,
     primary_frames,
 )
-from apps.graph.extraction.parsing import PARSES, PIPE_BATCH, prepared
+from apps.graph.extraction.parsing import prepared
 from apps.graph.extraction.repair import depictions, repair_candidates
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_signature
 from apps.graph.keys import anchor_key, may_denote_same
+from apps.language.pipeline import PARSES, PIPE_BATCH
 from apps.providers.extraction_schemas import (
     ExtractionInput,
     SameEntityDecision,

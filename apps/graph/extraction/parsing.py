@@ -1,28 +1,21 @@
-"""Text preparation and the parse cache of the local graph extractor.
+"""Text preparation of the local graph extractor.
 
 A record's text is prepared line by line (speaker labels and metadata lines off, image markers
 replaced by their captions) and parsed once with the process's spaCy pipeline; parses are
-kept by text, so extraction, repair and a retry of the same record read one parse.
+kept by text (``apps.language.pipeline.PARSES``), so extraction, repair and a retry of the
+same record read one parse, and an episode whose text is its message's reads the writer's.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from apps.graph.admission import rejection_reason
 from apps.graph.keys import anchor_key
-from apps.language.pipeline import spacy_pipeline
 from apps.providers.extraction_schemas import (
     ExtractionInput,
 )
-
-if TYPE_CHECKING:
-    from spacy.tokens import Doc
 
 _SPEAKER_PREFIX = re.compile(r"^[ \t]*(?P<speaker>[A-Z][\w'\-]*(?:[ ][A-Z][\w'\-]*){0,2}):[ \t]+(?=\S)")
 _VISUAL = re.compile(
@@ -35,46 +28,6 @@ _VISUAL = re.compile(
 # nothing about the world (the row's provenance columns hold the same).
 _METADATA_LINE = re.compile(r"^\s*(?:Said by .+ \(message [^)]*\)\.?|Resolved dates:.*)\s*$")
 QUOTED = re.compile(r"\"(?P<straight>[^\"\n]{1,80})\"|\u201c(?P<curly>[^\u201d\n]{1,80})\u201d")
-
-
-class _Parses:
-    """Parses by text, the most recent kept; a batch is parsed in one ``nlp.pipe`` call.
-
-    Extraction, the audit's repair and a retry of the same record all read one parse, and a
-    batch of records costs about half the CPU of parsing them one by one.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._docs: OrderedDict[str, Doc] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, text: str) -> Doc:
-        with self._lock:
-            doc = self._docs.get(text)
-            if doc is not None:
-                self._docs.move_to_end(text)
-                return doc
-        doc = spacy_pipeline()(text)
-        self._keep(text, doc)
-        return doc
-
-    def warm(self, texts: Sequence[str]) -> None:
-        with self._lock:
-            todo = [text for text in dict.fromkeys(texts) if text not in self._docs]
-        for text, doc in zip(todo, spacy_pipeline().pipe(todo, batch_size=PIPE_BATCH), strict=True):
-            self._keep(text, doc)
-
-    def _keep(self, text: str, doc: Doc) -> None:
-        with self._lock:
-            self._docs[text] = doc
-            self._docs.move_to_end(text)
-            while len(self._docs) > self._size:
-                self._docs.popitem(last=False)
-
-
-PIPE_BATCH = 32
-PARSES = _Parses(size=512)
 
 
 @dataclass(frozen=True)
@@ -146,4 +99,6 @@ def prepared(record: ExtractionInput) -> tuple[str, tuple[Line, ...], tuple[Capt
         lines.append(Line(start=offset, speaker=speaker))
         parts.append(line)
         offset += len(line) + 1
-    return "\n".join(parts), tuple(lines), tuple(captions)
+    # Without the blank lines the metadata leaves at the end: an episode of one message is then
+    # parsed as the message's text, which the writer parsed already (``PARSES``).
+    return "\n".join(parts).rstrip("\n"), tuple(lines), tuple(captions)

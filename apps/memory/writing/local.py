@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import FactReading, pronoun_subject, read_fact, speaker_fact
-from apps.language.pipeline import spacy_pipeline
+from apps.language.pipeline import PARSES
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
 from apps.memory.passages import is_document
@@ -40,33 +39,16 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 
-_PARSE_CACHE_SIZE = 1024
-_parsed: OrderedDict[str, Doc] = OrderedDict()
-
-
 def _parse(text: str) -> Doc:
     """The router and each writer read the same messages: parse each text once."""
-    doc = _parsed.get(text)
-    if doc is None:
-        doc = _remember(text, spacy_pipeline()(text))
-    return doc
-
-
-def _remember(text: str, doc: Doc) -> Doc:
-    _parsed[text] = doc
-    _parsed.move_to_end(text)
-    while len(_parsed) > _PARSE_CACHE_SIZE:
-        _parsed.popitem(last=False)
-    return doc
+    return PARSES.get(text)
 
 
 def parse_ahead(texts: Iterable[str]) -> None:
     """Parse the texts the router and the writers are about to read in one batched pipeline
     call (``nlp.pipe``), far cheaper than one call per text; a worker completing many writes
     at once calls it with all their messages (ADR 0054)."""
-    todo = list(dict.fromkeys(text for text in texts if text not in _parsed and not is_document(text)))
-    for text, doc in zip(todo[:_PARSE_CACHE_SIZE], spacy_pipeline().pipe(todo[:_PARSE_CACHE_SIZE]), strict=True):
-        _remember(text, doc)
+    PARSES.warm(text for text in texts if not is_document(text))
 
 
 _WORD = re.compile(r"[a-z]+")
