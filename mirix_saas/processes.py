@@ -11,8 +11,11 @@ import logging
 import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connections
+from django.urls import get_resolver
 
+from apps.jobs.services import publisher_warm
 from apps.platform.cpu import api_torch_threads, available_cores, process_policy_apply
 from apps.providers.local_embedder import inference_threads
 from apps.providers.registry import providers_warm
@@ -28,6 +31,22 @@ def api_process_start(*, processes: int) -> None:
     policy = process_policy_apply(torch_threads=threads, nice=0)
     _warm("api", policy.torch_threads, policy.nice, processes=processes, cores=cores)
     connections["default"].ensure_connection()
+    if settings.WARM_START:
+        _request_path_warm()
+
+
+def _request_path_warm() -> None:
+    """What a process's first request would otherwise do once: import every view (the URL
+    configuration is imported on first resolve), connect the cache that holds the throttles,
+    and connect the task publisher. A failure here is logged: the request does it again."""
+    try:
+        resolver = get_resolver()
+        resolver.url_patterns  # noqa: B018 - imports the URL configuration and its views
+        resolver.reverse_dict  # noqa: B018 - compiles every pattern, for reverse() (a write's Location)
+        cache.get("warm-start")
+        publisher_warm()
+    except Exception:
+        logger.warning("request path warm-up failed", exc_info=True)
 
 
 def worker_process_start() -> None:
@@ -56,4 +75,3 @@ def _warm(kind: str, threads: int, nice: int, *, processes: int, cores: int) -> 
             "warm_seconds": round(time.perf_counter() - began, 2),
         },
     )
-

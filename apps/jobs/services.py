@@ -43,6 +43,16 @@ from apps.tenancy.scope import organization_scope
 logger = logging.getLogger(__name__)
 
 
+def publisher_warm() -> None:
+    """Connect this process's task publisher before its first request (ADR 0052): the first
+    publish would otherwise open the broker connection inside a customer's write."""
+    from mirix_saas.celery import app
+
+    app.backend  # noqa: B018 - loads the result backend, which sending a task reads
+    with app.producer_or_acquire() as producer:
+        producer.connection.ensure_connection(max_retries=1)
+
+
 def publish_on_commit(
     task_name: str,
     *,

@@ -9,7 +9,7 @@ Postgres and Redis. Every client writes chat messages from a synthetic history
 benchmark questions; any status other than the documented success is an error. In order:
 
 1. *Indexing against the API*: seed histories are written and indexed; searches at one client
-   with the worker idle, the same searches in this process (``search_evidence``), then a
+   with no worker running, the same searches in this process (``search_evidence``), then a
    backlog of writes to other subjects and the same searches while the worker indexes it.
 2. For each API-process count: the first search and the first write after the server is
    ready (cold), a warm-up, then for each client count writes for ``--seconds`` (and the
@@ -71,7 +71,7 @@ UNLIMITED = 10**9
 SUBJECTS = 64  # at least the largest client count: one subject per client
 BACKLOG_SUBJECTS = range(48, 64)  # the backlog's writes go to subjects no client searches
 SEED_WRITES, SEED_MESSAGES = 2, 20  # per searched subject, before the idle searches
-BACKLOG_WRITES, BACKLOG_MESSAGES = 8, 25
+BACKLOG_WRITES, BACKLOG_MESSAGES = 16, 25  # more than the worker completes in one window
 DRAIN_TIMEOUT_SECONDS = 900
 # The pre-ADR 0052/0053 policy, for --baseline.
 BASELINE_ENV = {
@@ -148,6 +148,31 @@ def _process(argv: list[str], *, log_name: str, env: dict[str, str]) -> Iterator
             yield process
         finally:
             _stop(process)
+
+
+def _wait_warm(*, log_name: str) -> None:
+    """Wait until the child logging to ``log_name`` has a pool process with its models loaded."""
+    log_path = Path(settings.BASE_DIR) / "var" / f"bench-api-{log_name}.log"
+    deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
+    while "process policy applied (kind=worker" not in log_path.read_text(errors="replace"):
+        if time.monotonic() > deadline:
+            raise CommandError(f"the worker did not warm up in time (see {log_path})")
+        time.sleep(0.2)
+
+
+def _tree_cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of ``pid`` and its descendants still running (``/proc``)."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(child) for child in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -230,6 +255,7 @@ class Run:
     idle: loadgen.Summary | None = None
     busy: loadgen.Summary | None = None
     busy_indexed: int = 0  # records indexed during the busy window
+    busy_worker_cpu: float = 0.0  # CPU-seconds the worker's processes used per second of the window
     busy_pending_at_end: int = 0  # jobs still pending when it ended
     in_process: loadgen.Summary | None = None
     profile: Profile = field(default_factory=lambda: Profile(enabled=False))
@@ -332,8 +358,11 @@ class Command(BaseCommand):
                 tqdm.write(f"  seeding {searched} subjects with {SEED_WRITES * SEED_MESSAGES} messages each")
                 self._send_all(seed, clients=searched, each=SEED_WRITES, status=OPERATIONS["write"])
                 self._drain(organization_id)
+                # Idle means no worker: what the writes set off after their jobs (dreams, webhooks)
+                # must not run during the idle window. The backlog below is queued with none too.
+                _stop(seeding_worker)
                 loadgen.run_closed_loop(search, clients=1, seconds=3.0, expected_status=200)  # warm-up
-                run.idle = self._cell(search, clients=1, seconds=seconds, status=200, label="search, worker idle")
+                run.idle = self._cell(search, clients=1, seconds=seconds, status=200, label="search, no worker")
                 configured = int(env.get("MIRIX_API_TORCH_THREADS") or settings.API_TORCH_THREADS)
                 run.in_process = self._in_process(
                     organization_id=organization_id,
@@ -342,24 +371,27 @@ class Command(BaseCommand):
                     torch_threads=api_torch_threads(configured=configured, processes=workers, cores=available_cores()),
                 )
                 # The backlog is queued with no worker running, so that indexing it outlasts the window.
-                _stop(seeding_worker)
                 tqdm.write(f"  backlog: {BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects")
 
                 def backlog(session: requests.Session, client: int, number: int) -> requests.Response:
-                    subject = BACKLOG_SUBJECTS[(client * BACKLOG_WRITES + number) % len(BACKLOG_SUBJECTS)]
+                    subject = BACKLOG_SUBJECTS[(client * (BACKLOG_WRITES // 4) + number) % len(BACKLOG_SUBJECTS)]
                     return write(session, client, number, messages=BACKLOG_MESSAGES, subject=subject)
 
                 self._send_all(backlog, clients=4, each=BACKLOG_WRITES // 4, status=OPERATIONS["write"])
-                indexed_before = self._indexed(organization_id)
-                workers_running.enter_context(_process(celery, log_name="worker", env=env))
-                self._wait_indexing(organization_id, indexed_before)
-                indexed_start = self._indexed(organization_id)
+                indexer = workers_running.enter_context(_process(celery, log_name="worker", env=env))
+                _wait_warm(log_name="worker")
+                indexed_start, cpu_start, window_start = (
+                    self._indexed(organization_id),
+                    _tree_cpu_seconds(indexer.pid),
+                    time.monotonic(),
+                )
                 run.busy = self._cell(search, clients=1, seconds=seconds, status=200, label="search, worker indexing")
+                run.busy_worker_cpu = (_tree_cpu_seconds(indexer.pid) - cpu_start) / (time.monotonic() - window_start)
                 run.busy_indexed = self._indexed(organization_id) - indexed_start
                 run.busy_pending_at_end = self._pending(organization_id)
                 tqdm.write(
-                    f"  {run.busy_indexed} records indexed during the busy searches; "
-                    f"{run.busy_pending_at_end} jobs pending after"
+                    f"  {run.busy_indexed} records indexed during the busy searches, the worker at "
+                    f"{run.busy_worker_cpu:.2f} CPU-s/s; {run.busy_pending_at_end} jobs pending after"
                 )
                 self._drain(organization_id)
 
@@ -444,14 +476,6 @@ class Command(BaseCommand):
             # Indexed or given up on: an accepted row is ``writing`` until the worker completes it.
             done = [EpisodicEvent.IndexStatus.INDEXED, EpisodicEvent.IndexStatus.FAILED]
             return EpisodicEvent.objects.filter(index_status__in=done).count()
-
-    def _wait_indexing(self, organization_id: uuid.UUID, indexed: int) -> None:
-        """Wait until the (just started) worker has indexed its first record past ``indexed``."""
-        deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
-        while self._indexed(organization_id) <= indexed:
-            if time.monotonic() > deadline:
-                raise CommandError("the worker did not start indexing the backlog in time")
-            time.sleep(0.5)
 
     def _drain(self, organization_id: uuid.UUID) -> None:
         """Wait until the worker has finished every job of the benchmark organization."""
@@ -543,17 +567,19 @@ class Command(BaseCommand):
         if run.idle is not None and run.busy is not None and run.in_process is not None:
             lines += [
                 "",
-                f"Search at one client over HTTP ({counts[0]} API process(es)) with the worker idle, in this process "
+                f"Search at one client over HTTP ({counts[0]} API process(es)) with no worker running, in this process "
                 f"(`search_evidence`, same subject and questions), and over HTTP while the worker indexes a backlog "
                 f"({BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects, queued with the worker "
-                f"stopped, then a worker started; the window opens once it indexes; {run.busy_indexed} records "
-                f"indexed during the window, {run.busy_pending_at_end} jobs still pending at its end):",
+                f"stopped, then a worker started; the window opens once its pool process is warm; the worker's "
+                f"processes used {run.busy_worker_cpu:.2f} CPU-seconds per second of the window, "
+                f"{run.busy_indexed} records were indexed during it (a batch commits its rows together), "
+                f"{run.busy_pending_at_end} jobs still pending at its end):",
                 "",
                 "| case | searches/s | p50 ms | p95 ms | ratio |",
                 "|---|---|---|---|---|",
                 f"| in process | {run.in_process.per_second:.1f} | {run.in_process.p50_ms:.0f} | "
                 f"{run.in_process.p95_ms:.0f} | – |",
-                f"| HTTP, worker idle | {run.idle.per_second:.1f} | {run.idle.p50_ms:.0f} | {run.idle.p95_ms:.0f} | "
+                f"| HTTP, no worker | {run.idle.per_second:.1f} | {run.idle.p50_ms:.0f} | {run.idle.p95_ms:.0f} | "
                 f"HTTP p50 / in-process p50 = {run.idle.p50_ms / run.in_process.p50_ms:.2f}× |",
                 f"| HTTP, worker indexing | {run.busy.per_second:.1f} | {run.busy.p50_ms:.0f} | "
                 f"{run.busy.p95_ms:.0f} | p95 busy / p50 idle = {run.busy.p95_ms / run.idle.p50_ms:.2f}× |",
