@@ -7,7 +7,8 @@ priority (``nice``) with one torch thread, so a backlog of indexing takes the co
 the API leaves them idle.
 
 The thread count reaches the model through ``MIRIX_TORCH_THREADS`` (the local embedder reads it
-when it loads), and torch is told at once when it is already imported.
+when it loads: its ONNX Runtime session's intra-op threads, ADR 0063; the names are older than
+the runtime), and torch is told at once when it is already imported.
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ CHECKS = [
     negative_data_rejection,
 ]
 # Statuses that reject the input itself (before any object is looked up).
-INPUT_REJECTIONS = {400, 405, 413, 415}
+INPUT_REJECTIONS = {400, 405, 413, 414, 415}  # 414: a path and query over 2 KiB
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 

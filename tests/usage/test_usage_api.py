@@ -19,9 +19,9 @@ from django.utils import timezone
 from apps.jobs.models import Job
 from apps.language.words import count_tokens
 from apps.memory.models import STORES
-from apps.providers import local_embedder
 from apps.providers.local_embedder import MODEL_NAME as MINILM
 from apps.providers.local_usage import ANSWERER, MEMORY_WRITER
+from apps.providers.minilm_onnx import weights_path
 from apps.providers.models import ProviderUsage
 from apps.providers.services import DatabaseUsageMeter
 from apps.tenancy.models import ApiKey
@@ -409,9 +409,12 @@ def _local(tenant: Tenant, secret: str) -> dict[str, int]:
 
 
 def _minilm_tokens(text: str) -> int:
-    """The tokens MiniLM reads of ``text``, from the model's own tokenization."""
-    model = local_embedder._MODEL.get()
-    return int(model.tokenize([text])["input_ids"].shape[1])
+    """The tokens MiniLM reads of ``text``, from the model's reference tokenizer (the one the
+    sentence-transformers pipeline loads with the weights), not the embedder's own."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(weights_path()), local_files_only=True)
+    return len(tokenizer(text, truncation=True, max_length=256)["input_ids"])
 
 
 def test_a_search_meters_its_query_embedding_to_the_calling_key() -> None:

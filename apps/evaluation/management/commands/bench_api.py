@@ -489,7 +489,7 @@ class Command(BaseCommand):
         self, *, organization_id: uuid.UUID, questions: list[str], seconds: float, torch_threads: int
     ) -> loadgen.Summary:
         """The idle searches' questions and subjects through ``search_evidence`` in this process,
-        with the torch threads of an API process and a warm-up like the server's (the models
+        with the inference threads of an API process and a warm-up like the server's (the models
         loaded and run once, a few searches)."""
         process_policy_apply(torch_threads=torch_threads)
         providers_warm()
@@ -520,9 +520,9 @@ class Command(BaseCommand):
             "**Baseline: the policy before ADR 0052/0053** (models loaded on first use, two torch threads in "
             "every process, the worker at normal priority, no query-embedding cache)"
             if baseline
-            else "The policy of ADR 0052/0053 (models warmed before traffic, one torch thread per API process "
-            "within cores // API processes, worker pool processes at nice 10 with one torch thread, query "
-            "embeddings cached per organization)"
+            else "The policy of ADR 0052/0053 (models warmed before traffic, one inference thread per API process "
+            "within cores // API processes, worker pool processes at nice 10 with one inference thread (ONNX "
+            "Runtime, ADR 0063), query embeddings cached per organization)"
         )
         title = "## API load (`python manage.py bench_api --profile --write-docs" + (" --baseline" if baseline else "")
         lines = [
