@@ -18,6 +18,7 @@ from apps.graph.services import INDEXED_STORES
 from apps.jobs.models import Job
 from apps.memory.models import STORES, IndexedRecord
 from apps.memory.selectors import MemoryFilter, memory_list, vault_entries
+from apps.memory.statements import semantic_statement
 from apps.platform.errors import NotFound
 from apps.tenancy.models import ApiKey, Subject
 from apps.webhooks.models import WebhookEndpoint
@@ -183,5 +184,4 @@ def subject_graph_picture(*, subject: Subject, anchors: list[dict[str, Any]], fr
 
 
 def _row_label(row: Any) -> str:
-    name = getattr(row, "name", "")
-    return f"{name}: {row.summary}" if name else str(row.summary)
+    return semantic_statement(getattr(row, "name", ""), str(row.summary))

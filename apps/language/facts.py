@@ -188,9 +188,15 @@ def _canonical(name: str) -> str:
     return name
 
 
+# The key of a plan, a wish or a duty about an attribute ("plan: home"): a new plan replaces the
+# old plan, and neither replaces the attribute's current value.
+PLAN = "plan: "
+
+
 def attribute_vocabulary() -> list[str]:
     """The attribute names writers are asked to use (the OpenAI writer's prompt lists them)."""
     names = ["home city", *(family.attribute for family in ATTRIBUTE_FAMILIES), "schedule: <event>"]
+    names.append(f"{PLAN}<attribute>")
     return list(dict.fromkeys(names))
 
 
@@ -238,8 +244,15 @@ def _objects(predicate: Token) -> list[Token]:
     return found
 
 
+# Heads that make their compound the thing sought, not had: "job hunting", "a flat search".
+_SEEKING = frozenset({"hunting", "hunt", "search", "searching", "seeking"})
+
+
 def _words_of(token: Token) -> list[str]:
-    """The lemma of a value's head and of its compounds ("bakery life" → life, bakery)."""
+    """The lemma of a value's head and of its compounds ("bakery life" → life, bakery); none
+    for a search ("I'm job hunting" states no job)."""
+    if _lemma(token) in _SEEKING or token.lower_ in _SEEKING:
+        return []
     return [_lemma(token), token.lower_, *(_lemma(child) for child in token.children if child.dep_ == "compound")]
 
 
@@ -305,9 +318,9 @@ def _previous_value(predicate: Token, span: Span) -> tuple[bool, str | None]:
     if lemma in _SWAP_PREDICATES or lemma in _LEAVE_PREDICATES:
         value = next((child for child in predicate.children if child.dep_ == "dobj"), None)
         return True, _text(value) if value is not None else None
-    instead = re.search(r"\binstead\s+of\s+(?P<old>[^,.;!?]+)", span.text, re.I)
-    if instead:
-        return True, " ".join(instead["old"].split())
+    old = replaced_value(span.text)
+    if old is not None:
+        return True, old
     negated = any(child.dep_ == "neg" for child in predicate.children)
     if _CHANGE_MARKERS.search(span.text) or (negated and "now" in span.text.lower()):
         dobj = next((child for child in predicate.children if child.dep_ == "dobj"), None)
@@ -319,6 +332,16 @@ def _previous_value(predicate: Token, span: Span) -> tuple[bool, str | None]:
     ):
         return True, None  # "the call moved to Mondays"
     return False, None
+
+
+# The old value runs to the end of its clause; a comma or point inside a number is part of it.
+_INSTEAD_OF = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?P<old>(?:[^,.;!?]|[,.](?=\d))+)", re.I)
+
+
+def replaced_value(text: str) -> str | None:
+    """The old value a sentence names as replaced: "980 euros instead of 1,100" → "1,100"."""
+    found = _INSTEAD_OF.search(text)
+    return " ".join(found["old"].split()) if found else None
 
 
 def _text(token: Token) -> str:
@@ -490,6 +513,9 @@ def _read(span: Span, about: Token | None, *, families_only: bool = False) -> Fa
         found = _family_reading(clause, subject, span)
         if found is not None:
             attribute, predicate = found
+            if _is_unrealised(clause) or _is_unrealised(predicate):
+                # "I'll have to leave the bakery": a plan of its own key, not the job's new value
+                return FactReading(attribute=f"{PLAN}{attribute}", from_family=True, changed=False, previous=None)
             changed, previous = _previous_value(predicate, span)
             return FactReading(attribute=attribute, from_family=True, changed=changed, previous=previous)
     if first is None or (families_only and not _is_habit(first, span)):
@@ -576,8 +602,32 @@ def _is_habit(clause: Token, span: Span) -> bool:
 
 
 def _is_past_habit(clause: Token) -> bool:
-    return _lemma(clause) == "use" and any(
+    return _lemma(clause) == "use" and _has_to_infinitive(clause)
+
+
+def _has_to_infinitive(clause: Token) -> bool:
+    return any(
         child.dep_ == "xcomp" and any(g.dep_ == "aux" and g.lower_ == "to" for g in child.children)
+        for child in clause.children
+    )
+
+
+# Auxiliaries of a clause that is not (yet) true: a plan, a wish, a possibility or a duty.
+_UNREALISED_AUX = frozenset({"will", "'ll", "wo", "shall", "would", "'d", "might", "may", "could", "should", "must"})
+# Verbs whose to-infinitive is not yet done: "I want to move", "I have to leave the bakery".
+_UNREALISED_VERBS = frozenset({"want", "plan", "hope", "need", "intend", "have", "wish", "try", "go", "mean", "aim"})
+
+
+def _is_unrealised(clause: Token) -> bool:
+    """A clause that states what may, should or will be, not what is: "I'll have to leave the
+    bakery", "we're going to move to Berlin", "we're moving in March if the paperwork goes
+    through". A plan is a fact of its own key (:data:`PLAN`); it does not replace the value."""
+    if any(child.dep_ in ("aux", "auxpass") and child.lower_ in _UNREALISED_AUX for child in clause.children):
+        return True
+    if _lemma(clause) in _UNREALISED_VERBS and _has_to_infinitive(clause):
+        return True
+    return any(
+        child.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in ("if", "unless") for g in child.children)
         for child in clause.children
     )
 
@@ -610,17 +660,62 @@ _ASKED_WORDS: Mapping[str, str] = MappingProxyType(
 _KIND_NOUNS = frozenset({"name", "kind", "type", "sort"})
 
 
-def _modifies_another(token: Token) -> bool:
-    """A word that only qualifies what is asked: a compound ("a home insurance certificate") or
-    the object of a preposition on another noun ("the deposit for her flat")."""
-    if token.dep_ == "compound":
-        return True
+# Adjectives that "how" turns into a question about a measure, not about the thing itself.
+_HOW_VALUES = frozenset({"much", "many", "often"})
+
+
+def _on_another_noun(token: Token) -> bool:
+    """Within a prepositional phrase on a noun: "the deposit for her flat", "the inventory of
+    her flat done" (however deep the phrase's own words)."""
+    for word in (token, *token.ancestors):
+        head = word.head
+        if word.dep_ in ("pobj", "pcomp") and head.dep_ == "prep" and head.head.pos_ in ("NOUN", "PROPN"):
+            return _lemma(head.head) not in _KIND_NOUNS
+    return False
+
+
+def _beside_asked_noun(token: Token) -> bool:
+    """The object of a preposition on the verb when the verb's subject or object is a common
+    noun: that noun is what is asked ("Which storage unit comes with her flat?")."""
     head = token.head
-    return (
-        token.dep_ == "pobj"
-        and head.dep_ == "prep"
-        and head.head.pos_ in ("NOUN", "PROPN")
-        and _lemma(head.head) not in _KIND_NOUNS
+    if token.dep_ != "pobj" or head.dep_ != "prep" or head.head.pos_ not in ("VERB", "AUX"):
+        return False
+    return any(
+        child.dep_ in ("nsubj", "nsubjpass", "dobj") and child.pos_ == "NOUN" and _lemma(child) not in _KIND_NOUNS
+        for child in head.head.children
+    )
+
+
+def _opens_clause(token: Token) -> bool:
+    return token.dep_ == "mark" or (token.dep_ == "advmod" and token.lower_ in ("when", "while", "once"))
+
+
+def _in_clause_aside(token: Token) -> bool:
+    """Within a subordinate clause ("if she wants to leave her flat", "when she started at
+    Loomwork"): it sets the scene of the question, not what it asks."""
+    return any(
+        word.dep_ == "advcl" and any(_opens_clause(child) for child in word.children)
+        for word in (token, *token.ancestors)
+    )
+
+
+def _modifies_another(token: Token) -> bool:
+    """A word that only qualifies what is asked: a compound ("a home insurance certificate"),
+    a word of a prepositional phrase on another noun ("the deposit for her flat") or on a verb
+    whose subject or object is the asked noun, or of a subordinate clause."""
+    return token.dep_ == "compound" or _on_another_noun(token) or _beside_asked_noun(token) or _in_clause_aside(token)
+
+
+def _asks_a_measure(span: Span) -> bool:
+    """ "How big a dog …", "How long has she …": the question asks a measure of something, not
+    for a fact's value ("how much rent" and "how often" still do)."""
+    doc = span.doc
+    return any(
+        token.lower_ == "how"
+        and token.i + 1 < len(doc)
+        and doc[token.i + 1].pos_ in ("ADJ", "ADV")
+        and doc[token.i + 1].lower_ not in _HOW_VALUES
+        for token in span
     )
 
 
@@ -666,28 +761,57 @@ def _names_another(token: Token) -> bool:
     )
 
 
-def asked_key(span: Span) -> AskedKey:
-    """The keys of the facts a question about someone's attributes asks for ("What diet does
-    Nadia follow?" → diet of Nadia; "Where does Nadia's brother Tiago live?" → home of Tiago):
-    nouns first (the value's kind), then verbs; about the named people that are not only
-    the possessor of someone named in turn ("Nadia's brother Tiago": Tiago)."""
-    nouns = [token for token in span if token.pos_ not in ("VERB", "AUX")]
-    verbs = [token for token in span if token.pos_ in ("VERB", "AUX")]
-    groups: list[tuple[str, ...]] = []
-    for token in [*nouns, *verbs]:
-        seen = {attribute for group in groups for attribute in group}
-        group = tuple(attribute for attribute in _asked_attribute(token) if attribute not in seen)
-        if group:
-            groups.append(group)
-    named = [token for token in span if token.pos_ == "PROPN"]
-    names = [token.text for token in named if not _names_another(token)]
-    return AskedKey(groups=tuple(groups), names=tuple(dict.fromkeys(names)))
-
-
 # A question about the value a fact had before its current one ("Where did Nadia live before
 # Lyon?", "What did she used to eat?"), and the cue after which the question names the later value.
 _PRIOR_CUE = re.compile(r"\b(?:before|prior to|used to|previous(?:ly)?|former(?:ly)?|original(?:ly)?|at first)\b", re.I)
 _LATER_VALUE_CUE = re.compile(r"\b(?:before|prior to)\b", re.I)
+
+
+def asked_key(span: Span) -> AskedKey:
+    """The keys of the facts a question about someone's attributes asks for ("What diet does
+    Nadia follow?" → diet of Nadia; "Where does Nadia's brother Tiago live?" → home of Tiago):
+    nouns first (the value's kind), then verbs unless the noun after "which" or "what" named
+    a key ("Which gym did she join?" asks for the gym, not the job "join" can state); about
+    the named people that are not only the possessor of someone named in turn ("Nadia's
+    brother Tiago": Tiago). A question about a measure ("How big a dog …") asks for no key."""
+    if _asks_a_measure(span):
+        return AskedKey(groups=(), names=_asked_names(span))
+    # The words after "before" name the value that replaced the asked one (asked_prior).
+    later = _LATER_VALUE_CUE.search(span.text)
+    cut = span.start_char + later.start() if later is not None else span.end_char
+    asking = [token for token in span if token.idx < cut]
+    groups: list[tuple[str, ...]] = []
+    for token in asking:
+        if token.pos_ not in ("VERB", "AUX"):
+            _add_group(groups, _asked_attribute(token))
+    if not (groups and any(_determined_by_wh(token) for token in asking)):
+        for token in asking:
+            if token.pos_ in ("VERB", "AUX"):
+                _add_group(groups, _asked_attribute(token))
+    return AskedKey(groups=tuple(groups), names=_asked_names(span))
+
+
+def _add_group(groups: list[tuple[str, ...]], attributes: list[str]) -> None:
+    seen = {attribute for group in groups for attribute in group}
+    group = tuple(attribute for attribute in attributes if attribute not in seen)
+    if group:
+        groups.append(group)
+
+
+def _determined_by_wh(token: Token) -> bool:
+    """ "gym" in "Which gym …": a noun the question word picks, when it names a key."""
+    return (
+        token.pos_ == "NOUN"
+        and any(child.dep_ == "det" and child.lower_ in ("which", "what") for child in token.children)
+        and bool(_asked_attribute(token))
+    )
+
+
+def _asked_names(span: Span) -> tuple[str, ...]:
+    named = [token for token in span if token.pos_ == "PROPN"]
+    return tuple(dict.fromkeys(token.text for token in named if not _names_another(token)))
+
+
 _VALUE_POS = frozenset({"PROPN", "NOUN", "NUM"})
 
 

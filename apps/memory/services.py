@@ -33,7 +33,7 @@ from apps.jobs.services import (
     jobs_finish_accepted,
 )
 from apps.language.dates import parse_event_time
-from apps.language.facts import normalize_attribute
+from apps.language.facts import PLAN, normalize_attribute, replaced_value
 from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import (
@@ -62,6 +62,7 @@ from apps.memory.models import (
 )
 from apps.memory.passages import document_title, is_document, split_passages
 from apps.memory.selectors import current_rows, records_by_chunk
+from apps.memory.statements import replaced_fact, semantic_statement
 from apps.memory.timing import Stopwatch
 from apps.memory.writing.local import LocalMemoryLLM, keep_reason, parse_ahead
 from apps.platform.bulk import rows_update
@@ -219,12 +220,19 @@ def _semantic_rows(
     """One row per draft; each supersedes the current row of its key (entity, attribute) only,
     so another fact about the same entity stays current. Returns the rows, and which stored
     facts they superseded (the core blocks follow those)."""
-    current = {_fact_key(row.name, row.attribute): row for row in current_rows(SemanticItem, subject=subject)}
+    current = {  # oldest first; this write's rows join at the end
+        _fact_key(row.name, row.attribute): row
+        for row in current_rows(SemanticItem, subject=subject).order_by("created_at", "id")
+    }
     stored = {row.id for row in current.values()}
     replaced: dict[tuple[str, str], SemanticItem] = {}  # key → the stored row this write supersedes
     rows: list[SemanticItem] = []
     for draft in drafts:
         key = _fact_key(draft.name, draft.attribute)
+        if key not in current and (old := replaced_value(draft.summary)) is not None:
+            # "980 a month instead of 1,100": a new value of the fact that states 1,100
+            values = [(k, row.summary) for k, row in current.items() if k[0] == key[0] and not k[1].startswith(PLAN)]
+            key = replaced_fact(old, values) or key
         previous = current.get(key)
         if previous is not None and previous.id in stored:
             replaced.setdefault(key, previous)
@@ -233,7 +241,7 @@ def _semantic_rows(
             subject=subject,
             **_provenance_fields(provenance, draft.source_message_ids),
             name=draft.name,
-            attribute=draft.attribute,
+            attribute=key[1],
             summary=draft.summary,
             details=draft.details,
             source=draft.source,
@@ -1001,7 +1009,7 @@ def _embedding_text(row: EmbeddedRecord) -> str:
     if isinstance(row, EpisodicEvent):
         return row.summary
     if isinstance(row, SemanticItem):
-        return f"{row.name}: {row.summary}"
+        return semantic_statement(row.name, row.summary)
     if isinstance(row, ProceduralItem):
         return f"{row.title}: {row.summary}\n" + "\n".join(row.steps)
     assert isinstance(row, ResourceItem)

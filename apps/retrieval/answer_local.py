@@ -17,7 +17,8 @@ search. Stored text is only ever quoted, so an instruction inside it is inert.
   wins); statements of the fact before echoes of it (an assistant's row, or a question); and
   rows that state a value of the fact key the question asks for (read as the local writer
   reads a fact: "What diet does she follow?" — "I've gone fully vegan"), which support an
-  answer even without the question's words.
+  answer even without the question's words; for a question about an earlier value ("before
+  Lyon", "used to"), replaced rows before current ones.
 - **Span.** The expected answer type decides. A duration question ("how long …", not "how
   long ago"): the first length of time a supporting row names ("for three years", "since
   2019"), never a date. A question about a time: the most specific date phrase of the best
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING
 
 from apps.language.calendar import month_alternation
 from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
-from apps.language.facts import AskedKey, asked_key, states_key
+from apps.language.facts import AskedKey, asked_key, asks_prior, states_key
 from apps.language.lexicon import predicate_families
 from apps.language.pipeline import spacy_pipeline
 from apps.language.words import content_stems, stem
@@ -96,6 +97,8 @@ _ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
 _BETWEEN_NUMBER_AND_NOUN = 2  # adjectives allowed between a number and its noun ("two young kids")
 _NOT_BETWEEN = frozenset({"and", "or", "but", "of", "with", "to", "in", "on", "at", "for", "from", "than"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A full stop that ends a title or an initial, not a sentence: "Dr. Marchand", "J. Smith".
+_ABBREVIATION = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt|Jr|Sr|No|vs|etc|approx)|\b[A-Z])\.$")
 _HOW_LONG = re.compile(r"\bhow long\b(?!\s+ago\b)", re.IGNORECASE)
 _OTHER_QUESTION = re.compile(
     r"\b(?:where|what|who|which|when|why)\b[^?]*\band how (?:many|much)\b|\bhow (?:many|much)\b[^?]*\band (?:where|what|who|which|when|why)\b",
@@ -164,7 +167,9 @@ class LocalAnswerLLM:
 
 
 def _asks_time(plan: Plan) -> bool:
-    return "date" in plan.answer_types or (plan.operator == "temporal" and "yes/no" not in plan.answer_types)
+    """ "When …", "what day …", "how long ago …": a time is asked. A question that only orders
+    events ("Where did she live before she moved to Lyon?") asks for what its wh-word asks."""
+    return "date" in plan.answer_types
 
 
 def _standing_time(plan: Plan, row: EvidenceRow) -> bool:
@@ -209,7 +214,8 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         for row_id in fact.citations:
             citing.setdefault(row_id, []).append(fact)
     asks_time = _asks_time(plan)
-    key = _asked(plan.question) if plan.time_focus == "present" else AskedKey(groups=(), names=())
+    prior = asks_prior(plan.question)  # "before Lyon", "used to": the earlier value wins
+    key = _asked(plan.question) if plan.time_focus == "present" or prior else AskedKey(groups=(), names=())
     found: list[tuple[tuple[bool, bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
         row_facts = citing.get(row.row_id, [])
@@ -233,7 +239,7 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
             row=row, rank=rank, score=score, families=row_families, stems=stems, key=key if keyed else None
         )
         has_date = asks_time and _dated_answer(row) is not None
-        replaced = plan.time_focus == "present" and not row.current
+        replaced = (plan.time_focus == "present" and not prior and not row.current) or (prior and row.current)
         found.append(((replaced, _is_echo(row, plan), not keyed, -score, not has_date, rank), support))
     return [support for _, support in sorted(found, key=lambda item: item[0])]
 
@@ -364,6 +370,19 @@ def _count_answer(plan: Plan, supported: list[_Support]) -> AnswerDraft:
 # --- sentences ---------------------------------------------------------------------------
 
 
+def _sentences(text: str) -> list[str]:
+    """The sentences of a text, a title or an initial not ending one ("my GP is Dr. Marchand")."""
+    sentences: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE_END.split(text)):
+        if not piece:
+            continue
+        if sentences and _ABBREVIATION.search(sentences[-1]):
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
 def _best_sentence(text: str, plan: Plan, support: _Support | None = None) -> str:
     """The sentence that covers most of the question's stems (the first of equals), among those
     that state the asked fact key when the row states it, keeping the speaker ("Priya: …") that
@@ -372,7 +391,7 @@ def _best_sentence(text: str, plan: Plan, support: _Support | None = None) -> st
     body = text[speaker.end() :] if speaker else text
     while speaker and body.startswith(speaker.group(0)):  # "Priya: Priya: …" (a named semantic row)
         body = body[speaker.end() :]
-    sentences = [s.strip() for s in _SENTENCE_END.split(body) if s.strip()] or [body.strip()]
+    sentences = _sentences(body) or [body.strip()]
     statements = [sentence for sentence in sentences if not sentence.endswith("?")]
     sentences = statements or sentences  # a question restates what is asked; a statement answers it
     if support is not None and support.key is not None:

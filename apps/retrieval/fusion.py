@@ -4,7 +4,7 @@ Rows arrive tagged with the lane that produced them (``base``, ``relation``, or 
 graph read raised). Fusion:
 
 1. **Reranks** every row by reciprocal rank over three orders of the bounded candidate set
-   (:func:`rank_candidates`): similarity to the question (per type), Okapi BM25 with the
+   (:func:`rank_candidates`): similarity to the question (per kind of text), Okapi BM25 with the
    candidates' own statistics, and association with the question's anchors (the summed name
    similarity of the entry anchors the row mentions, read from the adjacency index). Each order
    contributes ``1 / (RANK_K + rank + 1)``; ``RANK_K`` is small because the set is small (a
@@ -18,8 +18,8 @@ graph read raised). Fusion:
    Ties: the adapter's ``lexical_score``, then row id.
 2. **Cited rows** (up to the cited-row budget): the citations of the ranked facts, taken in fact order (within
    one fact, by rerank score), because a fact without its supporting row is unverifiable.
-3. **Base rows** (up to the base-row budget) from the base and flat lanes, by score. Episodic and semantic
-   rows take their similarity ranks apart (their vectors embed different texts), each order
+3. **Base rows** (up to the base-row budget) from the base and flat lanes, by score. Turns, statements and
+   passages take their similarity ranks apart (their vectors embed different texts), each order
    stretched over the whole pool (ADR 0020), and then compete on the one score: interleaving
    them by position would put a weak semantic row beside every strong episodic one.
 4. **Fill** up to the row limit (default: the two budgets together): cited rows past their budget first (they support
@@ -41,6 +41,7 @@ graph read raised). Fusion:
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
@@ -53,7 +54,6 @@ from apps.retrieval.types import (
     FusedRow,
     FusedSource,
     FusionResult,
-    MemoryType,
     Plan,
     RowCandidate,
 )
@@ -68,7 +68,40 @@ OTHER_SPEAKER_WEIGHT = 0.5
 PARAPHRASE_JACCARD = 0.8
 
 
-_TYPE_ORDER: tuple[MemoryType, ...] = ("episodic", "semantic")
+# Kinds of text whose vectors are compared only among themselves: a turn, a statement and a
+# document's passage (a few hundred words scores lower against a short question than a turn).
+_TEXT_KINDS = ("episodic", "semantic", "passage")
+MIN_CALIBRATION = 5  # rows of a kind below which its spread says nothing (our choice)
+
+
+def _text_kind(row: RowCandidate) -> str:
+    return "passage" if row.passage else row.memory_type
+
+
+def _passage_ranks(rows: Sequence[RowCandidate], pool: int) -> dict[str, int]:
+    """Each passage's place in the turns' similarity order by how far it stands above the
+    other passages (ADR 0067): a passage as many deviations above the passages' mean as a turn
+    is above the turns' stands where that turn does. The best passage of a document the
+    question is not about stands out from its document no more than an average turn does."""
+    turns = sorted(
+        (r.similarity for r in rows if _text_kind(r) == "episodic" and r.similarity is not None), reverse=True
+    )
+    passages = [r for r in rows if r.passage and r.similarity is not None]
+    if len(turns) < MIN_CALIBRATION or len(passages) < MIN_CALIBRATION:
+        return {}  # too few to compare spreads: the passages' own stretched order stands
+    sims = [r.similarity or 0.0 for r in passages]
+    spread_p, spread_t = statistics.pstdev(sims), statistics.pstdev(turns)
+    if spread_p == 0.0:
+        return {}
+    mean_p, mean_t = statistics.fmean(sims), statistics.fmean(turns)
+    ranks = {}
+    for row, similarity in zip(passages, sims, strict=True):
+        equivalent = mean_t + (similarity - mean_p) / spread_p * spread_t
+        above = sum(1 for turn in turns if turn > equivalent)
+        ranks[row.row_id] = above * pool // len(turns)
+    return ranks
+
+
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 
 T = TypeVar("T")
@@ -103,23 +136,26 @@ def rank_candidates(
     anchor_weights: Mapping[str, float],
     context: Mapping[str, Iterable[str]] | None = None,
     lexical: bool = True,
+    names: Iterable[str] = (),
 ) -> list[RowCandidate]:
     """The candidates with their three ranks among themselves, and their chunk context.
 
     ``mentions`` maps a row id to the keys of the anchors it mentions; ``anchor_weights`` maps
     the question's entry anchors to their weight (name similarity); ``context`` maps a row id
-    to the ids of the episodic rows next to it in its chunk. Without ``lexical`` the BM25 ranks
-    are left out (a cheaper first pass)."""
+    to the ids of the episodic rows next to it in its chunk; ``names`` are the people the
+    question names (a row matching only them has no BM25 rank). Without ``lexical`` the BM25
+    ranks are left out (a cheaper first pass)."""
     unique = list({row.row_id: row for row in rows}.values())
     vector_rank: dict[str, int] = {}
     similar = sum(1 for r in unique if r.similarity is not None)
-    for kind in _TYPE_ORDER:  # similarities of the two types come from different texts: ranked apart
-        of_kind = [r for r in unique if r.memory_type == kind and r.similarity is not None]
+    for kind in _TEXT_KINDS:  # similarities of different kinds of text: ranked apart
+        of_kind = [r for r in unique if _text_kind(r) == kind and r.similarity is not None]
         of_kind.sort(key=lambda r: (-(r.similarity or 0.0), r.row_id))
         # ... and each type's order is stretched over the whole pool (ADR 0020): the r-th of a
         # type's n rows stands at r/n of the pool, so a type with few candidates does not take
         # the top of the order for free.
         vector_rank.update((r.row_id, rank * similar // len(of_kind)) for rank, r in enumerate(of_kind))
+    vector_rank.update(_passage_ranks(unique, similar))
     association = {
         r.row_id: sum(anchor_weights.get(key, 0.0) for key in set(mentions.get(r.row_id, ()))) for r in unique
     }
@@ -127,7 +163,7 @@ def rank_candidates(
     by_anchor = sorted((i for i, a in association.items() if a > 0), key=lambda i: (-association[i], -similarity[i], i))
     anchor_rank = {row_id: rank for rank, row_id in enumerate(by_anchor)}
     near = context or {}
-    by_words = lexical_ranks(unique, question) if lexical else {}
+    by_words = lexical_ranks(unique, question, names=names) if lexical else {}
     return [
         replace(
             row,

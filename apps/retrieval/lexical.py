@@ -70,11 +70,21 @@ def rrf(rankings: Iterable[Sequence[K]], *, k: int = RRF_K) -> list[tuple[K, flo
     return sorted(scores.items(), key=lambda entry: (-entry[1], str(entry[0])))
 
 
-def lexical_ranks(rows: Sequence[RowCandidate], question: str) -> dict[str, int]:
+def lexical_ranks(rows: Sequence[RowCandidate], question: str, *, names: Iterable[str] = ()) -> dict[str, int]:
     """Each row's BM25 rank (0-based) among the rows for the question, by row id (rows without
     a matching term are absent): the statistics are the candidates' own, so the cost is bounded
-    by the candidates."""
+    by the candidates. When the question asks more than ``names`` (the people it names), a row
+    that matches only those names has no rank: the anchor order already says it mentions them,
+    and "Lyon Nadia is calmer" says nothing of Nadia's birthday."""
     unique = list({row.row_id: row for row in rows}.values())
-    scores = bm25_scores(terms(question), [terms(row.match_text or row.text) for row in unique])
+    query = terms(question)
+    documents = [terms(row.match_text or row.text) for row in unique]
+    scores = bm25_scores(query, documents)
+    named = set(terms(" ".join(names)))
+    asked = set(query) - named
+    if named and asked:
+        scores = [
+            score if asked.intersection(document) else 0.0 for score, document in zip(scores, documents, strict=True)
+        ]
     order = ranked([row.row_id for row in unique], scores)
     return {row_id: position for position, row_id in enumerate(order)}

@@ -25,6 +25,7 @@ from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.memory.search import vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
+from apps.memory.statements import semantic_statement
 from apps.platform.replica import read_connection
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
@@ -362,6 +363,7 @@ _ROW_COLUMNS = (
     "actor",
     "event_time",
     "mention_time",
+    "passage",
     "valid_from",
     "superseded_by",
     "valid_to",
@@ -371,14 +373,15 @@ _SEMANTIC = SemanticItem._meta.db_table
 _EPISODIC_SUCCESSOR = successor_columns_sql(_EPISODIC, "e", "s")
 _ROWS_BY_ID = f"""
 SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details,
-       NULL::varchar, e.actor, e.event_time, e.mention_time, {valid_from_sql(_EPISODIC, "e")},
+       NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
+       {valid_from_sql(_EPISODIC, "e")},
        {_EPISODIC_SUCCESSOR[1]}, e.embedding <=> %(vector)s::vector
 FROM {_EPISODIC} AS e {_EPISODIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{episodic}}
 UNION ALL
 SELECT 'semantic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details, e.name,
-       NULL::varchar, NULL::timestamptz, NULL::timestamptz, {valid_from_sql(_SEMANTIC, "e")}, s.id,
+       NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")}, s.id,
        {valid_from_sql(_SEMANTIC, "s")}, e.embedding <=> %(vector)s::vector
 FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
@@ -437,6 +440,7 @@ def _candidate(
     mention_time: Any,
     vector_rank: int | None,
     similarity: float | None,
+    passage: bool = False,
     valid_from: Any = None,
     superseded_by: Any = None,
     valid_to: Any = None,
@@ -457,6 +461,7 @@ def _candidate(
         match_text=f"{text}\n{details}",
         similarity=similarity,
         speaker=str((name if kind == "semantic" else actor) or ""),
+        passage=bool(passage),
         valid_from=valid_from,
         superseded_by=str(superseded_by) if superseded_by is not None else None,
         valid_to=valid_to if superseded_by is not None else None,
@@ -465,12 +470,15 @@ def _candidate(
 
 def _row_candidate(row: Any, kind: str, lane: str, *, vector_rank: int | None = None) -> RowCandidate:
     """A candidate from a model instance (flat mode reads through the ORM)."""
-    columns: dict[str, Any] = {c: getattr(row, c, None) for c in _ROW_COLUMNS[:-3] if c != "embedding_model"}
+    columns: dict[str, Any] = {
+        c: getattr(row, c, None) for c in _ROW_COLUMNS[:-3] if c not in ("embedding_model", "passage")
+    }
+    columns["passage"] = getattr(row, "resource_id", None) is not None
     return _candidate(kind, lane, vector_rank=vector_rank, similarity=None, **columns)
 
 
 def _text(kind: str, summary: str, name: str | None) -> str:
-    return f"{name}: {summary}" if kind == "semantic" else str(summary)
+    return semantic_statement(name, str(summary)) if kind == "semantic" else str(summary)
 
 
 def row_text(row: Any) -> str:
@@ -639,8 +647,9 @@ def prior_fact_ids(
     *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], later: Sequence[str]
 ) -> list[str]:
     """The subject's superseded semantic rows of these keys, like :func:`current_fact_ids`: for
-    each group, the row whose successor names one of the ``later`` words ("before Lyon": the
-    value Lyon replaced), else the newest superseded row (the value before the current one)."""
+    each group, the row whose successor names one of the ``later`` words and which names none
+    itself ("before Lyon": the value Lyon replaced), else the newest superseded row (the value
+    before the current one)."""
     return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=later)
 
 
@@ -655,9 +664,21 @@ def _key_fact_ids(
                               WHERE n.organization_id = f.organization_id AND n.supersedes_id = f.id)"""
         join, preference = "", ""
     else:  # superseded: the successor naming the later value first
-        successor = ""
+        # A later statement replaced it: not the next sentence of the same message ("Big news:
+        # I got promoted! I'm the design lead now" is one statement of the new value).
+        successor = "AND NOT n.source_message_ids && f.source_message_ids"
         join = f"JOIN {_SEMANTIC} AS n ON n.organization_id = f.organization_id AND n.supersedes_id = f.id"
-        preference = "lower(n.summary || ' ' || n.details) LIKE ANY(%(later)s::text[]) DESC,"
+        # The value the later one replaced: its successor's message names the later value
+        # ("I quit the bakery and joined a startup! I started at Loomwork"), and it does not
+        # itself ("We found a flat in Lyon" restated before "We moved to Lyon" is not what
+        # "before Lyon" asks); failing that, the newest value not naming it.
+        names_later = "lower(f.summary) LIKE ANY(%(later)s::text[])"
+        preference = f"""(EXISTS (SELECT 1 FROM {_SEMANTIC} AS m
+                                  WHERE m.organization_id = n.organization_id AND m.chunk_id = n.chunk_id
+                                    AND m.source_message_ids && n.source_message_ids
+                                    AND lower(m.summary || ' ' || m.details) LIKE ANY(%(later)s::text[]))
+                          AND NOT {names_later}) DESC,
+                         NOT {names_later} DESC,"""
     statement = f"""
         SELECT id::text FROM (
             SELECT DISTINCT ON (k.ord) k.ord, f.id, f.created_at

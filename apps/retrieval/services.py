@@ -197,7 +197,12 @@ def _graph_lanes(
             mentions.update(reads.anchor_mentions(subject=subject, row_ids=successors, keys=list(weights)))
     clock.lap("rows")
     ranked_rows = rank_candidates(
-        rows, plan.question, mentions=mentions, anchor_weights=weights, context=_both_ways(near)
+        rows,
+        plan.question,
+        mentions=mentions,
+        anchor_weights=weights,
+        context=_both_ways(near),
+        names=plan.entities,
     )
     if trace is not None:
         trace.recalled = [c.anchor_key for c in candidates]

@@ -242,6 +242,7 @@ class RowCandidate:
     anchor_rank: int | None = None
     context: tuple[str, ...] = ()
     speaker: str = ""
+    passage: bool = False  # an episodic row that is a passage of a document (ADR 0025)
     valid_from: datetime | None = None  # event time, else mention time (apps.memory.currency)
     superseded_by: str | None = None  # the row that replaced this one
     valid_to: datetime | None = None  # that row's valid_from

@@ -126,10 +126,28 @@ def test_a_fact_about_a_named_relative_is_keyed_on_them_not_the_speaker() -> Non
         "Last Saturday I ran 10 km in the Riverside Half Marathon.",  # an event, not a lasting fact
         "I'm going to the book club next Tuesday.",  # a one-off plan, not a schedule
         "It was a lovely evening.",
+        # a search for a thing is not the thing
+        "I'm job hunting, I've got two interviews with startups next week.",
     ],
 )
 def test_sentences_that_state_no_attribute_of_the_speaker(sentence: str) -> None:
     assert speaker_fact(next(iter(spacy_pipeline()(sentence).sents))) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("I'll have to leave the bakery.", "plan: job"),
+        ("We're moving in March if the paperwork goes through.", "plan: home"),
+        ("I'm going to move to Berlin.", "plan: home city"),
+        ("I want to move to Berlin.", "plan: home city"),
+        ("I might adopt a cat.", "plan: pet: cat"),
+        ("The rent will be 1,100 euros, which hurts.", "plan: rent"),
+    ],
+)
+def test_what_may_should_or_will_be_is_a_plan_not_the_current_value(sentence: str, attribute: str) -> None:
+    reading = speaker_fact(_sentence(sentence))
+    assert reading is not None and reading.attribute == attribute and not reading.changed
 
 
 @pytest.mark.parametrize(
@@ -233,6 +251,18 @@ def test_a_pronoun_subject_is_named_for_the_previous_sentence() -> None:
         # words that only qualify what is asked
         ("How much is the security deposit for Omar's apartment?", (), ("Omar",)),
         ("Within how many days must Omar send a home insurance certificate?", (), ("Omar",)),
+        ("Which storage unit comes with Omar's apartment?", (), ("Omar",)),
+        ("When was the inventory of Omar's flat done?", (), ("Omar",)),
+        ("What is the notice period if Omar wants to leave his apartment?", (), ("Omar",)),
+        # the question word's noun, not a verb that can state another key
+        ("Which gym did Omar join when he started at Loomwork?", (("gym",),), ("Omar", "Loomwork")),
+        ("What city does Omar live in?", (("home city",),), ("Omar",)),
+        # a measure of something is not the value of a fact
+        ("How big a dog may Omar keep in his apartment?", (), ("Omar",)),
+        ("How long has Omar lived in Lyon?", (), ("Omar", "Lyon")),
+        ("How much rent does Omar pay?", (("rent",),), ("Omar",)),
+        # the words after "before" name the later value, not the asked key
+        ("Where did Omar work before the nursing school?", (("job",),), ("Omar",)),
     ],
 )
 def test_the_fact_key_a_question_asks_for(

@@ -95,3 +95,15 @@ def test_a_present_question_about_a_standing_time_gets_the_sentence_not_a_resolv
 
 def test_nothing_that_supports_an_answer_is_still_unknown() -> None:
     assert _answer("Where does Nadia work?", _row("r1", "Nadia: The weather is lovely."))[0] == UNKNOWN_ANSWER
+
+
+def test_a_question_that_orders_events_asks_for_what_its_wh_word_asks_not_a_date() -> None:
+    porto = _row("porto", "Nadia: Porto is home, since the spring of 2019.", current=False)
+    lyon = _row("lyon", "Nadia: I live in Lyon now.")
+    answer, cited = _answer("Where did Nadia live before she moved to Lyon?", lyon, porto)
+    assert cited == ("porto",) and answer == "Nadia: Porto is home, since the spring of 2019."
+
+
+def test_a_title_does_not_end_the_quoted_sentence() -> None:
+    answer, _ = _answer("Who is Nadia's doctor?", _row("r1", "Nadia: Yes, my new doctor is Dr. Marchand, near the park."))
+    assert answer == "Nadia: Yes, my new doctor is Dr. Marchand, near the park."

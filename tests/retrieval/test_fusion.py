@@ -277,3 +277,53 @@ def test_trimming_to_a_token_budget_is_deterministic() -> None:
     assert sum(count_tokens(row.text) for row in kept) <= 6
     assert trim_to_token_budget(rows, 0, text=lambda row: row.text) == []
     assert [row.row_id for row in trim_to_token_budget(rows, 100, text=lambda row: row.text)] == ["a", "b", "c"]
+
+
+def test_a_documents_passages_rank_their_similarity_among_passages() -> None:
+    turns = [_similar(f"t{i}", 0.7 - i / 20, f"turn {i}") for i in range(3)]
+    passages = [replace(_similar(f"p{i}", 0.4 - i / 10, f"passage {i}"), passage=True) for i in range(2)]
+    ranked = {
+        r.row_id: r.vector_rank
+        for r in rank_candidates([*turns, *passages], PLAN.question, mentions={}, anchor_weights={})
+    }
+    # Below every turn by raw similarity, the best passage still heads its own order.
+    assert [ranked[f"t{i}"] for i in range(3)] == [0, 1, 3]
+    assert (ranked["p0"], ranked["p1"]) == (0, 2)
+
+
+def test_a_row_matching_only_the_asked_names_has_no_lexical_rank() -> None:
+    rows = [
+        _row("name", "Lyon Nadia is a calmer person, Nadia says."),
+        _row("fact", "My mum Helena made me take a blanket."),
+        _row("other", "We talked about the weather."),
+    ]
+    ranked = {
+        r.row_id: r.lexical_rank
+        for r in rank_candidates(
+            rows, "What is the name of Nadia's mum?", mentions={}, anchor_weights={}, names=("Nadia",)
+        )
+    }
+    assert ranked == {"name": None, "fact": 0, "other": None}
+    without = {
+        r.row_id: r.lexical_rank
+        for r in rank_candidates(rows, "What is the name of Nadia's mum?", mentions={}, anchor_weights={})
+    }
+    assert without["name"] is not None
+
+
+def test_a_passage_heads_the_order_only_when_it_stands_out_from_its_document() -> None:
+    # three turns the question is about, and twelve it is not
+    turns = [
+        _similar(f"t{i}", s, f"turn {i}")
+        for i, s in enumerate([0.78, 0.74, 0.70, *(0.45 - i / 100 for i in range(12))])
+    ]
+
+    def ranks(similarities: list[float]) -> dict[str, int | None]:
+        passages = [replace(_similar(f"p{i}", s, f"passage {i}"), passage=True) for i, s in enumerate(similarities)]
+        ranked = rank_candidates([*turns, *passages], PLAN.question, mentions={}, anchor_weights={})
+        return {r.row_id: r.vector_rank for r in ranked}
+
+    standing_out = ranks([0.48, 0.22, 0.21, 0.20, 0.19, 0.18])  # the one passage the question is about
+    assert standing_out["p0"] <= standing_out["t1"] and standing_out["p1"] > standing_out["t2"]
+    even = ranks([0.30, 0.29, 0.28, 0.27, 0.26, 0.25])  # a document the question is not about
+    assert even["p0"] > even["t2"]  # behind the turns the question is about

@@ -190,12 +190,15 @@ def test_another_organizations_key_gets_404_on_every_read_that_carries_currency(
 def test_a_question_about_an_earlier_value_gets_the_value_the_named_one_replaced_first() -> None:
     tenant = make_tenant()
     tenant.subject("nadia")
-    _write(tenant, "I live in Porto, near the river.", "m1")
-    _write(tenant, "I moved from Porto to Lyon last month.", "m2")
+    _write(tenant, "Porto is home, near the river.", "m1")
+    _write(tenant, "We found a flat in Lyon, in the Croix-Rousse, up the hill.", "m1b")  # Lyon before the move
+    _write(tenant, "We moved from Porto to Lyon last month.", "m2")
     _write(tenant, "I'm a nurse at the children's hospital.", "m3")
     _write(tenant, "Big news: I moved from Lyon to Berlin for good.", "m4")
     before_lyon = _search(tenant, "Where did Nadia live before she moved to Lyon?")["rows"]
+    # Not the Lyon rows, whose successors name Lyon too ("from Lyon to Berlin").
     assert before_lyon[0]["type"] == "semantic" and "Porto" in before_lyon[0]["text"]
+    assert "Lyon" not in before_lyon[0]["text"]
     assert before_lyon[0]["current"] is False and before_lyon[0]["superseded_by"] is not None
     before_berlin = _search(tenant, "Where did Nadia live before Berlin?")["rows"]
     assert before_berlin[0]["type"] == "semantic" and before_berlin[0]["current"] is False
@@ -203,3 +206,23 @@ def test_a_question_about_an_earlier_value_gets_the_value_the_named_one_replaced
     # Without a named later value: the value before the current one.
     previous = _search(tenant, "Where did Nadia use to live previously?")["rows"]
     assert previous[0]["id"] == before_berlin[0]["id"]
+    # The value a later message replaced, not the sentence before the new value in that message.
+    _write(tenant, "Big news: I quit the hospital! I started at Loomwork as a designer.", "m5")
+    before_loomwork = _search(tenant, "Where did Nadia work before joining Loomwork?")["rows"]
+    assert before_loomwork[0]["type"] == "semantic" and "nurse" in before_loomwork[0]["text"]
+
+
+def test_a_new_value_stated_against_the_old_one_supersedes_the_fact_that_states_it() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "The rent is 1,100 euros a month, which hurts.", "m1")
+    _write(tenant, "I'm allergic to peanuts.", "m2")
+    _write(tenant, "The new flat is lovely. And it's cheaper: 980 euros a month instead of 1,100.", "m3")
+    with organization_scope(tenant.id):
+        new = SemanticItem.objects.get(summary__contains="980")
+        old = SemanticItem.objects.get(id=new.supersedes_id)
+        allergy = SemanticItem.objects.get(summary__contains="peanuts")
+    assert "1,100 euros" in old.summary and new.attribute == old.attribute == "rent"
+    rows = _search(tenant, "How much rent does Nadia pay per month?")["rows"]
+    assert rows[0]["id"] == str(new.id) and rows[0]["current"] is True
+    assert str(allergy.id) not in {row["id"] for row in rows if row["current"] is False}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
-from apps.language.facts import FactReading, pronoun_subject, read_fact, speaker_fact
+from apps.language.facts import FactReading, pronoun_subject, read_fact, replaced_value, speaker_fact
 from apps.language.pipeline import PARSES
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
@@ -410,15 +410,20 @@ def _episodic_drafts(message: InputMessage) -> Iterator[EpisodicDraft]:
 
 
 def _first_person_facts(message: InputMessage) -> list[_Sentence]:
-    """The speaker's statements about themselves: a first-person pattern, or a sentence that
-    states one of the speaker's attributes ("We moved to Lyon", "the call moved to Mondays")."""
+    """The speaker's statements about themselves: a first-person pattern, a sentence that
+    states one of the speaker's attributes ("We moved to Lyon", "the call moved to Mondays"),
+    or one that names the value it replaces ("980 a month instead of 1,100")."""
     if message.role not in ("user", "assistant"):
         return []
     return [
         sentence
         for sentence in _sentences(message)
         if not sentence.is_question
-        and (_FIRST_PERSON_FACT.search(_normalized(sentence.text)) or speaker_fact(sentence.span) is not None)
+        and (
+            _FIRST_PERSON_FACT.search(_normalized(sentence.text))
+            or speaker_fact(sentence.span) is not None
+            or replaced_value(sentence.text) is not None  # "980 a month instead of 1,100": a new value
+        )
     ]
 
 
