@@ -153,6 +153,9 @@ _TALK_PREDICATES = frozenset({"talk", "speak", "chat", "videochat", "facetime"})
 _THIRD_PERSON = frozenset({"he", "she"})
 _COMMUTE_PREDICATES = frozenset({"ride", "cycle", "bike", "walk", "drive", "take", "commute", "get", "go"})
 _WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
+# Verbs that give the speaker one more value of a family of several ("we adopted a greyhound",
+# "I have two cats", "I'm allergic to peanuts"); with another verb the thing is only its object.
+_HAVING_PREDICATES = frozenset({"have", "adopt", "get", "own", "rescue", "foster", "be", "keep", "buy"})
 
 
 @dataclass(frozen=True)
@@ -271,7 +274,7 @@ def _is_place(token: Token) -> bool:
 
 
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
-    if family.place_attribute and any(_is_place(token) for token in values):
+    if family.place_attribute and any(_is_place(token) and _lemma(token) not in _STREET_WORDS for token in values):
         return family.place_attribute
     if family.multi_valued and value is not None:
         if family.attribute == "allergy":  # "allergic to peanuts": the value is what one is allergic to
@@ -390,6 +393,10 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue
             if value in owned and family.attribute == "job" and word not in _JOB_ITSELF:
                 return _owned_name(value), predicate  # "my manager", "Rafael is my manager"
+            if family.multi_valued and value not in owned and lemma not in _HAVING_PREDICATES:
+                continue  # "I walk dogs at the shelter": an animal one does something with, no pet
+            if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
+                continue  # "we need restaurants that …", "I called a plumber": no job of the speaker's
             return _attribute_of(family, value, values), predicate
     family = _family_of_predicate(lemma)
     if family is None and lemma == "get" and any(c.lower_ == "up" for c in predicate.children):
@@ -397,6 +404,24 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if family is not None:
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
+
+
+def _states_work(predicate: Token, value: Token) -> bool:
+    """A job word states the speaker's work as what they are ("I'm a nurse", "I became the
+    lead"), after a verb of working, joining or leaving ("I quit the bakery"), or as a role
+    ("hired as a designer"); as the object of any other verb it is only a thing or a person."""
+    lemma = _lemma(predicate)
+    if lemma in _WORK_PREDICATES or any(lemma in f.predicates for f in ATTRIBUTE_FAMILIES if f.attribute == "job"):
+        return True
+    if value.dep_ in ("attr", "acomp", "oprd") or (value.dep_ == "pobj" and value.head.lower_ == "as"):
+        return True
+    return lemma in _LEAVE_PREDICATES or lemma in _BECOME_PREDICATES
+
+
+# Heads of an address inside a city: "I live on Agricola Street" names no city.
+_STREET_WORDS = frozenset(
+    "street st road rd avenue ave lane boulevard drive way square place terrace crescent court rue".split()
+)
 
 
 def _home_reading(predicate: Token, subject: Token | None) -> str | None:
@@ -501,13 +526,53 @@ def speaker_fact(span: Span) -> FactReading | None:
 _PASSING = frozenset(family.attribute for family in ATTRIBUTE_FAMILIES if not family.lasting)
 
 
-def _read(span: Span, about: Token | None, *, families_only: bool = False) -> FactReading | None:
-    first: Token | None = None
+@dataclass(frozen=True)
+class ClauseFact:
+    """One fact of a sentence that states several ("We're in the Croix-Rousse now, and the rent
+    is 1,100 euros a month"): its reading and the words of its own clause."""
+
+    reading: FactReading
+    text: str
+
+
+def speaker_clause_facts(span: Span) -> list[ClauseFact]:
+    """The speaker's family facts of ``span``, one per clause that states a fact of another
+    key, each read on its own words; a sentence of one fact (or of one key) gives none. A
+    clause keeps what it governs but the other fact clauses and their conjunction."""
+    clauses = [clause for clause, _ in _family_readings(span, None, families_only=True)]
+    if len(clauses) < 2:
+        return []
+    found: dict[str, ClauseFact] = {}
+    for clause in clauses:
+        kept = _clause_tokens(clause, clauses)
+        words = clause.doc[kept[0].i : kept[-1].i + 1] if kept else span
+        reading = next((r for c, r in _family_readings(words, None, families_only=True) if c.i == clause.i), None)
+        if reading is None or reading.attribute in _PASSING or reading.attribute in found:
+            continue
+        text = "".join(token.text_with_ws for token in kept).strip()
+        found[reading.attribute] = ClauseFact(reading=reading, text=f"{text[:1].upper()}{text[1:]}.")
+    return list(found.values()) if len(found) > 1 else []
+
+
+def _clause_tokens(clause: Token, clauses: list[Token]) -> list[Token]:
+    """The clause's words without the other fact clauses inside it, their conjunction and the
+    punctuation at its edges."""
+    others = {t.i for other in clauses if other.i != clause.i and _within(other, clause) for t in other.subtree}
+    kept = [t for t in clause.subtree if t.i not in others]
+    while kept and (kept[-1].dep_ == "cc" or kept[-1].is_punct):
+        kept.pop()
+    while kept and (kept[0].dep_ == "cc" or kept[0].is_punct):
+        kept.pop(0)
+    return kept
+
+
+def _family_readings(span: Span, about: Token | None, *, families_only: bool) -> Iterator[tuple[Token, FactReading]]:
+    """The clauses of ``span`` about ``about`` (or the speaker) that state a family's fact, left
+    to right, with their readings."""
     for clause in _clauses(span):
         subject = _subject(clause)
         if not _is_about(subject, clause, about) or (families_only and subject is None):
             continue
-        first = first or clause
         if _is_past_habit(clause):
             continue  # "I used to eat a francesinha": a former value, not the current one
         found = _family_reading(clause, subject, span)
@@ -515,9 +580,23 @@ def _read(span: Span, about: Token | None, *, families_only: bool = False) -> Fa
             attribute, predicate = found
             if _is_unrealised(clause) or _is_unrealised(predicate):
                 # "I'll have to leave the bakery": a plan of its own key, not the job's new value
-                return FactReading(attribute=f"{PLAN}{attribute}", from_family=True, changed=False, previous=None)
+                yield clause, FactReading(attribute=f"{PLAN}{attribute}", from_family=True)
+                continue
             changed, previous = _previous_value(predicate, span)
-            return FactReading(attribute=attribute, from_family=True, changed=changed, previous=previous)
+            yield clause, FactReading(attribute=attribute, from_family=True, changed=changed, previous=previous)
+
+
+def _read(span: Span, about: Token | None, *, families_only: bool = False) -> FactReading | None:
+    for _, reading in _family_readings(span, about, families_only=families_only):
+        return reading
+    first = next(
+        (
+            clause
+            for clause in _clauses(span)
+            if _is_about(subject := _subject(clause), clause, about) and not (families_only and subject is None)
+        ),
+        None,
+    )
     if first is None or (families_only and not _is_habit(first, span)):
         return None
     owned = _owned_reading(first, _subject(first))
@@ -843,6 +922,13 @@ def asked_prior(span: Span, key: AskedKey) -> tuple[str, ...] | None:
 
 def _matches(attribute: str, asked: tuple[str, ...]) -> bool:
     return any(attribute == wanted or (wanted.endswith(":") and attribute.startswith(wanted)) for wanted in asked)
+
+
+def is_asked_fact(name: str, attribute: str, key: AskedKey) -> bool:
+    """Whether a stored fact key (name, attribute) is one the question asks for: the name is
+    one the question asks about and the attribute one of its asked attributes."""
+    names = {asked.casefold() for asked in key.names}
+    return bool(attribute) and name.casefold() in names and _matches(normalize_attribute(attribute), key.attributes)
 
 
 def states_key(sentences: Iterator[Span] | list[Span], *, speaker: str, key: AskedKey) -> bool:

@@ -181,6 +181,8 @@ class EvidenceRow:
     mention_time: datetime | None  # when it was said or written
     speaker: str = ""  # who said it (an episodic row's actor), or whom it is about (a semantic row's name)
     current: bool = True  # False: a later row replaced what this one states
+    attribute: str = ""  # a semantic row's fact attribute: (speaker, attribute) is the fact's key
+    told: str = ""  # the sentences the row was written from, when its text keeps only some of them
 
 
 @dataclass(frozen=True)

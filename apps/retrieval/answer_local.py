@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 from apps.language.calendar import month_alternation
 from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
-from apps.language.facts import AskedKey, asked_key, asks_prior, states_key
+from apps.language.facts import AskedKey, asked_key, asks_prior, is_asked_fact, states_key
 from apps.language.lexicon import predicate_families
 from apps.language.pipeline import spacy_pipeline
 from apps.language.words import content_stems, stem
@@ -179,6 +179,48 @@ def _standing_time(plan: Plan, row: EvidenceRow) -> bool:
     return plan.time_focus == "present" and not plan.future and _RECURRING.search(row.text) is not None
 
 
+# "Which gym …", "What car …", "What is the name of …": the answer is a name, not a sentence's gist.
+_NAME_ASKED = re.compile(
+    r"^\s*(?:(?:which|what)\s+(?!(?:do|does|did|is|was|are|were|has|have|had|will|would|can|could|kind|type|sort"
+    r"|time|day|date|year|month|happened|about)\b)[a-z]+\b|(?:what|which)(?:'s|\s+is|\s+was)\s+(?:the\s+)?name\b)",
+    re.IGNORECASE,
+)
+
+
+def _wanted_value(plan: Plan) -> str | None:
+    """The kind of value that answers the question when a sentence must hold one: "number"
+    ("How much rent …"), "name" ("Who …", "Where …", "Which gym …", "What is the name of …"),
+    else None (a yes/no, an activity, a reason, a date or a gist)."""
+    types = set(plan.answer_types)
+    if types & {"yes/no", "activity", "reason", "date"} or plan.operator == "count":
+        return None
+    if "number" in types:
+        return "number"
+    if types & {"person", "location"} or _NAME_ASKED.search(plan.question):
+        return "name"
+    return None
+
+
+def _holds_value(sentence: str, kind: str | None, plan: Plan) -> bool:
+    """Whether the sentence names a value of ``kind``: a number, or a name other than the
+    question's own names and the speaker's."""
+    if kind is None:
+        return True
+    if kind == "number":
+        return any(token.like_num or token.pos_ == "NUM" for token in _parsed(sentence))
+    asked = {word.casefold() for name in plan.entities for word in name.split()}
+    speaker = _SPEAKER.match(sentence)
+    body = sentence[speaker.end() :] if speaker else sentence
+    return any(
+        token.text.casefold() not in asked
+        and (token.ent_type_ in _VALUE_ENTITIES or (token.pos_ == "PROPN" and not token.ent_type_ and token.i > 0))
+        for token in _parsed(body)
+    )
+
+
+_VALUE_ENTITIES = frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG", "PRODUCT", "NORP", "WORK_OF_ART", "EVENT"})
+
+
 def _asks_duration(plan: Plan) -> bool:
     """ "How long …" (not "how long ago"): a length of time, not a date."""
     return _HOW_LONG.search(plan.question) is not None
@@ -216,7 +258,8 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
     asks_time = _asks_time(plan)
     prior = asks_prior(plan.question)  # "before Lyon", "used to": the earlier value wins
     key = _asked(plan.question) if plan.time_focus == "present" or prior else AskedKey(groups=(), names=())
-    found: list[tuple[tuple[bool, bool, bool, float, bool, int], _Support]] = []
+    value = _wanted_value(plan)
+    found: list[tuple[tuple[bool, bool, bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
         row_facts = citing.get(row.row_id, [])
         stems = content_stems(row.text).union(*(_fact_stems(fact) for fact in row_facts))
@@ -240,7 +283,8 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         )
         has_date = asks_time and _dated_answer(row) is not None
         replaced = (plan.time_focus == "present" and not prior and not row.current) or (prior and row.current)
-        found.append(((replaced, _is_echo(row, plan), not keyed, -score, not has_date, rank), support))
+        valued = value is None or _holds_value(_best_sentence(row.text, plan, support), value, plan)
+        found.append(((replaced, _is_echo(row, plan), not keyed, not valued, -score, not has_date, rank), support))
     return [support for _, support in sorted(found, key=lambda item: item[0])]
 
 
@@ -255,9 +299,12 @@ def _asked(question: str) -> AskedKey:
 
 def _states_asked_key(row: EvidenceRow, key: AskedKey) -> bool:
     """The row states a value of the fact key the question asks for ("What diet does she
-    follow?" — "I've gone fully vegan"), read the way the local writer reads a fact."""
+    follow?" — "I've gone fully vegan"): a semantic row by the key its writer stored, any row
+    read the way the local writer reads a fact."""
     if not key.attributes:
         return False
+    if row.attribute and is_asked_fact(row.speaker, row.attribute, key):
+        return True
     speaker = _SPEAKER.match(row.text)
     body = row.text[speaker.end() :] if speaker else row.text
     return states_key(list(_parsed(body).sents), speaker=row.speaker, key=key)
@@ -399,6 +446,14 @@ def _best_sentence(text: str, plan: Plan, support: _Support | None = None) -> st
         stating = [s for s in sentences if states_key(list(_parsed(s).sents), speaker=support.row.speaker, key=key)]
         sentences = stating or sentences
     wanted = plan.constraints.content_stems
-    overlaps = [len(content_stems(sentence) & wanted) for sentence in sentences]
+    value = _wanted_value(plan)
+    overlaps = [(_holds_value(sentence, value, plan), len(content_stems(sentence) & wanted)) for sentence in sentences]
     best = sentences[overlaps.index(max(overlaps))]
+    if value is not None and not _holds_value(best, value, plan):
+        # "We leased a car! A little Renault Zoe, electric": the next sentence names the value
+        told = support.row.told if support is not None and support.row.told else body
+        following = _sentences(told)
+        at = following.index(best) if best in following else -1
+        if 0 <= at < len(following) - 1 and _holds_value(following[at + 1], value, plan):
+            best = f"{best} {following[at + 1]}"
     return f"{speaker.group(1)}: {best}" if speaker else best

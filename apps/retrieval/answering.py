@@ -110,6 +110,8 @@ def _evidence_row(row: RowCandidate) -> EvidenceRow:
         mention_time=row.mention_time,
         speaker=row.speaker,
         current=row.current,
+        attribute=row.attribute or "",
+        told=row.told,
     )
 
 

@@ -360,6 +360,7 @@ _ROW_COLUMNS = (
     "summary",
     "details",
     "name",
+    "attribute",
     "actor",
     "event_time",
     "mention_time",
@@ -373,7 +374,7 @@ _SEMANTIC = SemanticItem._meta.db_table
 _EPISODIC_SUCCESSOR = successor_columns_sql(_EPISODIC, "e", "s")
 _ROWS_BY_ID = f"""
 SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details,
-       NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
+       NULL::varchar, NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
        {valid_from_sql(_EPISODIC, "e")},
        {_EPISODIC_SUCCESSOR[1]}, e.embedding <=> %(vector)s::vector
 FROM {_EPISODIC} AS e {_EPISODIC_SUCCESSOR[0]}
@@ -381,7 +382,7 @@ WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.
   AND {{episodic}}
 UNION ALL
 SELECT 'semantic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details, e.name,
-       NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")}, s.id,
+       e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")}, s.id,
        {valid_from_sql(_SEMANTIC, "s")}, e.embedding <=> %(vector)s::vector
 FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
@@ -435,6 +436,7 @@ def _candidate(
     summary: str,
     details: str,
     name: str | None,
+    attribute: str | None,
     actor: str | None,
     event_time: Any,
     mention_time: Any,
@@ -461,6 +463,7 @@ def _candidate(
         match_text=f"{text}\n{details}",
         similarity=similarity,
         speaker=str((name if kind == "semantic" else actor) or ""),
+        attribute=str(attribute) if kind == "semantic" and attribute else None,
         passage=bool(passage),
         valid_from=valid_from,
         superseded_by=str(superseded_by) if superseded_by is not None else None,

@@ -242,6 +242,7 @@ class RowCandidate:
     anchor_rank: int | None = None
     context: tuple[str, ...] = ()
     speaker: str = ""
+    attribute: str | None = None  # a semantic row's fact attribute (its key with ``speaker``)
     passage: bool = False  # an episodic row that is a passage of a document (ADR 0025)
     valid_from: datetime | None = None  # event time, else mention time (apps.memory.currency)
     superseded_by: str | None = None  # the row that replaced this one
@@ -250,6 +251,13 @@ class RowCandidate:
     @property
     def current(self) -> bool:
         return self.superseded_by is None
+
+    @property
+    def told(self) -> str:
+        """The sentences the row was written from (its details' first line: an episodic row's
+        whole group of sentences, of which its text keeps the events), else its text."""
+        details = self.match_text[len(self.text) + 1 :] if self.match_text.startswith(f"{self.text}\n") else ""
+        return details.split("\n", 1)[0] or self.text
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from apps.evaluation.locomo import Question
 from apps.evaluation.updates import (
     CATEGORIES,
+    DATA_FILE,
     Needle,
     QuestionScore,
     ReturnedRow,
@@ -20,6 +23,11 @@ from apps.evaluation.updates import (
 )
 
 pytestmark = pytest.mark.unit
+
+# v1 (the default) and v2 (a different person, a different document) are checked the same way.
+UPDATE_SETS = pytest.mark.parametrize(
+    "path", [DATA_FILE, DATA_FILE.with_name("updates_v2.json")], ids=lambda path: path.stem
+)
 
 
 def _question(
@@ -100,8 +108,9 @@ def test_summary_counts_each_metric_over_the_questions_it_applies_to() -> None:
     assert table["past-value"]["current_at_1"].questions == 0
 
 
-def test_the_update_set_is_consistent() -> None:
-    conversation, questions = load_update_set()
+@UPDATE_SETS
+def test_the_update_set_is_consistent(path: Path) -> None:
+    conversation, questions = load_update_set(path)
     turns = {turn.dia_id: turn.text for session in conversation.sessions for turn in session.turns}
     times = [session.date_time for session in conversation.sessions]
     assert times == sorted(times) and (times[-1] - times[0]).days > 180
@@ -109,8 +118,9 @@ def test_the_update_set_is_consistent() -> None:
     assert {q.category for q in questions} == set(CATEGORIES.values())
     for item in questions:
         cited = [*item.question.evidence, *item.stale_evidence]
-        assert cited and set(cited) <= set(turns), item.question.question
+        assert item.question.evidence and set(cited) <= set(turns), item.question.question
         assert not set(item.question.evidence) & set(item.stale_evidence)
+        assert any(answer_contains(turns[dia], item.accepted) for dia in item.question.evidence), item.question.question
         if item.needle is not None:
             assert turns[item.needle.dia_id][item.needle.start : item.needle.end] == item.needle.text
     changed = {turn for item in questions if item.category == "present-value" for turn in item.stale_evidence}
@@ -120,8 +130,9 @@ def test_the_update_set_is_consistent() -> None:
     assert sum(1 for item in questions if item.category == "past-value") >= 5
 
 
-def test_a_slice_keeps_only_the_questions_its_sessions_can_answer() -> None:
-    conversation, questions = load_update_set()
+@UPDATE_SETS
+def test_a_slice_keeps_only_the_questions_its_sessions_can_answer(path: Path) -> None:
+    conversation, questions = load_update_set(path)
     sliced, kept = first_sessions(conversation, questions, 2)
     assert [s.number for s in sliced.sessions] == [1, 2]
     held = {turn.dia_id for session in sliced.sessions for turn in session.turns}

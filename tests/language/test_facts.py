@@ -11,6 +11,7 @@ from apps.language.facts import (
     normalize_attribute,
     pronoun_subject,
     read_fact,
+    speaker_clause_facts,
     speaker_fact,
 )
 from apps.language.pipeline import spacy_pipeline
@@ -287,3 +288,49 @@ def test_the_fact_key_a_question_asks_for(
 def test_the_later_value_a_question_about_an_earlier_one_names(question: str, later: tuple[str, ...] | None) -> None:
     span = _sentence(question)
     assert asked_prior(span, asked_key(span)) == later
+
+
+def _clause_facts(sentence: str) -> list[tuple[str, str, str | None]]:
+    span = next(iter(spacy_pipeline()(sentence).sents))
+    return [(fact.reading.attribute, fact.text, fact.reading.previous) for fact in speaker_clause_facts(span)]
+
+
+def test_a_sentence_of_two_facts_is_read_clause_by_clause() -> None:
+    assert _clause_facts("We live in Leith now and the rent is 1,050 pounds instead of 900.") == [
+        ("home city", "We live in Leith now.", None),  # the change belongs to the rent's clause alone
+        ("rent", "The rent is 1,050 pounds instead of 900.", "900"),
+    ]
+    assert _clause_facts("My alarm goes off at 6 now and I cycle to the office.") == [
+        ("wake-up time", "My alarm goes off at 6 now.", None),
+        ("commute", "I cycle to the office.", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I live in Porto.",  # one fact
+        "I quit the bakery and joined a startup.",  # one key, stated twice
+        "I moved to Lyon and my brother moved to Berlin.",  # the second fact is his
+    ],
+)
+def test_a_sentence_of_one_key_of_the_speaker_is_not_split(sentence: str) -> None:
+    assert _clause_facts(sentence) == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("On Sundays I walk dogs at the shelter.", "walk dog"),  # a habit with animals, no pet
+        ("We adopted a retired greyhound.", "pet: greyhound"),
+        ("But we need restaurants that can keep shellfish off my plate.", None),  # a job word, no job
+        ("We need a good lawyer for the lease.", None),
+        ("I'm a paralegal.", "job"),
+        ("I quit the bakery.", "job"),
+        ("I live on Agricola Street now.", "home"),  # a street names no city
+        ("I live in Halifax now.", "home city"),
+    ],
+)
+def test_a_family_word_states_a_fact_only_in_the_role_that_states_it(sentence: str, attribute: str | None) -> None:
+    reading = speaker_fact(next(iter(spacy_pipeline()(sentence).sents)))
+    assert (reading.attribute if reading is not None else None) == attribute

@@ -230,3 +230,19 @@ def test_the_local_provider_is_deterministic_and_meters_the_tokens_it_reads(
         ("route", MEMORY_WRITER, read, 0),
         ("write.episodic", MEMORY_WRITER, read, 0),
     ] * 2
+
+
+def test_a_sentence_of_two_facts_is_two_semantic_drafts_each_of_its_own_clause(metering: MeteringContext) -> None:
+    from datetime import UTC, datetime
+
+    said = "We're in the Croix-Rousse now, on the fourth floor, and the rent is 1,100 euros a month."
+    message = InputMessage(
+        message_id="m1", role="user", name="Nadia", content=said, timestamp=datetime(2024, 3, 4, tzinfo=UTC)
+    )
+    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    mine = [(d.attribute, d.summary) for d in drafts if d.name == "Nadia"]
+    assert mine == [
+        ("home", "Nadia: We're in the Croix-Rousse now, on the fourth floor."),
+        ("rent", "Nadia: The rent is 1,100 euros a month."),
+    ]
+    assert all(said in d.details for d in drafts)  # the whole sentence stays in the details

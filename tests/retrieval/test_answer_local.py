@@ -105,5 +105,41 @@ def test_a_question_that_orders_events_asks_for_what_its_wh_word_asks_not_a_date
 
 
 def test_a_title_does_not_end_the_quoted_sentence() -> None:
-    answer, _ = _answer("Who is Nadia's doctor?", _row("r1", "Nadia: Yes, my new doctor is Dr. Marchand, near the park."))
+    answer, _ = _answer(
+        "Who is Nadia's doctor?", _row("r1", "Nadia: Yes, my new doctor is Dr. Marchand, near the park.")
+    )
     assert answer == "Nadia: Yes, my new doctor is Dr. Marchand, near the park."
+
+
+def test_a_name_question_is_answered_by_the_row_that_names_the_value() -> None:
+    answer, cited = _answer(
+        "Which company does Nadia work for?",
+        _row("r1", "Nadia: Big news at work: I got promoted!"),
+        _row("r2", "Nadia: I'm the design lead at Loomwork now, with two designers on my team."),
+    )
+    assert "Loomwork" in answer and cited == ("r2",)
+
+
+def test_the_sentence_after_a_statement_that_names_no_value_completes_it() -> None:
+    told = "We leased a car! A little Renault Zoe, electric, mainly for trips to the mountains."
+    row = EvidenceRow(
+        row_id="r1", memory_type="episodic", text="Nadia: We leased a car!", event_time=None,
+        mention_time=SAID, speaker="Nadia", told=told,
+    )  # fmt: skip
+    answer, cited = _answer("What car does Nadia drive?", row)
+    assert answer == "Nadia: We leased a car! A little Renault Zoe, electric, mainly for trips to the mountains."
+    assert cited == ("r1",)
+    gist, _ = _answer("Why did Nadia lease a car?", row)  # no name is asked: the statement alone
+    assert gist == "Nadia: We leased a car!"
+
+
+def test_a_semantic_row_states_the_key_its_writer_stored() -> None:
+    about_joon = EvidenceRow(
+        row_id="r1", memory_type="semantic", text="Joon: This month he starts teaching at the nursing school.",
+        event_time=None, mention_time=SAID, speaker="Joon", attribute="job",
+    )  # fmt: skip
+    lease = _row("r2", "The tenants must allow access to the premises for the works.", speaker="")
+    answer, cited = _answer("What does Joon do for work?", lease, about_joon)
+    assert "nursing school" in answer and cited == ("r1",)
+    other = EvidenceRow(**{**about_joon.__dict__, "speaker": "Tiago"})  # the same key of another person
+    assert _answer("What does Joon do for work?", lease, other)[1] != ("r1",)

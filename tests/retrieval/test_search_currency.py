@@ -226,3 +226,25 @@ def test_a_new_value_stated_against_the_old_one_supersedes_the_fact_that_states_
     rows = _search(tenant, "How much rent does Nadia pay per month?")["rows"]
     assert rows[0]["id"] == str(new.id) and rows[0]["current"] is True
     assert str(allergy.id) not in {row["id"] for row in rows if row["current"] is False}
+
+
+def test_each_fact_of_a_sentence_of_two_is_superseded_on_its_own() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "We're in the Croix-Rousse now, and the rent is 1,100 euros a month.", "m1")
+    _write(tenant, "And it's cheaper: 980 euros a month instead of 1,100.", "m2")
+    with organization_scope(tenant.id):
+        home = SemanticItem.objects.get(attribute="home")
+        rent = SemanticItem.objects.get(summary__contains="980")
+        old_rent = SemanticItem.objects.get(id=rent.supersedes_id)
+    assert old_rent.summary == "Nadia: The rent is 1,100 euros a month." and rent.attribute == "rent"
+    assert "Croix-Rousse" in home.summary and "rent" not in home.summary
+    rows = _search(tenant, "How much rent does Nadia pay per month?")["rows"]
+    assert rows[0]["id"] == str(rent.id) and rows[0]["current"] is True
+    by_id = {row["id"]: row for row in _search(tenant, "Where does Nadia live?")["rows"]}
+    assert by_id[str(home.id)]["current"] is True  # the home of the same sentence is still current
+    answer = tenant.client().post(
+        "/v1/subjects/nadia/answer", {"question": "How much rent does Nadia pay?"}, format="json"
+    )
+    assert answer.status_code == 200, answer.content
+    assert "980" in answer.json()["answer"]

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
-from apps.language.facts import FactReading, pronoun_subject, read_fact, replaced_value, speaker_fact
+from apps.language.facts import (
+    FactReading,
+    pronoun_subject,
+    read_fact,
+    replaced_value,
+    speaker_clause_facts,
+    speaker_fact,
+)
 from apps.language.pipeline import PARSES
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
@@ -463,15 +470,18 @@ def _change_lines(reading: FactReading) -> list[str]:
 def _semantic_drafts(message: InputMessage) -> Iterator[SemanticDraft]:
     actor, provenance = _actor(message), _provenance(message)
     for sentence in _first_person_facts(message):
-        reading = read_fact(sentence.span)
-        yield SemanticDraft(
-            name=actor,
-            attribute=reading.attribute,
-            summary=f"{actor}: {sentence.text}",
-            details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
-            source=actor,
-            source_message_ids=[message.message_id],
-        )
+        # A sentence of facts of several keys ("we're in Lyon now and the rent is 1,100 euros")
+        # is one row per fact, each stating its own clause, so each is superseded on its own.
+        facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)]
+        for reading, text in facts or [(read_fact(sentence.span), sentence.text)]:
+            yield SemanticDraft(
+                name=actor,
+                attribute=reading.attribute,
+                summary=f"{actor}: {text}",
+                details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
+                source=actor,
+                source_message_ids=[message.message_id],
+            )
     person: str | None = None  # the one person the previous sentence named
     for sentence in _sentences(message):
         about = [(_entity_text(entity), entity.root) for entity in _described_entities(sentence)]

@@ -99,13 +99,19 @@ class Command(BaseCommand):
         with out.open("w") as handle:
             for line in lines:
                 handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-        plot_path = BENCHMARKS.parent / "img" / "eval_updates.png" if options["write_docs"] else out.with_suffix(".png")
+        data: Path = options["data"]
+        # Each update set has its own section and plot: the default one keeps the plain name.
+        section = "eval_updates" if data.resolve() == DATA_FILE else f"eval_updates_{data.stem}"
+        plot_path = BENCHMARKS.parent / "img" / f"{section}.png" if options["write_docs"] else out.with_suffix(".png")
         turns = [turn.text for session in conversation.sessions for turn in session.turns]
-        command = f"--sessions {options['sessions']} " if options["sessions"] else ""
+        shown = data.resolve().relative_to(Path.cwd()) if data.resolve().is_relative_to(Path.cwd()) else data
+        command = "" if section == "eval_updates" else f"--data {shown} "
+        command += f"--sessions {options['sessions']} " if options["sessions"] else ""
         body = _report(
             lines,
             out,
             plot_path,
+            data=shown,
             command=command,
             sessions=len(conversation.sessions),
             turns=len(turns),
@@ -114,7 +120,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(body)
         if options["write_docs"]:
-            write_section("eval_updates", body)
+            write_section(section, body)
 
     def _ask(self, subject: Subject, questions: list[UpdateQuestion]) -> list[dict[str, Any]]:
         dia_of = row_dia_ids(subject)
@@ -178,6 +184,7 @@ def _report(
     out: Path,
     plot_path: Path,
     *,
+    data: Path,
     command: str,
     sessions: int,
     turns: int,
@@ -202,9 +209,9 @@ def _report(
         [
             f"## Knowledge updates (`python manage.py eval_updates {command}--write-docs`)",
             "",
-            f"The project's own update set (`apps/evaluation/data/updates_v1.json`): one person over {sessions} "
-            f"sessions ({turns} turns, the longest {longest_words:,} words: a pasted lease), facts that change once or twice, facts that "
-            "never change, needle passages in the lease. Local providers, "
+            f"The project's own update set (`{data}`): one person over {sessions} "
+            f"sessions ({turns} turns, the longest {longest_words:,} words: a pasted document), facts that change once "
+            "or twice, facts that never change, needle passages in the document. Local providers, "
             f"{platform.machine()}, 2 cores; ingestion {ingest_s:.0f} s. Each question is asked once through "
             f"graph-mode search with a {CURRENT_BUDGET:,}-token budget (tokens: words and punctuation of the returned "
             f"rows) and once through the answer endpoint's loop. A row counts for a turn through its provenance. "
