@@ -91,7 +91,8 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             aliases="partner, spouse, marital status, relationship status"),
     _family("pet", "adopt", "pet dog cat puppy kitten rabbit bunny hamster parrot greyhound labrador terrier "
             "poodle goldfish fish tortoise turtle guinea", multi_valued=True, aliases="pets"),
-    _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter", aliases="vehicle, cars"),
+    _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter bike bicycle e-bike ebike",
+            aliases="vehicle, cars"),
     _family("gym", "", "gym membership", aliases="gym membership, fitness club"),
     _family("doctor", "", "doctor gp physician dentist therapist", aliases="gp, physician"),
     _family("rent", "", "rent", aliases="monthly rent"),
@@ -211,7 +212,21 @@ def _lemma(token: Token) -> str:
 
 
 def _subject(clause: Token) -> Token | None:
-    return next((child for child in clause.children if child.dep_ in _SUBJECT_DEPS), None)
+    """The clause's subject, or for a verb joined to another without one ("Efua packed up and
+    moved to Calgary"), the subject of the verb it is joined to."""
+    own = next((child for child in clause.children if child.dep_ in _SUBJECT_DEPS), None)
+    if own is None and _shares_subject(clause):
+        return _subject(clause.head)
+    return own
+
+
+def _shares_subject(token: Token) -> bool:
+    return (
+        token.dep_ == "conj"
+        and token.pos_ in ("VERB", "AUX")
+        and token.head.pos_ in ("VERB", "AUX")
+        and not any(child.dep_ in _SUBJECT_DEPS for child in token.children)
+    )
 
 
 def _possessed_by_speaker(token: Token) -> bool:
@@ -356,6 +371,10 @@ def _text(token: Token) -> str:
 
 
 def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[str, Token] | None:
+    """The attribute a clause states and its predicate. A verb that shares its subject with the
+    verb before it ("I cancelled the gym and joined Basic-Fit") states a family's fact by its
+    words or a place, not by a verb alone: "join" is as often a gym as a job."""
+    by_verb = not _shares_subject(clause)
     predicate = _predicate(clause)
     if _lemma(predicate) in _PREFERENCE_PREDICATES:
         return None  # likes are many at once: "love hiking" and "love painting" are two facts
@@ -397,11 +416,13 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
                 continue  # "we need restaurants that …", "I called a plumber": no job of the speaker's
+            if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
+                return "job", predicate  # "she's a clinical instructor": what she is, not whom she has
             return _attribute_of(family, value, values), predicate
     family = _family_of_predicate(lemma)
     if family is None and lemma == "get" and any(c.lower_ == "up" for c in predicate.children):
         family = next(f for f in ATTRIBUTE_FAMILIES if f.attribute == "wake-up time")
-    if family is not None:
+    if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
 
@@ -617,8 +638,9 @@ def _clauses(span: Span) -> Iterator[Token]:
     subject (the parser's root is not always the main clause)."""
     root = span.root
     for token in span:
-        if token is root or (
-            token.pos_ in ("VERB", "AUX") and any(child.dep_ in _SUBJECT_DEPS for child in token.children)
+        if token.i == root.i or (
+            token.pos_ in ("VERB", "AUX")
+            and (any(child.dep_ in _SUBJECT_DEPS for child in token.children) or _shares_subject(token))
         ):
             yield token
 
@@ -818,7 +840,7 @@ def _asked_attribute(token: Token) -> list[str]:
         return [_ASKED_WORDS[lemma]]
     if lemma == "teach" and any(child.lower_ == "who" for child in token.children):
         return ["tutor"]  # "who teaches her French"
-    family = _family_of_word(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
+    family = _family_of_word(lemma) or _family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
     if family is None and token.pos_ in ("VERB", "AUX") and not any(c.dep_ == "prt" for c in token.children):
         family = _family_of_predicate(lemma)
     if family is None or family.attribute == "name":  # "the name of her pet" asks for the pet
@@ -831,6 +853,25 @@ def _asked_attribute(token: Token) -> list[str]:
     if family.place_attribute:
         return [family.attribute, family.place_attribute]
     return [family.attribute]
+
+
+def _family_named(word: str) -> AttributeFamily | None:
+    """The family a question names by its attribute ("What is her relationship status?")."""
+    return next((family for family in ATTRIBUTE_FAMILIES if family.attribute == word), None)
+
+
+# Names of an attribute in several words ("job title", "relationship status", "date of birth"),
+# longest first: a question that says one asks for that attribute, whatever its words' roles.
+_ASKED_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rf"\b{re.escape(phrase)}\b", re.IGNORECASE), family.attribute)
+    for family in ATTRIBUTE_FAMILIES
+    for phrase in sorted(family.aliases, key=len, reverse=True)
+    if " " in phrase and not family.multi_valued and family.lasting and family.attribute not in ("origin", "name")
+)
+
+
+def _asked_phrases(text: str) -> list[str]:
+    return list(dict.fromkeys(attribute for pattern, attribute in _ASKED_PHRASES if pattern.search(text)))
 
 
 def _names_another(token: Token) -> bool:
@@ -860,6 +901,8 @@ def asked_key(span: Span) -> AskedKey:
     cut = span.start_char + later.start() if later is not None else span.end_char
     asking = [token for token in span if token.idx < cut]
     groups: list[tuple[str, ...]] = []
+    for attribute in _asked_phrases(span.text[: cut - span.start_char]):
+        _add_group(groups, [attribute])
     for token in asking:
         if token.pos_ not in ("VERB", "AUX"):
             _add_group(groups, _asked_attribute(token))

@@ -334,3 +334,8 @@ def test_a_sentence_of_one_key_of_the_speaker_is_not_split(sentence: str) -> Non
 def test_a_family_word_states_a_fact_only_in_the_role_that_states_it(sentence: str, attribute: str | None) -> None:
     reading = speaker_fact(next(iter(spacy_pipeline()(sentence).sents)))
     assert (reading.attribute if reading is not None else None) == attribute
+
+
+def test_a_tutor_word_said_of_what_someone_is_is_their_job() -> None:
+    assert _reading("I'm a yoga instructor now.").attribute == "job"
+    assert _reading("My tutor is Hélène.").attribute == "tutor"

@@ -246,3 +246,17 @@ def test_a_sentence_of_two_facts_is_two_semantic_drafts_each_of_its_own_clause(m
         ("rent", "Nadia: The rent is 1,100 euros a month."),
     ]
     assert all(said in d.details for d in drafts)  # the whole sentence stays in the details
+
+
+def test_a_change_said_of_someone_else_is_not_the_speakers_fact(metering: MeteringContext) -> None:
+    from datetime import UTC, datetime
+
+    said = (
+        "My sister Efua packed up and moved to Calgary last weekend. "
+        "She's a clinical instructor at a nursing college there now, teaching students instead of working the ER."
+    )
+    message = InputMessage(
+        message_id="m1", role="user", name="Kwame", content=said, timestamp=datetime(2024, 3, 4, tzinfo=UTC)
+    )
+    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    assert [(d.name, d.attribute) for d in drafts] == [("Efua", "home city"), ("Efua", "job")]

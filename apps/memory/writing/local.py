@@ -429,9 +429,17 @@ def _first_person_facts(message: InputMessage) -> list[_Sentence]:
         and (
             _FIRST_PERSON_FACT.search(_normalized(sentence.text))
             or speaker_fact(sentence.span) is not None
-            or replaced_value(sentence.text) is not None  # "980 a month instead of 1,100": a new value
+            # "980 a month instead of 1,100": a new value, unless it is someone else's ("She's an
+            # instructor now, teaching instead of working the ER")
+            or (replaced_value(sentence.text) is not None and not _about_someone_else(sentence.span))
         )
     ]
+
+
+def _about_someone_else(span: Span) -> bool:
+    """The sentence's subject is a third person: "he", "she", "they" or a name."""
+    subject = next((t for t in span.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    return subject is not None and (subject.lower_ in ("he", "she", "they") or subject.pos_ == "PROPN")
 
 
 def _described_entities(sentence: _Sentence) -> list[Span]:
