@@ -320,7 +320,8 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
 
 _RECURRENCE = re.compile(
     r"\b(?:every|each|weekly|monthly|daily|nightly|fortnightly|biweekly|of\s+(?:the|every)\s+month"
-    rf"|(?:{weekday_alternation()})s|weekdays|weekends|(?:a|per)\s+(?:day|week|month))\b",
+    rf"|(?:{weekday_alternation()})s|(?:{weekday_alternation()})\s+(?:mornings|afternoons|evenings|nights)"
+    r"|weekdays|weekends|(?:a|per)\s+(?:day|week|month))\b",
     re.IGNORECASE,
 )
 
@@ -383,6 +384,10 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if schedule:
         return schedule, predicate
     lemma = _lemma(predicate)
+    if _reports_to(predicate):
+        return "manager", predicate  # "I report to Annika Lund now"
+    if lemma in _EVENT_VERBS and _RECURRENCE.search(span.text):
+        return f"schedule: {_EVENT_VERBS[lemma]}", predicate  # "we rehearse on Wednesday nights"
     if lemma in _COMMUTE_PREDICATES and any(
         child.dep_ == "prep" and child.lower_ == "to" and any(_lemma(g) in _WORKPLACES for g in child.children)
         for child in predicate.children
@@ -757,6 +762,17 @@ _ASKED_WORDS: Mapping[str, str] = MappingProxyType(
 )
 
 
+# Verbs of a recurring event that name the event ("the choir rehearses on Thursdays").
+_EVENT_VERBS: Mapping[str, str] = MappingProxyType({"rehearse": "rehearsal"})
+
+
+def _reports_to(predicate: Token) -> bool:
+    """ "I report to Annika now": whom one reports to is one's manager."""
+    return _lemma(predicate) == "report" and any(
+        child.dep_ == "prep" and child.lower_ == "to" for child in predicate.children
+    )
+
+
 # Nouns that only say what kind of answer is wanted: "the name of her pet" asks for the pet.
 _KIND_NOUNS = frozenset({"name", "kind", "type", "sort"})
 
@@ -840,6 +856,10 @@ def _asked_attribute(token: Token) -> list[str]:
         return [_ASKED_WORDS[lemma]]
     if lemma == "teach" and any(child.lower_ == "who" for child in token.children):
         return ["tutor"]  # "who teaches her French"
+    if lemma in _EVENT_VERBS:  # the tagger may take the verb for a noun
+        return [f"schedule: {_EVENT_VERBS[lemma]}"]  # "which night does his choir rehearse"
+    if _reports_to(token):
+        return ["manager"]  # "who does he report to"
     family = _family_of_word(lemma) or _family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
     if family is None and token.pos_ in ("VERB", "AUX") and not any(c.dep_ == "prt" for c in token.children):
         family = _family_of_predicate(lemma)

@@ -182,7 +182,7 @@ def _standing_time(plan: Plan, row: EvidenceRow) -> bool:
 # "Which gym …", "What car …", "What is the name of …": the answer is a name, not a sentence's gist.
 _NAME_ASKED = re.compile(
     r"^\s*(?:(?:which|what)\s+(?!(?:do|does|did|is|was|are|were|has|have|had|will|would|can|could|kind|type|sort"
-    r"|time|day|date|year|month|happened|about)\b)[a-z]+\b|(?:what|which)(?:'s|\s+is|\s+was)\s+(?:the\s+)?name\b)",
+    r"|time|day|date|year|month|week|night|morning|evening|afternoon|hour|season|happened|about)\b)[a-z]+\b|(?:what|which)(?:'s|\s+is|\s+was)\s+(?:the\s+)?name\b)",
     re.IGNORECASE,
 )
 
@@ -245,6 +245,27 @@ def _fact_stems(fact: EvidenceFact) -> frozenset[str]:
     return content_stems(" ".join([text, *(value for _, value in fact.literals)]))
 
 
+# Words for the same relative: a row about "my mum" is about the asked "mother".
+_KIN = {
+    stem(word): stem(canonical)
+    for canonical, words in (
+        ("mother", "mum mom mama mommy mummy ma"),
+        ("father", "dad papa daddy pa"),
+        ("grandmother", "grandma granny nan nana"),
+        ("grandfather", "grandpa granddad grandad"),
+        ("brother", "bro"),
+        ("sister", "sis"),
+    )
+    for word in words.split()
+}
+# A row that states a value as a former one ("I used to eat a francesinha every Friday").
+_FORMER = re.compile(r"\b(?:used to|formerly|back then|back when|no longer)\b", re.IGNORECASE)
+
+
+def _kin(stems: frozenset[str]) -> frozenset[str]:
+    return stems | {_KIN[s] for s in stems if s in _KIN}
+
+
 def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[EvidenceFact]) -> list[_Support]:
     wanted = plan.constraints.content_stems
     names = _name_stems(plan)
@@ -259,10 +280,10 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
     prior = asks_prior(plan.question)  # "before Lyon", "used to": the earlier value wins
     key = _asked(plan.question) if plan.time_focus == "present" or prior else AskedKey(groups=(), names=())
     value = _wanted_value(plan)
-    found: list[tuple[tuple[bool, bool, bool, bool, float, bool, int], _Support]] = []
+    found: list[tuple[tuple[bool, bool, bool, bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
         row_facts = citing.get(row.row_id, [])
-        stems = content_stems(row.text).union(*(_fact_stems(fact) for fact in row_facts))
+        stems = _kin(content_stems(row.text).union(*(_fact_stems(fact) for fact in row_facts)))
         row_families = frozenset().union(*(predicate_families(fact.predicate) for fact in row_facts))
         related = bool(row_families & families) or any(stem(fact.predicate) in wanted for fact in row_facts)
         keyed = _states_asked_key(row, key)
@@ -282,9 +303,16 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
             row=row, rank=rank, score=score, families=row_families, stems=stems, key=key if keyed else None
         )
         has_date = asks_time and _dated_answer(row) is not None
-        replaced = (plan.time_focus == "present" and not prior and not row.current) or (prior and row.current)
+        former = prior and _FORMER.search(row.text) is not None  # "used to": a former value by its words
+        replaced = (plan.time_focus == "present" and not prior and not row.current) or (
+            prior and row.current and not former
+        )
         valued = value is None or _holds_value(_best_sentence(row.text, plan, support), value, plan)
-        found.append(((replaced, _is_echo(row, plan), not keyed, not valued, -score, not has_date, rank), support))
+        # "What did she use to eat?": a row that says "used to" says what is asked
+        worded = not (former and _FORMER.search(plan.question))
+        found.append(
+            ((replaced, _is_echo(row, plan), worded, not keyed, not valued, -score, not has_date, rank), support)
+        )
     return [support for _, support in sorted(found, key=lambda item: item[0])]
 
 

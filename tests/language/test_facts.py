@@ -339,3 +339,38 @@ def test_a_family_word_states_a_fact_only_in_the_role_that_states_it(sentence: s
 def test_a_tutor_word_said_of_what_someone_is_is_their_job() -> None:
     assert _reading("I'm a yoga instructor now.").attribute == "job"
     assert _reading("My tutor is Hélène.").attribute == "tutor"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("I report to Annika Lund now.", "manager"),
+        ("We rehearse on Wednesday nights in a church hall.", "schedule: rehearsal"),
+        ("Rehearsals moved from Wednesday to Thursday nights.", "schedule: rehearsal"),
+        ("I also bought a used e-bike from a guy in Fairview.", "car"),
+        ("I cancelled Holmes Place and joined the Basic-Fit in Part-Dieu.", "cancel place"),  # "join" alone: no job
+    ],
+)
+def test_more_ways_of_stating_a_fact(sentence: str, attribute: str) -> None:
+    assert _reading(sentence).attribute == attribute
+
+
+def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
+    span = next(iter(spacy_pipeline()("Family news: Efua packed up and moved to Calgary last weekend.").sents))
+    efua = next(token for token in span if token.text == "Efua")
+    assert read_fact(span, about=efua).attribute == "home city"
+
+
+@pytest.mark.parametrize(
+    ("question", "groups"),
+    [
+        ("What is Kwame's relationship status?", (("relationship",),)),  # the attribute's own name
+        ("What is Kwame's job title?", (("job",),)),  # a phrase that names the attribute
+        ("Who does Kwame report to at work?", (("job",), ("manager",))),
+        ("Which night does Kwame's choir rehearse?", (("schedule: rehearsal",),)),
+    ],
+)
+def test_questions_name_attributes_by_names_phrases_and_verbs(
+    question: str, groups: tuple[tuple[str, ...], ...]
+) -> None:
+    assert asked_key(spacy_pipeline()(question)[:]).groups == groups

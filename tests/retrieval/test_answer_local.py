@@ -143,3 +143,20 @@ def test_a_semantic_row_states_the_key_its_writer_stored() -> None:
     assert "nursing school" in answer and cited == ("r1",)
     other = EvidenceRow(**{**about_joon.__dict__, "speaker": "Tiago"})  # the same key of another person
     assert _answer("What does Joon do for work?", lease, other)[1] != ("r1",)
+
+
+def test_a_relative_is_found_under_another_word_for_them() -> None:
+    answer, cited = _answer(
+        "What is Nadia's mother's name?",
+        _row("r1", "Nadia: My mum Helena made me take a blanket for the drive back."),
+    )
+    assert "Helena" in answer and cited == ("r1",)
+
+
+def test_a_used_to_question_is_answered_by_the_row_that_says_used_to() -> None:
+    answer, cited = _answer(
+        "What did Nadia used to eat every Friday?",
+        _row("r1", "Nadia: Also, a small confession: I don't eat meat anymore.", current=False),
+        _row("r2", "Nadia: I used to eat a francesinha every Friday."),
+    )
+    assert "francesinha" in answer and cited == ("r2",)
