@@ -816,11 +816,28 @@ def _in_clause_aside(token: Token) -> bool:
     )
 
 
+def _is_setting(token: Token) -> bool:
+    """ "at work", "at home", "at school" on a verb: where something is done, not what is asked
+    ("Who does he report to at work?")."""
+    return (
+        token.dep_ == "pobj"
+        and token.head.lower_ == "at"
+        and token.head.head.pos_ in ("VERB", "AUX")
+        and (token.lower_ in ("work", "home", "school") and not list(token.children))
+    )
+
+
 def _modifies_another(token: Token) -> bool:
     """A word that only qualifies what is asked: a compound ("a home insurance certificate"),
     a word of a prepositional phrase on another noun ("the deposit for her flat") or on a verb
     whose subject or object is the asked noun, or of a subordinate clause."""
-    return token.dep_ == "compound" or _on_another_noun(token) or _beside_asked_noun(token) or _in_clause_aside(token)
+    return (
+        token.dep_ == "compound"
+        or _on_another_noun(token)
+        or _beside_asked_noun(token)
+        or _in_clause_aside(token)
+        or _is_setting(token)
+    )
 
 
 def _asks_a_measure(span: Span) -> bool:

@@ -189,16 +189,36 @@ _NAME_ASKED = re.compile(
 
 def _wanted_value(plan: Plan) -> str | None:
     """The kind of value that answers the question when a sentence must hold one: "number"
-    ("How much rent …"), "name" ("Who …", "Where …", "Which gym …", "What is the name of …"),
-    else None (a yes/no, an activity, a reason, a date or a gist)."""
+    ("How much rent …"), "person" ("Who …", "What is his mother's name?"), "place" ("Where …"),
+    "name" ("Which gym …", "What is the name of …"), else None (a yes/no, an activity, a
+    reason, a date or a gist)."""
     types = set(plan.answer_types)
     if types & {"yes/no", "activity", "reason", "date"} or plan.operator == "count":
         return None
     if "number" in types:
         return "number"
-    if types & {"person", "location"} or _NAME_ASKED.search(plan.question):
+    words = {word.casefold().strip("?'") for word in plan.question.split()}
+    if "person" in types or ("name" in words and words & _PERSON_WORDS):
+        return "person"  # "Who is her manager?", "What is his mother's name?"
+    if "location" in types:
+        return "place"
+    if _NAME_ASKED.search(plan.question) or "name" in words:
         return "name"
     return None
+
+
+_PERSON_WORDS = frozenset(
+    """friend partner boyfriend girlfriend husband wife fiance fiancee sister brother mother mum mom father dad son
+    daughter child aunt uncle cousin niece nephew grandmother grandma grandfather grandpa colleague coworker boss
+    manager mentor coach teacher tutor doctor dentist neighbour neighbor roommate landlord""".split()
+)
+# What a name of each kind may be: a person, an organization or a thing named by a proper noun;
+# a place; any name but a time.
+_KIND_ENTITIES = {
+    "person": frozenset({"PERSON", "ORG", "NORP"}),
+    "place": frozenset({"GPE", "LOC", "FAC", "ORG"}),
+    "name": frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG", "PRODUCT", "NORP", "WORK_OF_ART", "EVENT"}),
+}
 
 
 def _holds_value(sentence: str, kind: str | None, plan: Plan) -> bool:
@@ -211,14 +231,12 @@ def _holds_value(sentence: str, kind: str | None, plan: Plan) -> bool:
     asked = {word.casefold() for name in plan.entities for word in name.split()}
     speaker = _SPEAKER.match(sentence)
     body = sentence[speaker.end() :] if speaker else sentence
+    entities = _KIND_ENTITIES[kind]
     return any(
         token.text.casefold() not in asked
-        and (token.ent_type_ in _VALUE_ENTITIES or (token.pos_ == "PROPN" and not token.ent_type_ and token.i > 0))
+        and (token.ent_type_ in entities or (token.pos_ == "PROPN" and not token.ent_type_ and token.i > 0))
         for token in _parsed(body)
     )
-
-
-_VALUE_ENTITIES = frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG", "PRODUCT", "NORP", "WORK_OF_ART", "EVENT"})
 
 
 def _asks_duration(plan: Plan) -> bool:
@@ -475,7 +493,9 @@ def _best_sentence(text: str, plan: Plan, support: _Support | None = None) -> st
         sentences = stating or sentences
     wanted = plan.constraints.content_stems
     value = _wanted_value(plan)
-    overlaps = [(_holds_value(sentence, value, plan), len(content_stems(sentence) & wanted)) for sentence in sentences]
+    overlaps = [
+        (_holds_value(sentence, value, plan), len(_kin(content_stems(sentence)) & wanted)) for sentence in sentences
+    ]
     best = sentences[overlaps.index(max(overlaps))]
     if value is not None and not _holds_value(best, value, plan):
         # "We leased a car! A little Renault Zoe, electric": the next sentence names the value

@@ -160,3 +160,12 @@ def test_a_used_to_question_is_answered_by_the_row_that_says_used_to() -> None:
         _row("r2", "Nadia: I used to eat a francesinha every Friday."),
     )
     assert "francesinha" in answer and cited == ("r2",)
+
+
+def test_a_persons_name_is_answered_with_a_person_not_a_place() -> None:
+    answer, cited = _answer(
+        "What is Kwame's mother's name?",
+        _row("r1", "Kwame: Kumasi, born and raised. My mum still lives in Kumasi.", speaker="Kwame"),
+        _row("r2", "Kwame: Sundays at 8 am I video call my mum, Abena, back home.", speaker="Kwame"),
+    )
+    assert "Abena" in answer and cited == ("r2",)
