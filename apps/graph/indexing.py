@@ -27,6 +27,7 @@ from apps.graph.identity import frame_identity
 from apps.graph.keys import anchor_key
 from apps.language.dates import parse_event_time
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
+from apps.memory.statements import without_about
 from apps.providers.extraction_schemas import AnchorCandidate, ExtractionInput, SameEntityQuestion
 from apps.providers.interfaces import Embedder, GraphLLM, MeteringContext
 from apps.tenancy.models import Subject
@@ -114,7 +115,7 @@ def extraction_input(row: IndexedRecord) -> ExtractionInput:
         )
     assert isinstance(row, SemanticItem)
     return ExtractionInput(
-        kind="semantic", text=_graph_text(f"{row.name}: {row.summary}\n{row.details}"), actor=row.source
+        kind="semantic", text=_graph_text(f"{row.name}: {without_about(row.summary)}\n{row.details}"), actor=row.source
     )
 
 

@@ -3,7 +3,8 @@ statement naming its replaced value replaces. Framework-free.
 
 A first-person fact's summary already opens with its speaker ("Nadia: I'm vegan"), so the
 name is not put in front a second time: search results, labels and the row's vector all read
-"Nadia: I'm vegan", never "Nadia: Nadia: I'm vegan".
+"Nadia: I'm vegan", never "Nadia: Nadia: I'm vegan". A fact one person stated about another
+opens with both ("Nadia, about Tiago: He moved to Berlin").
 """
 
 from __future__ import annotations
@@ -18,7 +19,25 @@ K = TypeVar("K")
 def semantic_statement(name: str | None, summary: str) -> str:
     if not name or summary.startswith(f"{name}:"):
         return summary
+    about = _ABOUT.match(summary)
+    if about is not None and about["name"] == name:  # "Nadia, about Tiago: …" already names both
+        return summary
     return f"{name}: {summary}"
+
+
+_ABOUT = re.compile(r"^[^:\n]{1,60}, about (?P<name>[^:\n]{1,60}): ")
+
+
+def without_about(summary: str) -> str:
+    """The words of a statement without the "Nadia, about Tiago: " that opens it."""
+    about = _ABOUT.match(summary)
+    return summary[about.end() :] if about is not None else summary
+
+
+def about_prefix(speaker: str, name: str) -> str:
+    """How a statement one person made about another opens: "Nadia, about Tiago: He moved to
+    Berlin", never "Tiago: He moved to Berlin", which reads as Tiago's own words."""
+    return f"{speaker}, about {name}: "
 
 
 def replaced_fact(old_value: str, facts: Iterable[tuple[K, str]]) -> K | None:

@@ -260,3 +260,5 @@ def test_a_change_said_of_someone_else_is_not_the_speakers_fact(metering: Meteri
     )
     drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
     assert [(d.name, d.attribute) for d in drafts] == [("Efua", "home city"), ("Efua", "job")]
+    # what Kwame said of her reads as his words, not as hers
+    assert drafts[0].summary == "Kwame, about Efua: My sister Efua packed up and moved to Calgary last weekend."

@@ -135,7 +135,7 @@ def test_the_sentence_after_a_statement_that_names_no_value_completes_it() -> No
 
 def test_a_semantic_row_states_the_key_its_writer_stored() -> None:
     about_joon = EvidenceRow(
-        row_id="r1", memory_type="semantic", text="Joon: This month he starts teaching at the nursing school.",
+        row_id="r1", memory_type="semantic", text="Nadia, about Joon: This month he starts teaching at the nursing school.",
         event_time=None, mention_time=SAID, speaker="Joon", attribute="job",
     )  # fmt: skip
     lease = _row("r2", "The tenants must allow access to the premises for the works.", speaker="")

@@ -28,6 +28,7 @@ from apps.language.pipeline import PARSES
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
 from apps.memory.passages import is_document
+from apps.memory.statements import about_prefix
 from apps.providers.interfaces import MeteringContext, Purpose
 from apps.providers.local_usage import MEMORY_WRITER, record_local
 from apps.providers.schemas import (
@@ -500,10 +501,14 @@ def _semantic_drafts(message: InputMessage) -> Iterator[SemanticDraft]:
             about = [(person, pronoun)] if reading.from_family else []
         for name, token in about:
             reading = read_fact(sentence.span, about=token)
+            # What the speaker said of a person reads as the speaker's words ("Nadia, about
+            # Tiago: He moved to Berlin"), not as the person's own; a place or a thing keeps
+            # its name in front ("Lyon: Lyon is two hours from Geneva").
+            said_of_person = token.ent_type_ in ("PERSON", "") and name != actor
             yield SemanticDraft(
                 name=name,
                 attribute=reading.attribute,
-                summary=sentence.text,
+                summary=f"{about_prefix(actor, name)}{sentence.text}" if said_of_person else sentence.text,
                 details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
                 source=actor,
                 source_message_ids=[message.message_id],

@@ -207,7 +207,8 @@ def _report(
     fallbacks = sum(1 for line in lines if line["fallback"])
     return "\n".join(
         [
-            f"## Knowledge updates (`python manage.py eval_updates {command}--write-docs`)",
+            f"## Knowledge updates{'' if data.stem == 'updates_v1' else f' on {data.stem}'} "
+            f"(`python manage.py eval_updates {command}--write-docs`)",
             "",
             f"The project's own update set (`{data}`): one person over {sessions} "
             f"sessions ({turns} turns, the longest {longest_words:,} words: a pasted document), facts that change once "
