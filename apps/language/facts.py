@@ -420,7 +420,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
             if family.multi_valued and value not in owned and lemma not in _HAVING_PREDICATES:
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
-                continue  # "we need restaurants that …", "I called a plumber": no job of the speaker's
+                continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
             if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
                 return "job", predicate  # "she's a clinical instructor": what she is, not whom she has
             return _attribute_of(family, value, values), predicate
