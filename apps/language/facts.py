@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from apps.language.calendar import weekday_alternation
+from apps.language.calendar import month_number, weekday_alternation
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -93,7 +93,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "poodle goldfish fish tortoise turtle guinea", multi_valued=True, aliases="pets"),
     _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter bike bicycle e-bike ebike",
             aliases="vehicle, cars"),
-    _family("gym", "", "gym membership", aliases="gym membership, fitness club"),
+    _family("gym", "", "gym membership fitness", aliases="gym membership, fitness club"),
     _family("doctor", "", "doctor gp physician dentist therapist", aliases="gp, physician"),
     _family("rent", "", "rent", aliases="monthly rent"),
     _family("wake-up time", "wake", "alarm", aliases="wake time, wakes up, alarm"),
@@ -288,8 +288,21 @@ def _is_place(token: Token) -> bool:
     return token.ent_type_ in _PLACE_LABELS or (token.pos_ == "PROPN" and token.ent_type_ not in _NOT_PLACES)
 
 
+_WEEKDAY = re.compile(rf"(?:{weekday_alternation()})s?", re.IGNORECASE)
+
+
+def _placed(token: Token) -> bool:
+    """A place where one lives: a city or country, or a proper name after "in", "to" or "from"
+    that the tagger took for a person ("We moved to Lyon"); a street names none."""
+    if _lemma(token) in _STREET_WORDS:
+        return False
+    named_where = token.pos_ == "PROPN" and token.dep_ == "pobj" and token.head.lower_ in ("in", "to", "from")
+    mistaken = token.ent_type_ == "PERSON" or (token.ent_type_ == "DATE" and month_number(token.lower_) is None)
+    return _is_place(token) or (named_where and mistaken and not _WEEKDAY.fullmatch(token.text))
+
+
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
-    if family.place_attribute and any(_is_place(token) and _lemma(token) not in _STREET_WORDS for token in values):
+    if family.place_attribute and any(map(_placed, values)):
         return family.place_attribute
     if family.multi_valued and value is not None:
         if family.attribute == "allergy":  # "allergic to peanuts": the value is what one is allergic to
@@ -427,9 +440,47 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     family = _family_of_predicate(lemma)
     if family is None and lemma == "get" and any(c.lower_ == "up" for c in predicate.children):
         family = next(f for f in ATTRIBUTE_FAMILIES if f.attribute == "wake-up time")
+    if family is not None and not _verb_states(family, predicate, values):
+        return None
+    if lemma == "join" and family is not None and values and not any(map(_names_a_workplace, values)):
+        return None  # "I joined a community choir": joining alone states no job
+    if lemma == "work" and any(child.dep_ == "prep" and child.lower_ == "on" for child in predicate.children):
+        return None  # "we can work on that": an effort, not a job
     if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
+
+
+def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token]) -> bool:
+    """Whether a family's verb, with no word of the family beside it, states the fact: "call"
+    names only as "call me Sam" or "I'm called Kwame" (not "I call my mum", "we called it
+    off"); "move" is a move of home only without an object ("we moved it to Saturdays" is
+    not); "live on" is a home only on a street or a place ("I live on takeout" is not)."""
+    children = list(predicate.children)
+    if family.attribute == "name":
+        return any(c.dep_ in ("oprd", "nsubjpass") for c in children) or any(
+            c.dep_ == "dobj" and c.pos_ == "PROPN" for c in children
+        )
+    if family.attribute == "home":
+        if any(c.dep_ == "dobj" and c.lower_ not in ("house", "home") for c in children):
+            return False
+        preps = [c for c in children if c.dep_ == "prep"]
+        if _lemma(predicate) == "live" and preps and all(c.lower_ == "on" for c in preps):
+            return any(_is_place(v) or _lemma(v) in _STREET_WORDS for v in values)
+    return True
+
+
+def _names_a_workplace(value: Token) -> bool:
+    """An object that can be an employer: a name ("joined Loomwork") or an organization, but
+    not a group one joins for leisure ("joined the Granite Curling Club")."""
+    if any(word in _LEISURE_GROUPS for word in _words_of(value)):
+        return False
+    return value.pos_ == "PROPN" or value.ent_type_ == "ORG"
+
+
+_LEISURE_GROUPS = frozenset(
+    "club choir league team band society association group class course orchestra church congregation".split()
+)
 
 
 def _states_work(predicate: Token, value: Token) -> bool:

@@ -374,3 +374,27 @@ def test_questions_name_attributes_by_names_phrases_and_verbs(
     question: str, groups: tuple[tuple[str, ...], ...]
 ) -> None:
     assert asked_key(spacy_pipeline()(question)[:]).groups == groups
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("I live on takeout and I'm trying to do better.", "live takeout"),  # no home
+        ("I live on Agricola Street now.", "home"),
+        ("Sundays at 8 am I video call my mum, Abena, back home.", "call mum"),  # no name
+        ("Ines and I called it off.", "call off it"),
+        ("I'm called Kwame.", "name"),
+        ("We moved it to Saturdays at 7 am my time.", "move it"),  # a move of something else
+        ("I moved on Monday.", "home"),
+        ("We moved to Lyon.", "home city"),  # the tagger's PERSON after "to" is a place
+        ("I've lived in Winnipeg since 2009, when I came over from Ghana.", "home city"),
+        ("We moved in March.", "home"),  # a month is no place
+        ("I joined a community choir called Harbour Voices.", "join choir"),  # no job
+        ("I joined the Granite Curling Club.", "join club"),
+        ("I joined Loomwork last week.", "job"),
+        ("I joined Anchor Fitness by the ferry terminal.", "gym"),
+        ("We can work on that gradually if you like.", "work that"),  # an effort, no job
+    ],
+)
+def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: str, attribute: str) -> None:
+    assert _reading(sentence).attribute == attribute
