@@ -3,10 +3,12 @@
 Rows arrive tagged with the lane that produced them (``base``, ``relation``, or ``flat`` after a
 graph read raised). Fusion:
 
-1. **Reranks** every row by reciprocal rank over three orders of the bounded candidate set
+1. **Reranks** every row by reciprocal rank over the orders of the bounded candidate set
    (:func:`rank_candidates`): similarity to the question (per kind of text), Okapi BM25 with the
-   candidates' own statistics, and association with the question's anchors (the summed name
-   similarity of the entry anchors the row mentions, read from the adjacency index). Each order
+   candidates' own statistics, association with the question's anchors (the summed name
+   similarity of the entry anchors the row mentions, read from the adjacency index), and, for a
+   relation query, the order of the relation lane's ranked facts that cite the row (ADR 0071:
+   the rows that carry the asked relation, whatever their wording). Each order
    contributes ``1 / (RANK_K + rank + 1)``; ``RANK_K`` is small because the set is small (a
    few hundred rows, not a corpus). Then **context**: an episodic row gains
    ``CONTEXT_WEIGHT`` × the best score among the rows next to it in its chunk (a reply is
@@ -124,8 +126,13 @@ def _order_score(rank: int | None) -> float:
 
 
 def rerank_score(row: RowCandidate) -> float:
-    """Reciprocal rank over the row's similarity, BM25 and anchor orders (context not included)."""
-    return _order_score(row.vector_rank) + _order_score(row.lexical_rank) + _order_score(row.anchor_rank)
+    """Reciprocal rank over the row's similarity, BM25, anchor and fact orders (context not included)."""
+    return (
+        _order_score(row.vector_rank)
+        + _order_score(row.lexical_rank)
+        + _order_score(row.anchor_rank)
+        + _order_score(row.fact_rank)
+    )
 
 
 def rank_candidates(
@@ -137,14 +144,17 @@ def rank_candidates(
     context: Mapping[str, Iterable[str]] | None = None,
     lexical: bool = True,
     names: Iterable[str] = (),
+    fact_order: Sequence[str] = (),
 ) -> list[RowCandidate]:
-    """The candidates with their three ranks among themselves, and their chunk context.
+    """The candidates with their ranks among themselves, and their chunk context.
 
     ``mentions`` maps a row id to the keys of the anchors it mentions; ``anchor_weights`` maps
     the question's entry anchors to their weight (name similarity); ``context`` maps a row id
     to the ids of the episodic rows next to it in its chunk; ``names`` are the people the
-    question names (a row matching only them has no BM25 rank). Without ``lexical`` the BM25
-    ranks are left out (a cheaper first pass)."""
+    question names (a row matching only them has no BM25 rank); ``fact_order`` holds the ids
+    of the rows the relation lane's ranked facts cite, in fact order (a row's fact rank is its
+    first place there, counting each row once; ADR 0071). Without ``lexical`` the BM25 ranks
+    are left out (a cheaper first pass)."""
     unique = list({row.row_id: row for row in rows}.values())
     vector_rank: dict[str, int] = {}
     similar = sum(1 for r in unique if r.similarity is not None)
@@ -164,16 +174,24 @@ def rank_candidates(
     anchor_rank = {row_id: rank for rank, row_id in enumerate(by_anchor)}
     near = context or {}
     by_words = lexical_ranks(unique, question, names=names) if lexical else {}
+    by_fact = fact_ranks(fact_order)
     return [
         replace(
             row,
             vector_rank=vector_rank.get(row.row_id),
             anchor_rank=anchor_rank.get(row.row_id),
             lexical_rank=by_words.get(row.row_id) if lexical else row.lexical_rank,
+            fact_rank=by_fact.get(row.row_id, row.fact_rank),
             context=tuple(sorted(set(near.get(row.row_id, ())) - {row.row_id})),
         )
         for row in rows
     ]
+
+
+def fact_ranks(cited: Iterable[str]) -> dict[str, int]:
+    """Each row's 0-based place among the rows the ranked facts cite, in fact order (``cited``:
+    the facts' citations, best fact first), each row counted once at its first place."""
+    return {row_id: rank for rank, row_id in enumerate(dict.fromkeys(cited))}
 
 
 def row_calendar_date(row: RowCandidate) -> date | None:
@@ -240,6 +258,7 @@ def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]
             vector_rank=_best(first.vector_rank, row.vector_rank),
             lexical_rank=_best(first.lexical_rank, row.lexical_rank),
             anchor_rank=_best(first.anchor_rank, row.anchor_rank),
+            fact_rank=_best(first.fact_rank, row.fact_rank),
             lexical_score=max(first.lexical_score, row.lexical_score),
             context=tuple(sorted({*first.context, *row.context})),
         )

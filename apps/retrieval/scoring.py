@@ -127,6 +127,10 @@ def named_anchor_keys(plan: Plan, limit: int = MAX_NAMED_ANCHORS) -> tuple[str, 
 # --- fact score (eq. 11) -------------------------------------------------------------------
 
 FRAME_CAP = 240  # frames that survive the predicate filter, chosen by frame id (ADR 0010)
+# Ranked facts whose cited rows join the candidates and order them (ADR 0071): past the
+# rendered facts (at most 12), the relation lane still names the rows that carry the asked
+# relation. Bounded by the frames read (240); set on the LoCoMo dev split (80 scores the same).
+FACT_ORDER_LIMIT = 40
 
 W_RELATION = 3.0  # the predicate belongs to a relation family of the question (our choice)
 W_RELATION_LEXICAL = 1.5  # else the predicate shares a stem with the question's content words (our choice)

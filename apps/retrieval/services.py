@@ -31,7 +31,14 @@ from apps.retrieval import reads
 from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
 from apps.retrieval.fusion import fuse, rank_candidates, rerank_score, trim_to_token_budget
 from apps.retrieval.planner import plan_query
-from apps.retrieval.scoring import entity_keys, named_anchor_keys, rank_facts, relation_arm_keys, select_anchors
+from apps.retrieval.scoring import (
+    FACT_ORDER_LIMIT,
+    entity_keys,
+    named_anchor_keys,
+    rank_facts,
+    relation_arm_keys,
+    select_anchors,
+)
 from apps.retrieval.types import FactCandidate, FusedRow, Plan, RowCandidate, ScoredFact
 from apps.tenancy.models import Subject
 
@@ -170,10 +177,13 @@ def _graph_lanes(
         report.frames_inspected = len(incident)
     clock.lap("graph")
 
-    ranked = rank_facts(facts, plan)
-    cited_ids = [c for scored in ranked for c in scored.fact.citations]
+    # The facts past the rendered ones still say which rows carry the asked relation: the rows
+    # the first FACT_ORDER_LIMIT facts cite join the candidates and rank by fact order (ADR 0071).
+    ordered = rank_facts(facts, plan, cap=max(FACT_ORDER_LIMIT, plan.budgets.max_facts))
+    ranked = ordered[: plan.budgets.max_facts]
+    fact_order = [c for scored in ordered for c in scored.fact.citations]
     rows = reads.rows_by_id(
-        subject=subject, ids=[*cited_ids, *base_ids], vector=vector, model=model, lane="base", where=where
+        subject=subject, ids=[*fact_order, *base_ids], vector=vector, model=model, lane="base", where=where
     )
     weights = {scored.anchor.anchor_key: max(scored.anchor.vector_similarity, 0.0) for scored in anchors}
     mentions = reads.anchor_mentions(subject=subject, row_ids=[r.row_id for r in rows], keys=list(weights))
@@ -203,12 +213,13 @@ def _graph_lanes(
         anchor_weights=weights,
         context=_both_ways(near),
         names=plan.entities,
+        fact_order=fact_order,
     )
     if trace is not None:
         trace.recalled = [c.anchor_key for c in candidates]
         trace.selected = sorted(selected_keys)
         trace.co_participants = [a.anchor_key for a in co_anchors]
-        trace.candidates = {r.row_id for r in ranked_rows} | set(cited_ids)
+        trace.candidates = {r.row_id for r in ranked_rows} | set(fact_order)
     return ranked_rows, [scored.fact for scored in ranked]
 
 

@@ -13,6 +13,7 @@ from apps.retrieval.fusion import (
     OTHER_SPEAKER_WEIGHT,
     PARAPHRASE_JACCARD,
     count_tokens,
+    fact_ranks,
     fuse,
     rank_candidates,
     rerank_score,
@@ -199,6 +200,28 @@ def test_equally_associated_rows_are_ordered_by_similarity() -> None:
     rows = [_similar(i, s, f"Priya said {i}.") for i, s in (("a", 0.2), ("b", 0.9), ("c", 0.5))]
     ranked = rank_candidates(rows, PLAN.question, mentions={i: ["priya"] for i in "abc"}, anchor_weights={"priya": 1})
     assert {r.row_id: r.anchor_rank for r in ranked} == {"b": 0, "c": 1, "a": 2}
+
+
+def test_fact_ranks_count_each_row_once_at_its_best_fact() -> None:
+    # Facts in rank order cite (a, b), (b, c), (d): b keeps the first fact's place.
+    assert fact_ranks(["a", "b", "b", "c", "d"]) == {"a": 0, "b": 1, "c": 2, "d": 3}
+    assert fact_ranks([]) == {}
+
+
+def test_rows_the_ranked_facts_cite_rank_by_fact_order() -> None:
+    # Two rows equal on similarity and anchors: the one a better fact cites ranks first (ADR 0071).
+    rows = [_similar(i, 0.5, f"Priya went {i}.") for i in ("swim", "camp", "other")]
+    mentions = {i: ["priya"] for i in ("swim", "camp", "other")}
+    plain = rank_candidates(rows, PLAN.question, mentions=mentions, anchor_weights={"priya": 1})
+    assert [r.fact_rank for r in plain] == [None, None, None]
+    ranked = rank_candidates(
+        rows, PLAN.question, mentions=mentions, anchor_weights={"priya": 1}, fact_order=["camp", "swim"]
+    )
+    rank = {r.row_id: r.fact_rank for r in ranked}
+    assert rank == {"camp": 0, "swim": 1, "other": None}
+    score = {r.row_id: rerank_score(r) for r in ranked}
+    assert score["camp"] > score["swim"] > score["other"]
+    assert fuse(ranked, [], PLAN, limit=3).row_ids[0] == "camp"
 
 
 def test_rows_of_other_speakers_keep_a_share_when_the_question_names_a_speaker() -> None:
