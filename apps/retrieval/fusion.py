@@ -7,7 +7,7 @@ graph read raised). Fusion:
    (:func:`rank_candidates`): similarity to the question (per kind of text), Okapi BM25 with the
    candidates' own statistics, association with the question's anchors (the summed name
    similarity of the entry anchors the row mentions, read from the adjacency index), and, for a
-   relation query, the order of the relation lane's ranked facts that cite the row (ADR 0071:
+   relation query, the order of the relation lane's ranked facts that cite the row (ADR 0076:
    the rows that carry the asked relation, whatever their wording). Each order
    contributes ``1 / (RANK_K + rank + 1)``; ``RANK_K`` is small because the set is small (a
    few hundred rows, not a corpus). Then **context**: an episodic row gains
@@ -153,7 +153,7 @@ def rank_candidates(
     to the ids of the episodic rows next to it in its chunk; ``names`` are the people the
     question names (a row matching only them has no BM25 rank); ``fact_order`` holds the ids
     of the rows the relation lane's ranked facts cite, in fact order (a row's fact rank is its
-    first place there, counting each row once; ADR 0071). Without ``lexical`` the BM25 ranks
+    first place there, counting each row once; ADR 0076). Without ``lexical`` the BM25 ranks
     are left out (a cheaper first pass)."""
     unique = list({row.row_id: row for row in rows}.values())
     vector_rank: dict[str, int] = {}

@@ -127,7 +127,7 @@ def named_anchor_keys(plan: Plan, limit: int = MAX_NAMED_ANCHORS) -> tuple[str, 
 # --- fact score (eq. 11) -------------------------------------------------------------------
 
 FRAME_CAP = 240  # frames that survive the predicate filter, chosen by frame id (ADR 0010)
-# Ranked facts whose cited rows join the candidates and order them (ADR 0071): past the
+# Ranked facts whose cited rows join the candidates and order them (ADR 0076): past the
 # rendered facts (at most 12), the relation lane still names the rows that carry the asked
 # relation. Bounded by the frames read (240); set on the LoCoMo dev split (80 scores the same).
 FACT_ORDER_LIMIT = 40

@@ -178,7 +178,7 @@ def _graph_lanes(
     clock.lap("graph")
 
     # The facts past the rendered ones still say which rows carry the asked relation: the rows
-    # the first FACT_ORDER_LIMIT facts cite join the candidates and rank by fact order (ADR 0071).
+    # the first FACT_ORDER_LIMIT facts cite join the candidates and rank by fact order (ADR 0076).
     ordered = rank_facts(facts, plan, cap=max(FACT_ORDER_LIMIT, plan.budgets.max_facts))
     ranked = ordered[: plan.budgets.max_facts]
     fact_order = [c for scored in ordered for c in scored.fact.citations]

@@ -240,7 +240,7 @@ class RowCandidate:
     match_text: str = ""
     similarity: float | None = None
     anchor_rank: int | None = None
-    fact_rank: int | None = None  # 0-based rank among the rows the relation lane's ranked facts cite (ADR 0071)
+    fact_rank: int | None = None  # 0-based rank among the rows the relation lane's ranked facts cite (ADR 0076)
     context: tuple[str, ...] = ()
     speaker: str = ""
     attribute: str | None = None  # a semantic row's fact attribute (its key with ``speaker``)
