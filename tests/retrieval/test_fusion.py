@@ -209,7 +209,7 @@ def test_fact_ranks_count_each_row_once_at_its_best_fact() -> None:
 
 
 def test_rows_the_ranked_facts_cite_rank_by_fact_order() -> None:
-    # Two rows equal on similarity and anchors: the one a better fact cites ranks first (ADR 0071).
+    # Two rows equal on similarity and anchors: the one a better fact cites ranks first (ADR 0076).
     rows = [_similar(i, 0.5, f"Priya went {i}.") for i in ("swim", "camp", "other")]
     mentions = {i: ["priya"] for i in ("swim", "camp", "other")}
     plain = rank_candidates(rows, PLAN.question, mentions=mentions, anchor_weights={"priya": 1})
