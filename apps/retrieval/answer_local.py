@@ -129,6 +129,7 @@ class _Support:
     families: frozenset[str]  # the relation families of the facts that cite it
     stems: frozenset[str]
     key: AskedKey | None = None  # the asked fact key the row states a value of
+    around: tuple[tuple[str, str], ...] = ()  # (row id, source sentences) of every row shown
 
 
 class LocalAnswerLLM:
@@ -162,8 +163,9 @@ class LocalAnswerLLM:
             used = [supported[0], *(s for s in supported[1:] if s.score > floor)][:MAX_LIST_ROWS]
         else:
             used = supported[:1]
-        answer = " ".join(_best_sentence(support.row.text, plan, support) for support in used)
-        return AnswerDraft(answer=answer, cited_row_ids=tuple(support.row.row_id for support in used))
+        quoted = [_quoted_sentence(support.row.text, plan, support) for support in used]
+        cited = [support.row.row_id for support in used] + [also for _, also in quoted if also is not None]
+        return AnswerDraft(answer=" ".join(text for text, _ in quoted), cited_row_ids=tuple(dict.fromkeys(cited)))
 
 
 def _asks_time(plan: Plan) -> bool:
@@ -187,6 +189,10 @@ _NAME_ASKED = re.compile(
 )
 
 
+# "What is her favourite film?", "Which band is his favourite?": a title or a name.
+_FAVOURITE = re.compile(r"\bfavou?rite\b", re.IGNORECASE)
+
+
 def _wanted_value(plan: Plan) -> str | None:
     """The kind of value that answers the question when a sentence must hold one: "number"
     ("How much rent …"), "person" ("Who …", "What is his mother's name?"), "place" ("Where …"),
@@ -202,7 +208,7 @@ def _wanted_value(plan: Plan) -> str | None:
         return "person"  # "Who is her manager?", "What is his mother's name?"
     if "location" in types:
         return "place"
-    if _NAME_ASKED.search(plan.question) or "name" in words:
+    if _NAME_ASKED.search(plan.question) or "name" in words or _FAVOURITE.search(plan.question):
         return "name"
     return None
 
@@ -298,6 +304,7 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
     prior = asks_prior(plan.question)  # "before Lyon", "used to": the earlier value wins
     key = _asked(plan.question) if plan.time_focus == "present" or prior else AskedKey(groups=(), names=())
     value = _wanted_value(plan)
+    around = tuple((row.row_id, row.told) for row in rows if row.told)
     found: list[tuple[tuple[bool, bool, bool, bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
         row_facts = citing.get(row.row_id, [])
@@ -318,7 +325,13 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         coverage = len(stems & wanted) / len(wanted) if wanted else 0.0
         score = coverage + (RELATION_BONUS if related else 0.0)
         support = _Support(
-            row=row, rank=rank, score=score, families=row_families, stems=stems, key=key if keyed else None
+            row=row,
+            rank=rank,
+            score=score,
+            families=row_families,
+            stems=stems,
+            key=key if keyed else None,
+            around=around,
         )
         has_date = asks_time and _dated_answer(row) is not None
         former = prior and _FORMER.search(row.text) is not None  # "used to": a former value by its words
@@ -477,9 +490,14 @@ def _sentences(text: str) -> list[str]:
 
 
 def _best_sentence(text: str, plan: Plan, support: _Support | None = None) -> str:
+    return _quoted_sentence(text, plan, support)[0]
+
+
+def _quoted_sentence(text: str, plan: Plan, support: _Support | None = None) -> tuple[str, str | None]:
     """The sentence that covers most of the question's stems (the first of equals), among those
     that state the asked fact key when the row states it, keeping the speaker ("Priya: …") that
-    opens the row so "I" stays resolvable."""
+    opens the row so "I" stays resolvable; and the id of another row it quotes a neighbouring
+    sentence from, if any (that row is cited too)."""
     speaker = _SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
     while speaker and body.startswith(speaker.group(0)):  # "Priya: Priya: …" (a named semantic row)
@@ -497,11 +515,27 @@ def _best_sentence(text: str, plan: Plan, support: _Support | None = None) -> st
         (_holds_value(sentence, value, plan), len(_kin(content_stems(sentence)) & wanted)) for sentence in sentences
     ]
     best = sentences[overlaps.index(max(overlaps))]
+    also = None
     if value is not None and not _holds_value(best, value, plan):
-        # "We leased a car! A little Renault Zoe, electric": the next sentence names the value
-        told = support.row.told if support is not None and support.row.told else body
-        following = _sentences(told)
-        at = following.index(best) if best in following else -1
-        if 0 <= at < len(following) - 1 and _holds_value(following[at + 1], value, plan):
-            best = f"{best} {following[at + 1]}"
-    return f"{speaker.group(1)}: {best}" if speaker else best
+        best, also = _with_neighbour(best, value, plan, support, body)
+    return (f"{speaker.group(1)}: {best}" if speaker else best), also
+
+
+def _with_neighbour(best: str, value: str, plan: Plan, support: _Support | None, body: str) -> tuple[str, str | None]:
+    """A statement that names no value, with the sentence next to it where it was said that
+    does: the next one ("We leased a car! A little Renault Zoe, electric"), else the one before
+    ("We rewatched Amélie. It's still my favourite film"). Where it was said: the row's own
+    source sentences, else those of another row shown that holds the statement."""
+    own = support.row.row_id if support is not None else None
+    tolds = [(own, support.row.told or body), *support.around] if support is not None else [(own, body)]
+    for row_id, told in tolds:
+        said = _sentences(told)
+        if best not in said:
+            continue
+        at = said.index(best)
+        quoted = row_id if row_id != own else None
+        if at + 1 < len(said) and _holds_value(said[at + 1], value, plan):
+            return f"{best} {said[at + 1]}", quoted
+        if at > 0 and _holds_value(said[at - 1], value, plan):
+            return f"{said[at - 1]} {best}", quoted
+    return best, None

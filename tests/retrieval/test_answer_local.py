@@ -169,3 +169,17 @@ def test_a_persons_name_is_answered_with_a_person_not_a_place() -> None:
         _row("r2", "Kwame: Sundays at 8 am I video call my mum, Abena, back home.", speaker="Kwame"),
     )
     assert "Abena" in answer and cited == ("r2",)
+
+
+def test_the_sentence_before_a_statement_that_names_no_value_completes_it() -> None:
+    said = "We rewatched Amélie to practise French. It's still my favourite film, I can quote half of it."
+    fact = EvidenceRow(
+        row_id="r1", memory_type="semantic", text="Nadia: It's still my favourite film, I can quote half of it.",
+        event_time=None, mention_time=SAID, speaker="Nadia", attribute="favourite film",
+    )  # fmt: skip
+    episode = EvidenceRow(
+        row_id="r2", memory_type="episodic", text="Nadia: We rewatched Amélie to practise French.",
+        event_time=None, mention_time=SAID, speaker="Nadia", told=said,
+    )  # fmt: skip
+    answer, cited = _answer("What is Nadia's favourite film?", fact, episode)
+    assert answer == f"Nadia: {said}" and cited == ("r1", "r2")  # the row it quotes the sentence from too
