@@ -442,10 +442,6 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         family = next(f for f in ATTRIBUTE_FAMILIES if f.attribute == "wake-up time")
     if family is not None and not _verb_states(family, predicate, values):
         return None
-    if lemma == "join" and family is not None and values and not any(map(_names_a_workplace, values)):
-        return None  # "I joined a community choir": joining alone states no job
-    if lemma == "work" and any(child.dep_ == "prep" and child.lower_ == "on" for child in predicate.children):
-        return None  # "we can work on that": an effort, not a job
     if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
@@ -455,8 +451,15 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
     """Whether a family's verb, with no word of the family beside it, states the fact: "call"
     names only as "call me Sam" or "I'm called Kwame" (not "I call my mum", "we called it
     off"); "move" is a move of home only without an object ("we moved it to Saturdays" is
-    not); "live on" is a home only on a street or a place ("I live on takeout" is not)."""
+    not); "live on" is a home only on a street or a place ("I live on takeout" is not); "join"
+    is a job only with an employer's name ("I joined a community choir" is not); "work on" is
+    an effort, not a job ("we can work on that")."""
     children = list(predicate.children)
+    lemma = _lemma(predicate)
+    if family.attribute == "job":
+        if lemma == "join" and values and not any(map(_names_a_workplace, values)):
+            return False
+        return not (lemma == "work" and any(c.dep_ == "prep" and c.lower_ == "on" for c in children))
     if family.attribute == "name":
         return any(c.dep_ in ("oprd", "nsubjpass") for c in children) or any(
             c.dep_ == "dobj" and c.pos_ == "PROPN" for c in children
@@ -465,7 +468,7 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
         if any(c.dep_ == "dobj" and c.lower_ not in ("house", "home") for c in children):
             return False
         preps = [c for c in children if c.dep_ == "prep"]
-        if _lemma(predicate) == "live" and preps and all(c.lower_ == "on" for c in preps):
+        if lemma == "live" and preps and all(c.lower_ == "on" for c in preps):
             return any(_is_place(v) or _lemma(v) in _STREET_WORDS for v in values)
     return True
 
