@@ -430,7 +430,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue
             if value in owned and family.attribute == "job" and word not in _JOB_ITSELF:
                 return _owned_name(value), predicate  # "my manager", "Rafael is my manager"
-            if family.multi_valued and value not in owned and lemma not in _HAVING_PREDICATES:
+            if family.multi_valued and value not in owned and not _had(lemma, value, subject):
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
@@ -445,6 +445,20 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
+
+
+def _had(lemma: str, value: Token, subject: Token | None) -> bool:
+    """A having verb's own object or complement, had by someone who can have it: "we adopted a
+    greyhound", "I'm allergic"; not "I'm not ready for another dog" (what one is ready for) or
+    "Halifax has great fish" (a place has no pets)."""
+    return (
+        lemma in _HAVING_PREDICATES
+        and value.dep_ in ("dobj", "attr", "oprd", "acomp")
+        and (subject is None or subject.ent_type_ not in _NOT_HOLDERS)
+    )
+
+
+_NOT_HOLDERS = frozenset({"GPE", "LOC", "FAC", "ORG"})
 
 
 def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token]) -> bool:
@@ -896,13 +910,15 @@ def _modifies_another(token: Token) -> bool:
 
 def _asks_a_measure(span: Span) -> bool:
     """ "How big a dog …", "How long has she …": the question asks a measure of something, not
-    for a fact's value ("how much rent" and "how often" still do)."""
+    for a fact's value ("how much rent" and "how often" still do, and so does "How long is his
+    commute?": what is measured is the fact itself)."""
     doc = span.doc
     return any(
         token.lower_ == "how"
-        and token.i + 1 < len(doc)
+        and token.i + 2 < len(doc)
         and doc[token.i + 1].pos_ in ("ADJ", "ADV")
         and doc[token.i + 1].lower_ not in _HOW_VALUES
+        and doc[token.i + 2].lemma_ != "be"
         for token in span
     )
 

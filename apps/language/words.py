@@ -136,10 +136,17 @@ def words(text: str) -> list[str]:
     return [token for token in TOKEN.findall(text) if token[0].isalnum()]
 
 
+# "i'm", "we've", "don't", "can't": a stopword and its contracted auxiliary or negation.
+_CONTRACTED_STOPWORD = re.compile(
+    r"^(?:(?:i|you|we|they|he|she|it|that|there|who|what)'(?:m|re|ve|ll|d)"
+    r"|(?:do|does|did|is|are|was|were|have|has|had|can|could|would|should|must|wo|ca|sha|ai)n't)$"
+)
+
+
 @functools.lru_cache(maxsize=65536)
 def is_content_word(word: str) -> bool:
     folded = fold(word)
-    return len(folded) > 1 and folded not in STOPWORDS and folded != "'"
+    return len(folded) > 1 and folded not in STOPWORDS and folded != "'" and not _CONTRACTED_STOPWORD.match(folded)
 
 
 def content_stems(text: str) -> frozenset[str]:

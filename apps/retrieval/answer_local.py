@@ -41,8 +41,9 @@ Local inference costs no tokens, so nothing is metered.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
@@ -63,6 +64,7 @@ from apps.providers.interfaces import (
     Purpose,
 )
 from apps.providers.local_usage import ANSWERER, record_local
+from apps.retrieval.fusion import OTHER_SPEAKER_WEIGHT, speaker_weights
 from apps.retrieval.planner import plan_query
 from apps.retrieval.types import Plan
 
@@ -72,6 +74,7 @@ if TYPE_CHECKING:
 RELATION_BONUS = 0.5  # a fact of an asked relation cites the row: worth half the question's stems
 MAX_LIST_ROWS = 3  # rows a list or intersection answer quotes
 MIN_LIST_SHARE = 0.5  # ... each scoring more than this share of the best row's score
+UNRELATED_RANKS = 3  # retrieval's first rows are read even when they share no word with the question
 
 # Keywords that only say what kind of answer is wanted: a row need not contain them.
 _ANSWER_NOUNS = frozenset(
@@ -104,7 +107,11 @@ _OTHER_QUESTION = re.compile(
     r"\b(?:where|what|who|which|when|why)\b[^?]*\band how (?:many|much)\b|\bhow (?:many|much)\b[^?]*\band (?:where|what|who|which|when|why)\b",
     re.IGNORECASE,
 )
-_QUANTITY = r"(?:\d+(?:[.,]\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|a few|a couple of|several|half an?)"
+_QUANTITY = (
+    r"(?:\d+(?:[.,]\d+)?|an?|(?:(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ])?(?:one|two|three|four"
+    r"|five|six|seven|eight|nine)|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+    r"|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|(?:a|one) hundred|a few|a couple of|several|half an?)"
+)
 _DURATION = re.compile(
     rf"\b(?:(?:for|about|almost|nearly|over|around|just|only)\s+)?{_QUANTITY}(?:[- ]and[- ]a[- ]half)?[- ]"
     r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)(?:\s+and\s+a\s+half)?\b"
@@ -149,7 +156,10 @@ class LocalAnswerLLM:
         if not supported:
             return AnswerDraft(answer=UNKNOWN_ANSWER, cited_row_ids=())
         if _asks_duration(plan):
-            timed = next(((s, d) for s in supported if (d := _duration(s.row.text)) is not None), None)
+            timed = next(
+                ((s, d) for s in supported if (d := _duration(_best_sentence(s.row.text, plan, s))) is not None),
+                next(((s, d) for s in supported if (d := _duration(s.row.text)) is not None), None),
+            )
             if timed is not None:
                 return AnswerDraft(answer=timed[1], cited_row_ids=(timed[0].row.row_id,))
         elif _asks_count_only(plan):
@@ -269,7 +279,7 @@ def _fact_stems(fact: EvidenceFact) -> frozenset[str]:
     return content_stems(" ".join([text, *(value for _, value in fact.literals)]))
 
 
-# Words for the same relative: a row about "my mum" is about the asked "mother".
+# Words for the same relative or role: a row about "my mum" is about the asked "mother".
 _KIN = {
     stem(word): stem(canonical)
     for canonical, words in (
@@ -279,6 +289,7 @@ _KIN = {
         ("grandfather", "grandpa granddad grandad"),
         ("brother", "bro"),
         ("sister", "sis"),
+        ("manager", "boss supervisor"),
     )
     for word in words.split()
 }
@@ -305,10 +316,14 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
     key = _asked(plan.question) if plan.time_focus == "present" or prior else AskedKey(groups=(), names=())
     value = _wanted_value(plan)
     around = tuple((row.row_id, row.told) for row in rows if row.told)
-    found: list[tuple[tuple[bool, bool, bool, bool, bool, float, bool, int], _Support]] = []
+    # When the question names people who speak here, their own statements come before what
+    # others said of them ("Wren: Happy belated birthday!" is not Kwame's birthday).
+    voices = speaker_weights(rows, plan)
+    found: list[tuple[tuple[bool, bool, bool, bool, bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
         row_facts = citing.get(row.row_id, [])
-        stems = _kin(content_stems(row.text).union(*(_fact_stems(fact) for fact in row_facts)))
+        cited_by = _kin(frozenset().union(*(_fact_stems(fact) for fact in row_facts)))
+        stems = _kin(content_stems(row.text) | content_stems(row.told)) | cited_by
         row_families = frozenset().union(*(predicate_families(fact.predicate) for fact in row_facts))
         related = bool(row_families & families) or any(stem(fact.predicate) in wanted for fact in row_facts)
         keyed = _states_asked_key(row, key)
@@ -320,9 +335,13 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
             about = bool(names) and names <= stems
         if plan.operator == "intersection" and names:
             about = about and names <= stems  # both sides, or it is only one side's evidence
-        if not about and not keyed:
+        # Retrieval's first rows stay in when they hold the kind of value asked, after every
+        # row about the question: "When is his birthday?" is answered by "I turned forty-two on
+        # 27 November".
+        unrelated = not about and not keyed
+        if unrelated and (rank >= UNRELATED_RANKS or not _holds_asked(row, plan, value, asks_time)):
             continue
-        coverage = len(stems & wanted) / len(wanted) if wanted else 0.0
+        coverage = _window_coverage(row.text, wanted, cited_by) if wanted else 0.0
         score = coverage + (RELATION_BONUS if related else 0.0)
         support = _Support(
             row=row,
@@ -341,10 +360,27 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         valued = value is None or _holds_value(_best_sentence(row.text, plan, support), value, plan)
         # "What did she use to eat?": a row that says "used to" says what is asked
         worded = not (former and _FORMER.search(plan.question))
-        found.append(
-            ((replaced, _is_echo(row, plan), worded, not keyed, not valued, -score, not has_date, rank), support)
-        )
+        echo = _is_echo(row, plan) or voices[row.row_id] == OTHER_SPEAKER_WEIGHT
+        found.append(((replaced, echo, unrelated, worded, not keyed, not valued, -score, not has_date, rank), support))
     return [support for _, support in sorted(found, key=lambda item: item[0])]
+
+
+def _holds_asked(row: EvidenceRow, plan: Plan, value: str | None, asks_time: bool) -> bool:
+    """The row names a value of the kind the question asks: a date, a number, a person, a
+    place or a name (a question that asks no kind finds none)."""
+    if asks_time:
+        return _dated_answer(row) is not None and bool(_row_dates(row))
+    return value is not None and _holds_value(row.text, value, plan)
+
+
+def _window_coverage(text: str, wanted: frozenset[str], beside: frozenset[str]) -> float:
+    """The share of the question's stems that two consecutive sentences of the text cover at
+    best, with ``beside`` (what the facts citing the row name): an answer is quoted from one
+    sentence and its neighbour, so a passage scores by its best place, not by its length."""
+    sentences = _sentences(text) or [text]
+    stems = [_kin(content_stems(sentence)) for sentence in sentences]
+    windows = [a | b for a, b in itertools.pairwise(stems)] or stems
+    return max(len((window | beside) & wanted) for window in windows) / len(wanted)
 
 
 @functools.lru_cache(maxsize=256)
@@ -515,17 +551,29 @@ def _quoted_sentence(text: str, plan: Plan, support: _Support | None = None) -> 
         (_holds_value(sentence, value, plan), len(_kin(content_stems(sentence)) & wanted)) for sentence in sentences
     ]
     best = sentences[overlaps.index(max(overlaps))]
+
+    def answers(sentence: str) -> bool:
+        """It names a value of the asked kind, or, when no kind is asked, says more than the
+        question ("I'm allergic." says nothing "What is he allergic to?" does not)."""
+        if value is not None:
+            return _holds_value(sentence, value, plan)
+        return bool(_kin(content_stems(sentence)) - wanted)
+
     also = None
-    if value is not None and not _holds_value(best, value, plan):
-        best, also = _with_neighbour(best, value, plan, support, body)
+    if not answers(best):
+        best, also = _with_neighbour(best, answers, support, body, both=value is None)
     return (f"{speaker.group(1)}: {best}" if speaker else best), also
 
 
-def _with_neighbour(best: str, value: str, plan: Plan, support: _Support | None, body: str) -> tuple[str, str | None]:
-    """A statement that names no value, with the sentence next to it where it was said that
+def _with_neighbour(
+    best: str, answers: Callable[[str], bool], support: _Support | None, body: str, *, both: bool
+) -> tuple[str, str | None]:
+    """A statement that does not answer, with the sentence next to it where it was said that
     does: the next one ("We leased a car! A little Renault Zoe, electric"), else the one before
-    ("We rewatched Amélie. It's still my favourite film"). Where it was said: the row's own
-    source sentences, else those of another row shown that holds the statement."""
+    ("We rewatched Amélie. It's still my favourite film"); with ``both``, each that does ("No
+    shellfish of any kind. I'm allergic. Shrimp sent me to emergency once."). Where it was
+    said: the row's own source sentences, else those of another row shown that holds the
+    statement."""
     own = support.row.row_id if support is not None else None
     tolds = [(own, support.row.told or body), *support.around] if support is not None else [(own, body)]
     for row_id, told in tolds:
@@ -534,8 +582,12 @@ def _with_neighbour(best: str, value: str, plan: Plan, support: _Support | None,
             continue
         at = said.index(best)
         quoted = row_id if row_id != own else None
-        if at + 1 < len(said) and _holds_value(said[at + 1], value, plan):
-            return f"{best} {said[at + 1]}", quoted
-        if at > 0 and _holds_value(said[at - 1], value, plan):
-            return f"{said[at - 1]} {best}", quoted
+        after = said[at + 1] if at + 1 < len(said) and answers(said[at + 1]) else None
+        before = said[at - 1] if at > 0 and answers(said[at - 1]) else None
+        if both and (before or after):
+            return " ".join(s for s in (before, best, after) if s), quoted
+        if after:
+            return f"{best} {after}", quoted
+        if before:
+            return f"{before} {best}", quoted
     return best, None

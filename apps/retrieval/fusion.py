@@ -47,7 +47,7 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from apps.language.words import content_stems, count_tokens, words
 from apps.retrieval.lexical import lexical_ranks
@@ -230,7 +230,14 @@ def _words(name: str) -> frozenset[str]:
     return frozenset(word.lower() for word in words(name))
 
 
-def speaker_weights(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, float]:
+class Spoken(Protocol):
+    @property
+    def row_id(self) -> str: ...
+    @property
+    def speaker(self) -> str: ...
+
+
+def speaker_weights(rows: Iterable[Spoken], plan: Plan) -> dict[str, float]:
     """Per row id, :data:`OTHER_SPEAKER_WEIGHT` for a row whose speaker shares no word with
     the people the question names, when some candidate's speaker does (otherwise the names
     are not speakers here, e.g. every row is the user's, and no row is weighted); else 1."""

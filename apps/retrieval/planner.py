@@ -230,6 +230,11 @@ def _first_position(tokens: list[_Token], cues: list[str]) -> int:
 
 # Operator cues (on the lowercased question).
 _COUNT = re.compile(r"\bhow many\b|\bhow often\b|\bnumber of\b")
+# A number that names something ("the phone number of the boiler company") is asked, not counted.
+_NAMED_NUMBER = re.compile(
+    r"\b(?:phone|telephone|mobile|fax|extension|room|house|flat|apartment|unit|account|policy|order|serial|model"
+    r"|ticket|flight|tracking|reference|registration|case|seat|gate|platform|passport|licen[cs]e) number\b"
+)
 _COUNT_OF_TIME = re.compile(r"\bhow many (?:" + "|".join(sorted(_TIME_UNITS)) + r")\b")
 _INTERSECTION = re.compile(r"\bboth\b|\bin common\b|\balike\b")
 _INTERSECTION_PAIRED = re.compile(r"\bshare[sd]?\b|\bsharing\b|\bsame\b|\btogether\b|\beach other\b")
@@ -280,7 +285,7 @@ def _wh_phrase(tokens: list[_Token]) -> list[str]:
 
 
 def _operator(lowered: str, tokens: list[_Token], spans: list[_Span]) -> Operator:
-    if _COUNT.search(lowered) and not _COUNT_OF_TIME.search(lowered):
+    if _COUNT.search(_NAMED_NUMBER.sub(" ", lowered)) and not _COUNT_OF_TIME.search(lowered):
         return "count"
     paired = len(spans) >= 2 and any(
         right.first == left.last + 2 and tokens[left.last + 1].lower == "and"
@@ -326,7 +331,7 @@ def _answer_types(operator: Operator, lowered: str, tokens: list[_Token]) -> tup
         found.append("number")
     if _DATE_CUE.search(lowered):
         found.append("date")
-    if _NUMBER_CUE.search(lowered):
+    if _NUMBER_CUE.search(lowered) or _NAMED_NUMBER.search(lowered):
         found.append("number")
     if _REASON_CUE.search(lowered):
         found.append("reason")
@@ -539,7 +544,9 @@ _IRREGULAR_PAST: frozenset[str] = frozenset(
 _HISTORY_CUES = re.compile(
     r"\bbefore\b|\bused to\b|\bprevious(?:ly)?\b|\bformer(?:ly)?\b|\boriginal(?:ly)?\b|\bat first\b|\bearlier\b"
     r"|\bin the past\b|\bback then\b|\bprior\b|\bex-|\bchang(?:e|ed|es|ing)\b|\bswitch(?:ed|es|ing)?\b"
-    r"|\bmov(?:e|ed|es|ing)\b|\bhistory\b|\buntil\b|\bsince when\b|\bhow long\b"
+    r"|\bmov(?:e|ed|es|ing)\b|\bhistory\b|\buntil\b|\bsince when\b"
+    # "How long has she lived there?" asks since when; "How long is his commute?" a measure now
+    r"|\bhow long\b(?!\s+(?:is|are|does|do)\b)"
 )
 
 

@@ -256,7 +256,10 @@ class RowCandidate:
     @property
     def told(self) -> str:
         """The sentences the row was written from (its details' first line: an episodic row's
-        whole group of sentences, of which its text keeps the events), else its text."""
+        whole group of sentences, of which its text keeps the events), else its text (a
+        passage's first line of details names the document it is of)."""
+        if self.passage:
+            return self.text
         details = self.match_text[len(self.text) + 1 :] if self.match_text.startswith(f"{self.text}\n") else ""
         return details.split("\n", 1)[0] or self.text
 

@@ -323,6 +323,9 @@ def test_a_sentence_of_one_key_of_the_speaker_is_not_split(sentence: str) -> Non
     [
         ("On Sundays I walk dogs at the shelter.", "walk dog"),  # a habit with animals, no pet
         ("We adopted a retired greyhound.", "pet: greyhound"),
+        ("I'm not ready for another dog, but a cat might be good.", None),  # what one is ready for
+        ("Halifax has great fish and chips, though.", None),  # a place has no pets
+        ("I have two cats.", "pet: cat"),
         ("But we need restaurants that can keep shellfish off my plate.", None),  # a job word, no job
         ("We need a good lawyer for the lease.", None),
         ("I'm a paralegal.", "job"),
@@ -368,6 +371,8 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("What is Kwame's job title?", (("job",),)),  # a phrase that names the attribute
         ("Who does Kwame report to at work?", (("manager",),)),  # "at work" only sets the scene
         ("Which night does Kwame's choir rehearse?", (("schedule: rehearsal",),)),
+        ("How long is Kwame's commute to the office?", (("commute",),)),  # the fact is what is measured
+        ("How big a dog may Nadia keep?", ()),  # a measure of a dog, not the pet
     ],
 )
 def test_questions_name_attributes_by_names_phrases_and_verbs(

@@ -25,6 +25,14 @@ def _row(row_id: str, text: str, *, speaker: str = "Nadia", current: bool = True
     )
 
 
+def _told(row_id: str, text: str, told: str, *, speaker: str = "Nadia") -> EvidenceRow:
+    """A row whose text keeps some of the sentences it was written from (``told``)."""
+    return EvidenceRow(
+        row_id=row_id, memory_type="episodic", text=text, event_time=None, mention_time=SAID, speaker=speaker,
+        told=told,
+    )  # fmt: skip
+
+
 def _answer(question: str, *rows: EvidenceRow) -> tuple[str, tuple[str, ...]]:
     draft = LocalAnswerLLM().answer(
         AnswerRequest(question=question, rows=rows, facts=(), searches_left=0), metering=METERING
@@ -122,15 +130,14 @@ def test_a_name_question_is_answered_by_the_row_that_names_the_value() -> None:
 
 def test_the_sentence_after_a_statement_that_names_no_value_completes_it() -> None:
     told = "We leased a car! A little Renault Zoe, electric, mainly for trips to the mountains."
-    row = EvidenceRow(
-        row_id="r1", memory_type="episodic", text="Nadia: We leased a car!", event_time=None,
-        mention_time=SAID, speaker="Nadia", told=told,
-    )  # fmt: skip
+    row = _told("r1", "Nadia: We leased a car!", told)
     answer, cited = _answer("What car does Nadia drive?", row)
     assert answer == "Nadia: We leased a car! A little Renault Zoe, electric, mainly for trips to the mountains."
     assert cited == ("r1",)
-    gist, _ = _answer("Why did Nadia lease a car?", row)  # no name is asked: the statement alone
-    assert gist == "Nadia: We leased a car!"
+    # No name is asked, but the statement only restates the question: the sentence after it
+    # says more (here, why).
+    gist, _ = _answer("Why did Nadia lease a car?", row)
+    assert gist == "Nadia: We leased a car! A little Renault Zoe, electric, mainly for trips to the mountains."
 
 
 def test_a_semantic_row_states_the_key_its_writer_stored() -> None:
@@ -183,3 +190,46 @@ def test_the_sentence_before_a_statement_that_names_no_value_completes_it() -> N
     )  # fmt: skip
     answer, cited = _answer("What is Nadia's favourite film?", fact, episode)
     assert answer == f"Nadia: {said}" and cited == ("r1", "r2")  # the row it quotes the sentence from too
+
+
+def test_the_asked_persons_own_statement_wins_over_what_another_speaker_said_of_them() -> None:
+    # The other speaker's line names the asked word; the person's own line holds the date.
+    wish = _row("wish", "Wren: Happy belated birthday, Kwame!", speaker="Wren")
+    said = _row("said", "Kwame: I turned forty-two on 27 November.", speaker="Kwame")
+    answer, cited = _answer("When is Kwame's birthday?", wish, said)
+    assert cited == ("said",) and "27 November" in answer
+
+
+def test_a_first_row_that_shares_no_word_is_read_only_when_it_holds_the_asked_kind_of_value() -> None:
+    said = _row("said", "Kwame: I turned forty-two on 27 November.", speaker="Kwame")
+    assert _answer("When is Kwame's birthday?", said)[1] == ("said",)  # a date for a time question
+    later = [_row(f"other{i}", f"Kwame: We talked about tea number {i}.", speaker="Kwame") for i in range(3)]
+    assert _answer("When is Kwame's birthday?", *later, said)[0] == UNKNOWN_ANSWER  # only retrieval's first rows
+
+
+def test_a_sentence_that_only_restates_the_question_is_quoted_with_the_sentences_around_it() -> None:
+    told = "One rule: no shellfish of any kind. I'm allergic. Shrimp sent me to emergency once."
+    row = _told("r1", "Kwame: I'm allergic.", told, speaker="Kwame")
+    answer, _ = _answer("What is Kwame allergic to?", row)
+    assert answer == f"Kwame: {told}"
+
+
+def test_a_passage_is_read_by_its_best_sentences_not_its_length() -> None:
+    handbook = (
+        "3.1 Hours. The working week is 37.5 hours. 3.2 Probation. Every new employee serves a probationary "
+        "period of ninety days. 3.3 Notice. Either side may end the employment with one month of notice."
+    )
+    # Every asked word, but each in a sentence of its own: the whole text covers more of the
+    # question than the handbook's passage, no two sentences of it do.
+    other = (
+        "4.1 Training. A probationary employee joins the induction. Lunch is served at noon. The company "
+        "pays for the books. Parking is free. A period of one month of mentoring follows."
+    )
+    passage = EvidenceRow(
+        row_id="p1", memory_type="episodic", text=handbook, event_time=None, mention_time=SAID, speaker="Kwame"
+    )
+    longer = EvidenceRow(
+        row_id="p2", memory_type="episodic", text=other, event_time=None, mention_time=SAID, speaker="Kwame"
+    )
+    answer, cited = _answer("How long is the probationary period at the company?", longer, passage)
+    assert answer == "ninety days" and cited == ("p1",)

@@ -28,6 +28,8 @@ HISTORY = plan_query("What did Nadia eat before she went vegan?")
         "Are Nadia and Joon married or engaged?",
         "Does Nadia own a car?",
         "When does Nadia's book club meet?",
+        "How long is Kwame's commute to the office?",  # a measure of how it is now
+        "How long does his commute take?",
     ],
 )
 def test_a_present_tense_question_without_a_cue_of_the_past_is_about_the_present(question: str) -> None:

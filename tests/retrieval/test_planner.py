@@ -230,9 +230,23 @@ def test_lemmas_and_stems() -> None:
     assert stem("painting") == stem("painted") == stem("paints") == stem("paint")
     assert stem("making") == stem("made") == stem("make")
     assert content_stems("Priya's kids went hiking") == {"priya", "kid", "go", "hik"}
+    # a pronoun or an auxiliary with its contraction says nothing of the topic
+    assert content_stems("I'm allergic, we've moved, I don't know, it can't wait") == {
+        "allergic",
+        "mov",
+        "know",
+        "wait",
+    }
     assert predicate_families("work_at") == {"work"}
     assert predicate_families("adopted") == {"pet"}
     assert all(forms == tuple(dict.fromkeys(forms)) for forms in RELATION_FAMILIES.values())
+
+
+def test_a_number_that_names_something_is_asked_not_counted() -> None:
+    phone = plan_query("What is the phone number of the boiler service company?")
+    assert phone.operator != "count" and "number" in phone.answer_types
+    kids = plan_query("What is the number of kids Melanie has?")
+    assert kids.operator == "count" and kids.counted == "kids"
 
 
 def test_deterministic_and_fast() -> None:
