@@ -149,6 +149,27 @@ def is_content_word(word: str) -> bool:
     return len(folded) > 1 and folded not in STOPWORDS and folded != "'" and not _CONTRACTED_STOPWORD.match(folded)
 
 
+# Words for the same relative or role: a row about "my mum" is about the asked "mother".
+_SAME: Mapping[str, str] = MappingProxyType(
+    {
+        stem(word): stem(canonical)
+        for canonical, same in (
+            ("mother", "mum mom mama mommy mummy"),
+            ("father", "dad papa daddy"),
+            ("grandmother", "grandma granny nana"),
+            ("grandfather", "grandpa granddad grandad"),
+            ("manager", "boss supervisor"),
+        )
+        for word in same.split()
+    }
+)
+
+
+def same_stem(term: str) -> str:
+    """The stem that stands for a stem's word and its other words ("mum" → that of "mother")."""
+    return _SAME.get(term, term)
+
+
 def content_stems(text: str) -> frozenset[str]:
     """The stems of a text's content words: what lexical coverage and paraphrase checks compare."""
     return frozenset(stem(word) for word in words(text) if is_content_word(word))

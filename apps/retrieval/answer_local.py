@@ -53,7 +53,7 @@ from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most
 from apps.language.facts import AskedKey, asked_key, asks_prior, is_asked_fact, states_key
 from apps.language.lexicon import predicate_families
 from apps.language.pipeline import spacy_pipeline
-from apps.language.words import content_stems, stem
+from apps.language.words import content_stems, same_stem, stem
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,
     AnswerDraft,
@@ -279,26 +279,12 @@ def _fact_stems(fact: EvidenceFact) -> frozenset[str]:
     return content_stems(" ".join([text, *(value for _, value in fact.literals)]))
 
 
-# Words for the same relative or role: a row about "my mum" is about the asked "mother".
-_KIN = {
-    stem(word): stem(canonical)
-    for canonical, words in (
-        ("mother", "mum mom mama mommy mummy ma"),
-        ("father", "dad papa daddy pa"),
-        ("grandmother", "grandma granny nan nana"),
-        ("grandfather", "grandpa granddad grandad"),
-        ("brother", "bro"),
-        ("sister", "sis"),
-        ("manager", "boss supervisor"),
-    )
-    for word in words.split()
-}
 # A row that states a value as a former one ("I used to eat a francesinha every Friday").
 _FORMER = re.compile(r"\b(?:used to|formerly|back then|back when|no longer)\b", re.IGNORECASE)
 
 
 def _kin(stems: frozenset[str]) -> frozenset[str]:
-    return stems | {_KIN[s] for s in stems if s in _KIN}
+    return stems | {same_stem(s) for s in stems}
 
 
 def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[EvidenceFact]) -> list[_Support]:

@@ -14,6 +14,9 @@ pytestmark = pytest.mark.unit
 def test_terms_are_content_stems_with_repeats() -> None:
     assert terms("The painting, and she painted paints!") == ["paint", "paint", "paint"]
     assert terms("What is it?") == []
+    # one term for the words of the same relative or role, on both sides of the match
+    assert terms("my mum's boss") == terms("my mother's manager") == ["mother", "manager"]
+    assert terms("I'm off, we've gone") == ["off", "go"]
 
 
 def test_bm25_matches_the_okapi_formula() -> None:
