@@ -150,7 +150,7 @@ _WORK_PREDICATES = frozenset({"work", "teach", "start", "join", "intern"})
 # 750 euros" state them whatever the verb, and without a possessive when the article is "the".
 _ROUTINE_FAMILIES = frozenset({"rent", "wake-up time", "commute", "gym", "diet", "drink", "doctor", "tutor", "car"})
 # A recurring conversation is a call ("now we talk every other Wednesday").
-_TALK_PREDICATES = frozenset({"talk", "speak", "chat", "videochat", "facetime"})
+_TALK_PREDICATES = frozenset({"talk", "speak", "chat", "videochat", "facetime", "call", "phone", "ring"})
 _THIRD_PERSON = frozenset({"he", "she"})
 _COMMUTE_PREDICATES = frozenset({"ride", "cycle", "bike", "walk", "drive", "take", "commute", "get", "go"})
 _WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
@@ -337,6 +337,26 @@ _RECURRENCE = re.compile(
     r"|weekdays|weekends|(?:a|per)\s+(?:day|week|month))\b",
     re.IGNORECASE,
 )
+
+
+def with_schedule_referent(span: Span, before: str) -> str | None:
+    """ "We moved it to Saturdays", said after "Does your Sunday call still work?": the
+    sentence with "it" replaced by the recurring event the text before it names last ("We moved
+    the call to Saturdays"), when the sentence moves "it" to a recurring time; else None."""
+    predicate = _predicate(span.root)
+    if _lemma(predicate) not in _SCHEDULE_PREDICATES or not _RECURRENCE.search(span.text):
+        return None
+    it = next((c for c in predicate.children if c.dep_ in _IT_DEPS and c.lower_ == "it"), None)
+    if it is None:
+        return None
+    named = [word for word in re.findall(r"[a-z-]+", before.lower()) if word.removesuffix("s") in SCHEDULE_WORDS]
+    if not named:
+        return None
+    start = it.idx - span.start_char
+    return f"{span.text[:start]}the {named[-1].removesuffix('s')}{span.text[start + len(it.text) :]}"
+
+
+_IT_DEPS = frozenset({"dobj", "nsubj", "nsubjpass"})
 
 
 def _previous_value(predicate: Token, span: Span) -> tuple[bool, str | None]:

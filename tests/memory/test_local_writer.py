@@ -262,3 +262,22 @@ def test_a_change_said_of_someone_else_is_not_the_speakers_fact(metering: Meteri
     assert [(d.name, d.attribute) for d in drafts] == [("Efua", "home city"), ("Efua", "job")]
     # what Kwame said of her reads as his words, not as hers
     assert drafts[0].summary == "Kwame, about Efua: My sister Efua packed up and moved to Calgary last weekend."
+
+
+def test_it_moved_to_a_recurring_time_is_the_schedule_the_message_before_names(metering: MeteringContext) -> None:
+    from datetime import UTC, datetime
+
+    def said(message_id: str, role: str, name: str, text: str) -> InputMessage:
+        return InputMessage(
+            message_id=message_id, role=role, name=name, content=text, timestamp=datetime(2025, 3, 1, tzinfo=UTC)
+        )
+
+    first = said("m1", "user", "Kwame", "Sundays at 8 am I video call my mum, Abena, back home.")
+    asked = said("m2", "assistant", "Wren", "Does your Sunday call still work with her new routine?")
+    moved = said("m3", "user", "Kwame", "We moved it to Saturdays at 7 am my time.")
+    drafts = llm.write_semantic(WriterInput(messages=[first, asked, moved]), metering=metering)
+    assert [(d.name, d.attribute) for d in drafts] == [("Kwame", "schedule: call"), ("Kwame", "schedule: call")]
+    assert drafts[1].summary == "Kwame: We moved it to Saturdays at 7 am my time."  # the words as said
+    # Without the message that names the call, "it" is nothing known: no schedule.
+    alone = llm.write_semantic(WriterInput(messages=[moved]), metering=metering)
+    assert all(d.attribute != "schedule: call" for d in alone)

@@ -23,6 +23,7 @@ from apps.language.facts import (
     replaced_value,
     speaker_clause_facts,
     speaker_fact,
+    with_schedule_referent,
 )
 from apps.language.pipeline import PARSES
 from apps.language.tense import clause_tense
@@ -417,24 +418,29 @@ def _episodic_drafts(message: InputMessage) -> Iterator[EpisodicDraft]:
         )
 
 
-def _first_person_facts(message: InputMessage) -> list[_Sentence]:
-    """The speaker's statements about themselves: a first-person pattern, a sentence that
-    states one of the speaker's attributes ("We moved to Lyon", "the call moved to Mondays"),
-    or one that names the value it replaces ("980 a month instead of 1,100")."""
+def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sentence, Span]]:
+    """The speaker's statements about themselves, each with the words its fact is read from: a
+    first-person pattern, a sentence that states one of the speaker's attributes ("We moved to
+    Lyon", "the call moved to Mondays", "We moved it to Saturdays" after the message ``before``
+    asked about the call), or one that names the value it replaces ("980 a month instead of
+    1,100")."""
     if message.role not in ("user", "assistant"):
         return []
-    return [
-        sentence
-        for sentence in _sentences(message)
-        if not sentence.is_question
-        and (
+    found = []
+    said = before
+    for sentence in _sentences(message):
+        referent = with_schedule_referent(sentence.span, said)
+        span = next(iter(_parse(referent).sents)) if referent else sentence.span
+        said = f"{said} {sentence.text}"
+        if not sentence.is_question and (
             _FIRST_PERSON_FACT.search(_normalized(sentence.text))
-            or speaker_fact(sentence.span) is not None
+            or speaker_fact(span) is not None
             # "980 a month instead of 1,100": a new value, unless it is someone else's ("She's an
             # instructor now, teaching instead of working the ER")
             or (replaced_value(sentence.text) is not None and not _about_someone_else(sentence.span))
-        )
-    ]
+        ):
+            found.append((sentence, span))
+    return found
 
 
 def _about_someone_else(span: Span) -> bool:
@@ -476,13 +482,22 @@ def _change_lines(reading: FactReading) -> list[str]:
     return [f"Changed from: {reading.previous}" if reading.previous else "Stated as a change."]
 
 
-def _semantic_drafts(message: InputMessage) -> Iterator[SemanticDraft]:
+def _in_turn(messages: Iterable[InputMessage]) -> Iterator[tuple[InputMessage, str]]:
+    """Each message with the text of the one before it: what "it" may stand for ("We moved it
+    to Saturdays" answers "Does your Sunday call still work?")."""
+    before = ""
+    for message in messages:
+        yield message, before
+        before = message.content
+
+
+def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[SemanticDraft]:
     actor, provenance = _actor(message), _provenance(message)
-    for sentence in _first_person_facts(message):
+    for sentence, span in _first_person_facts(message, before):
         # A sentence of facts of several keys ("we're in Lyon now and the rent is 1,100 euros")
         # is one row per fact, each stating its own clause, so each is superseded on its own.
         facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)]
-        for reading, text in facts or [(read_fact(sentence.span), sentence.text)]:
+        for reading, text in facts or [(read_fact(span), sentence.text)]:
             yield SemanticDraft(
                 name=actor,
                 attribute=reading.attribute,
@@ -627,7 +642,7 @@ class LocalMemoryLLM:
     def route(self, memory_input: WriterInput, *, metering: MeteringContext) -> RouteDecision:
         _read(memory_input, metering, Purpose.ROUTE)
         chosen: dict[MemoryType, str] = {}
-        for message in memory_input.messages:
+        for message, before in _in_turn(memory_input.messages):
             if _RESOURCE.search(message.content) or _is_document(message):
                 chosen.setdefault("resource", "a link, file or long document")
             if _procedures(message):
@@ -635,7 +650,7 @@ class LocalMemoryLLM:
             if not _is_conversational(message):
                 continue
             sentences = _sentences(message)
-            if _first_person_facts(message):
+            if _first_person_facts(message, before):
                 chosen.setdefault("core", "first-person facts or preferences")
                 chosen.setdefault("semantic", "facts about a person")
             # Every substantive turn is an episode of the conversation: routing it nowhere would lose it.
@@ -653,9 +668,9 @@ class LocalMemoryLLM:
         _read(memory_input, metering, Purpose.WRITE_CORE)
         lines: dict[Literal["persona", "human"], list[str]] = {}
         sources: dict[Literal["persona", "human"], list[str]] = {}
-        for message in memory_input.messages:
+        for message, before in _in_turn(memory_input.messages):
             label: Literal["persona", "human"] = "persona" if message.role == "assistant" else "human"
-            for sentence in _first_person_facts(message):
+            for sentence, _ in _first_person_facts(message, before):
                 line = f"{_actor(message)}: {sentence.text}"
                 if _already_stored(sentence.text, memory_input.related_memories) or line in lines.get(label, []):
                     continue
@@ -674,8 +689,8 @@ class LocalMemoryLLM:
     def write_semantic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[SemanticDraft]:
         _read(memory_input, metering, Purpose.WRITE_SEMANTIC)
         drafts: dict[tuple[str, str], SemanticDraft] = {}
-        for message in memory_input.messages:
-            for draft in _semantic_drafts(message):
+        for message, before in _in_turn(memory_input.messages):
+            for draft in _semantic_drafts(message, before):
                 drafts.setdefault((draft.name.casefold(), draft.summary), draft)
         return list(drafts.values())
 
