@@ -239,11 +239,23 @@ def is_first_person(token: Token) -> bool:
 
 
 def _predicate(clause: Token) -> Token:
-    """The verb that carries the meaning: "used to eat" → eat, "want to move" → move."""
+    """The verb that carries the meaning: "used to eat" → eat, "want to move" → move, "went
+    back to eating fish" → eat."""
     for child in clause.children:
         if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX"):
             return child
+    if _lemma(clause) in _RETURN_PREDICATES:
+        heads = [clause, *(child for child in clause.children if child.dep_ == "advmod")]  # "went back to"
+        for child in (c for head in heads for c in head.children):
+            if child.dep_ == "prep" and child.lower_ == "to":
+                gerund = next((g for g in child.children if g.dep_ == "pcomp" and g.pos_ == "VERB"), None)
+                if gerund is not None:
+                    return gerund
     return clause
+
+
+# Verbs whose "to …ing" carries the meaning: "went back to eating fish", "switched to drinking tea".
+_RETURN_PREDICATES = frozenset({"go", "get", "switch", "return", "stick", "turn"})
 
 
 def _objects(predicate: Token) -> list[Token]:
@@ -409,6 +421,11 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     verb before it ("I cancelled the gym and joined Basic-Fit") states a family's fact by its
     words or a place, not by a verb alone: "join" is as often a gym as a job."""
     by_verb = not _shares_subject(clause)
+    if _lemma(clause) in _COMMUTE_PREDICATES and any(
+        child.dep_ == "xcomp" and _lemma(child) == "work" and not any(g.dep_ == "prt" for g in child.children)
+        for child in clause.children
+    ):
+        return "commute", clause  # "I take the bus to work"
     predicate = _predicate(clause)
     if _lemma(predicate) in _PREFERENCE_PREDICATES:
         return None  # likes are many at once: "love hiking" and "love painting" are two facts
@@ -419,6 +436,9 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     lemma = _lemma(predicate)
     if _reports_to(predicate):
         return "manager", predicate  # "I report to Annika Lund now"
+    phrasal = _phrasal_reading(predicate, lemma)
+    if phrasal is not None:
+        return phrasal, predicate
     if lemma in _EVENT_VERBS and _RECURRENCE.search(span.text):
         return f"schedule: {_EVENT_VERBS[lemma]}", predicate  # "we rehearse on Wednesday nights"
     if lemma in _COMMUTE_PREDICATES and any(
@@ -467,6 +487,23 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     return None
 
 
+def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
+    """Facts a verb states only with its particle or voice, or a bare number states: "I got
+    laid off", "I was fired" (the job ends), "we broke up" (the relationship), "I'm 35 now"
+    (the age)."""
+    particles = {child.lower_ for child in predicate.children if child.dep_ == "prt"}
+    passive = any(child.dep_ in ("auxpass", "nsubjpass") for child in predicate.children)
+    if (lemma == "lay" and "off" in particles) or (lemma == "fire" and passive):
+        return "job"
+    if lemma in ("break", "split") and "up" in particles:
+        return "relationship"
+    if lemma == "be" and any(
+        child.dep_ == "attr" and child.like_num and not list(child.children) for child in predicate.children
+    ):
+        return "age"
+    return None
+
+
 def _had(lemma: str, value: Token, subject: Token | None) -> bool:
     """A having verb's own object or complement, had by someone who can have it: "we adopted a
     greyhound", "I'm allergic"; not "I'm not ready for another dog" (what one is ready for) or
@@ -491,8 +528,8 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
     children = list(predicate.children)
     lemma = _lemma(predicate)
     if family.attribute == "job":
-        if lemma == "join" and values and not any(map(_names_a_workplace, values)):
-            return False
+        if lemma in ("join", "quit", "leave") and values and not any(map(_names_a_workplace, values)):
+            return False  # "I joined a choir", "I quit smoking", "I left the party early"
         return not (lemma == "work" and any(c.dep_ == "prep" and c.lower_ == "on" for c in children))
     if family.attribute == "name":
         return any(c.dep_ in ("oprd", "nsubjpass") for c in children) or any(
@@ -529,7 +566,12 @@ def _states_work(predicate: Token, value: Token) -> bool:
         return True
     if value.dep_ in ("attr", "acomp", "oprd") or (value.dep_ == "pobj" and value.head.lower_ == "as"):
         return True
+    if lemma in _GAINING_PREDICATES and value.dep_ == "dobj" and _lemma(value) in ("job", "position", "role"):
+        return True  # "Dan got a job at NASA"
     return lemma in _LEAVE_PREDICATES or lemma in _BECOME_PREDICATES
+
+
+_GAINING_PREDICATES = frozenset({"get", "land", "find", "take", "accept", "start"})
 
 
 # Heads of an address inside a city: "I live on Agricola Street" names no city.

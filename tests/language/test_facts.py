@@ -352,12 +352,24 @@ def test_a_tutor_word_said_of_what_someone_is_is_their_job() -> None:
         ("Rehearsals moved from Wednesday to Thursday nights.", "schedule: rehearsal"),
         ("I also bought a used e-bike from a guy in Fairview.", "car"),
         ("Sundays at 8 am I video call my mum, Abena, back home.", "schedule: call"),  # a call that recurs
+        ("I take the bus to work now.", "commute"),  # not a job: how one gets there
+        ("I got laid off from Acme last Friday.", "job"),  # the job ends
+        ("We broke up last month.", "relationship"),
+        ("I'm 35 now.", "age"),
+        ("I went back to eating fish.", "diet"),  # the verb after "back to" says what changed
+        ("I quit smoking.", "quit smoking"),  # quitting a habit is no job
         ("I called my mum on Sunday.", "call mum"),  # once: no schedule
         ("I cancelled Holmes Place and joined the Basic-Fit in Part-Dieu.", "cancel place"),  # "join" alone: no job
     ],
 )
 def test_more_ways_of_stating_a_fact(sentence: str, attribute: str) -> None:
     assert _reading(sentence).attribute == attribute
+
+
+def test_getting_a_job_is_a_job() -> None:
+    span = next(iter(spacy_pipeline()("My brother Dan got a job at NASA.").sents))
+    dan = next(token for token in span if token.text == "Dan")
+    assert read_fact(span, about=dan).attribute == "job"
 
 
 def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
