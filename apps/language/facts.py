@@ -816,6 +816,44 @@ def _is_routine(token: Token) -> bool:
     )
 
 
+# People named by their relation to someone ("my mum", "Kwame's mother"), each with the word
+# their fact key names them by: (Kwame's mother, home city). A partner or a manager is not
+# among them: who they are is a fact of the speaker's own (relationship, manager).
+_RELATIVES: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(("mother", "mum", "mom", "mama", "mommy", "mummy"), "mother"),
+        **dict.fromkeys(("father", "dad", "papa", "daddy"), "father"),
+        **dict.fromkeys(("grandmother", "grandma", "granny"), "grandmother"),
+        **dict.fromkeys(("grandfather", "grandpa", "granddad", "grandad"), "grandfather"),
+        **{word: word for word in "sister brother son daughter aunt uncle cousin niece nephew roommate flatmate "
+           "landlord landlady neighbour neighbor".split()},
+    }
+)  # fmt: skip
+
+
+def relative_name(owner: str, token: Token) -> str | None:
+    """The key name of someone named only by their relation to ``owner``: "Kwame's mother" for
+    "my mum" said by Kwame or "Kwame's mum" asked; None for another word, or for a relative
+    with a name of their own ("my brother Omar": Omar)."""
+    relation = _RELATIVES.get(token.lemma_.lower())
+    if relation is None or any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children):
+        return None
+    return f"{owner}'s {relation}"
+
+
+def speaker_relatives(span: Span) -> list[Token]:
+    """The subjects of a sentence that are the speaker's people named only by their relation
+    ("my mum moved in with Kofi", "our landlord sold the building")."""
+    return [
+        token
+        for token in span
+        if token.dep_ in _SUBJECT_DEPS
+        and _possessed_by_speaker(token)
+        and token.lemma_.lower() in _RELATIVES
+        and relative_name("", token) is not None
+    ]
+
+
 def pronoun_subject(span: Span) -> Token | None:
     """The main clause's subject when it is "he" or "she", which names the person the previous
     sentence spoke of ("Tiago did it. He moved to Berlin")."""
@@ -1099,8 +1137,15 @@ def _determined_by_wh(token: Token) -> bool:
 
 
 def _asked_names(span: Span) -> tuple[str, ...]:
-    named = [token for token in span if token.pos_ == "PROPN"]
-    return tuple(dict.fromkeys(token.text for token in named if not _names_another(token)))
+    """The people a question asks about: its names, but the possessor of a relative, who is
+    asked about instead ("Nadia's brother Tiago": Tiago; "Kwame's mother": Kwame's mother)."""
+    names = []
+    for token in span:
+        if token.pos_ != "PROPN" or _names_another(token):
+            continue
+        relative = relative_name(token.text, token.head) if token.dep_ == "poss" else None
+        names.append(relative or token.text)
+    return tuple(dict.fromkeys(names))
 
 
 _VALUE_POS = frozenset({"PROPN", "NOUN", "NUM"})

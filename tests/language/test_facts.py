@@ -366,6 +366,21 @@ def test_more_ways_of_stating_a_fact(sentence: str, attribute: str) -> None:
     assert _reading(sentence).attribute == attribute
 
 
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Which city does Kwame's mother live in?", ("Kwame's mother",)),  # the mother, not Kwame
+        ("What is Kwame's mum's name?", ("Kwame's mother",)),
+        ("Where does Nadia's brother Tiago live?", ("Tiago",)),  # a relative with a name of their own
+        ("Who is Nadia's manager?", ("Nadia",)),  # a manager is a fact of Nadia's own
+    ],
+)
+def test_a_relative_named_only_by_relation_is_asked_about_by_that_relation(
+    question: str, names: tuple[str, ...]
+) -> None:
+    assert asked_key(spacy_pipeline()(question)[:]).names == names
+
+
 def test_getting_a_job_is_a_job() -> None:
     span = next(iter(spacy_pipeline()("My brother Dan got a job at NASA.").sents))
     dan = next(token for token in span if token.text == "Dan")
@@ -387,6 +402,7 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("Which night does Kwame's choir rehearse?", (("schedule: rehearsal",),)),
         ("How long is Kwame's commute to the office?", (("commute",),)),  # the fact is what is measured
         ("How big a dog may Nadia keep?", ()),  # a measure of a dog, not the pet
+        ("Which city does Kwame's mother live in?", (("home city",),)),
     ],
 )
 def test_questions_name_attributes_by_names_phrases_and_verbs(

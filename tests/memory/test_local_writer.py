@@ -281,3 +281,19 @@ def test_it_moved_to_a_recurring_time_is_the_schedule_the_message_before_names(m
     # Without the message that names the call, "it" is nothing known: no schedule.
     alone = llm.write_semantic(WriterInput(messages=[moved]), metering=metering)
     assert all(d.attribute != "schedule: call" for d in alone)
+
+
+def test_a_relative_named_only_by_relation_has_facts_of_their_own(metering: MeteringContext) -> None:
+    from datetime import UTC, datetime
+
+    said = "Family update: my mum moved in with Kofi in Accra last month. My mum made me a blanket."
+    message = InputMessage(
+        message_id="m1", role="user", name="Kwame", content=said, timestamp=datetime(2025, 3, 1, tzinfo=UTC)
+    )
+    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    mother = [(d.attribute, d.summary) for d in drafts if d.name == "Kwame's mother"]
+    # a fact of a family (home), not every sentence she is the subject of
+    assert mother == [
+        ("home city", "Kwame, about Kwame's mother: Family update: my mum moved in with Kofi in Accra last month.")
+    ]
+    assert all(d.name != "Kwame" or d.attribute != "home city" for d in drafts)  # not Kwame's own home

@@ -20,9 +20,11 @@ from apps.language.facts import (
     FactReading,
     pronoun_subject,
     read_fact,
+    relative_name,
     replaced_value,
     speaker_clause_facts,
     speaker_fact,
+    speaker_relatives,
     with_schedule_referent,
 )
 from apps.language.pipeline import PARSES
@@ -514,6 +516,12 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
             # "Tiago did it. He moved to Berlin": a fact of Tiago's when it is one of a family's
             reading = read_fact(sentence.span, about=pronoun)
             about = [(person, pronoun)] if reading.from_family else []
+        if not sentence.is_question:
+            # "My mum moved in with Kofi in Accra": a fact of (Kwame's mother, home city)
+            for token in speaker_relatives(sentence.span):
+                name = relative_name(actor, token)
+                if name is not None and read_fact(sentence.span, about=token).from_family:
+                    about.append((name, token))
         for name, token in about:
             reading = read_fact(sentence.span, about=token)
             # What the speaker said of a person reads as the speaker's words ("Nadia, about
