@@ -23,12 +23,15 @@ import json
 import logging
 import os
 import pstats
+import signal
 import time
 import uuid
 from argparse import ArgumentParser
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -53,9 +56,13 @@ def _backend_cpu_seconds(pid: int) -> float:
 
 
 def result_record(evidence: SearchEvidence) -> dict[str, Any]:
-    """What must not change: the ordered rows (id, phase, score) and facts (frame id, score)."""
+    """What must not change: the ordered rows (id, phase, score, provenance, attribute, tags)
+    and facts (frame id, score)."""
     return {
-        "rows": [[r.fused.row.row_id, r.fused.source, repr(r.fused.score)] for r in evidence.rows],
+        "rows": [
+            [r.fused.row.row_id, r.fused.source, repr(r.fused.score), repr(r.provenance), r.attribute, r.metadata]
+            for r in evidence.rows
+        ],
         "facts": [[f.fact.frame_id, repr(f.score.total)] for f in evidence.facts],
         "tokens": evidence.budget.tokens_returned,
     }
@@ -95,6 +102,13 @@ class Command(BaseCommand):
         parser.add_argument("--save", type=Path, default=None, help="Write the ordered results to this file.")
         parser.add_argument("--check", type=Path, default=None, help="Compare the ordered results with this file.")
         parser.add_argument("--profile", type=int, default=0, help="Print the N hottest functions of one pass.")
+        parser.add_argument(
+            "--sample",
+            type=int,
+            default=0,
+            help="Sample the stack every millisecond of CPU over one pass and print the N functions with the most "
+            "samples, own and inclusive (cProfile's per-call cost inflates code of many small calls).",
+        )
         parser.add_argument("--json", type=Path, default=None, help="Append the timing summary as a JSON line.")
         parser.add_argument("--label", default="", help="A name for the build, in the summary.")
 
@@ -126,6 +140,40 @@ class Command(BaseCommand):
                 stats.sort_stats("tottime").print_stats(options["profile"])
                 stats.sort_stats("cumulative").print_stats(options["profile"])
                 self.stdout.write(text.getvalue())
+
+            if options["sample"]:
+                self._sampled(subject, questions, options["sample"])
+
+    def _sampled(self, subject: Subject, questions: list[str], top: int) -> None:
+        own: Counter[str] = Counter()
+        inclusive: Counter[str] = Counter()
+
+        def sample(signum: int, frame: FrameType | None) -> None:
+            seen = set()
+            place = frame
+            while place is not None:
+                code = place.f_code
+                name = f"{code.co_filename.removeprefix(str(Path.cwd()) + '/')}:{code.co_firstlineno}({code.co_name})"
+                if place is frame:
+                    own[name] += 1
+                if name not in seen:
+                    seen.add(name)
+                    inclusive[name] += 1
+                place = place.f_back
+
+        previous = signal.signal(signal.SIGPROF, sample)
+        signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
+        try:
+            for question in questions:
+                self._search(subject, question)
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0, 0)
+            signal.signal(signal.SIGPROF, previous)
+        total = sum(own.values()) or 1
+        for title, counts in (("own", own), ("inclusive", inclusive)):
+            self.stdout.write(f"{title} samples of {total} (1 ms of CPU each):")
+            for name, count in counts.most_common(top):
+                self.stdout.write(f"{count:7d} {100 * count / total:5.1f}%  {name}")
 
     def _search(self, subject: Subject, question: str) -> SearchEvidence:
         return search_evidence(subject=subject, question=question, mode="graph")
