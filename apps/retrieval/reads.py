@@ -12,12 +12,14 @@ fetches. Flat mode, the baseline, reads the whole history on purpose (:func:`fla
 from __future__ import annotations
 
 import json
-import re
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
+
+import psycopg
+from psycopg.pq import Format
 
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
@@ -29,6 +31,7 @@ from apps.memory.search import vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
 from apps.memory.statements import semantic_statement
 from apps.platform.replica import read_connection
+from apps.platform.sql_arrays import int_array, text_array, uuid_array
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
@@ -182,11 +185,11 @@ def anchor_rows(
     if not keys:
         return found
     params: dict[str, Any] = {
-        "keys": list(keys),
+        "keys": text_array(keys),
         "vector": str(vector),
         "organization": subject.organization_id,
         "subject": subject.id,
-        "scans": list(scans) if scans is not None else [ANCHOR_ROW_SCAN] * len(keys),
+        "scans": int_array(scans if scans is not None else [ANCHOR_ROW_SCAN] * len(keys)),
         "model": model,
         "per_type": per_type,
     }
@@ -307,6 +310,21 @@ def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> li
     return facts
 
 
+# The C loader of psycopg's binary build. Django loads timestamps with a Python subclass of the
+# pure-Python loader that relabels each value with the connection's zone (for a database
+# TIME_ZONE setting); when that zone is UTC, as the session's is, the C loader returns the same
+# aware UTC values at a twentieth of the CPU, and a search reads a few hundred of them.
+_TIMESTAMPTZ_LOADER = psycopg.adapters.get_loader(psycopg.adapters.types["timestamptz"].oid, Format.TEXT)
+
+
+def _timestamp_cursor() -> Any:
+    connection = read_connection()
+    cursor = connection.cursor()
+    if _TIMESTAMPTZ_LOADER is not None and connection.timezone is UTC:
+        cursor.cursor.adapters.register_loader("timestamptz", _TIMESTAMPTZ_LOADER)
+    return cursor
+
+
 def _parse_time(value: Any) -> Any:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
@@ -331,7 +349,7 @@ def rows_by_id(
     statement = _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params))).replace(
         "{semantic}", _clause(_matching(where, "semantic", "e", params))
     )
-    with read_connection().cursor() as cursor:
+    with _timestamp_cursor() as cursor:
         cursor.execute(statement, params)
         fetched = cursor.fetchall()
     scored: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"episodic": [], "semantic": []}
@@ -390,18 +408,6 @@ WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.
   AND {{semantic}}
 """
 _TABLES = {"episodic": _EPISODIC, "semantic": _SEMANTIC}
-_ROW_IDS = re.compile(r"[0-9A-Fa-f-]+(?:,[0-9A-Fa-f-]+)*")
-
-
-def uuid_array(ids: Iterable[str]) -> str:
-    """Row ids as one array literal for a ``%s::uuid[]`` parameter. Bound on the client, a list
-    is dumped element by element (for a few hundred ids, more CPU than the rest of the read);
-    a string is quoted in one piece. Only hex digits and hyphens pass, and the cast checks
-    each id."""
-    joined = ",".join(dict.fromkeys(ids))
-    if joined and not _ROW_IDS.fullmatch(joined):
-        raise ValueError("row ids are UUIDs")
-    return f"{{{joined}}}"
 
 
 def _matching(where: Filter | None, memory_type: str, alias: str, params: dict[str, Any]) -> str | bool:
@@ -558,7 +564,7 @@ def anchor_mentions(*, subject: Subject, row_ids: Sequence[str], keys: Sequence[
         cursor.execute(
             "SELECT row_id::text, anchor_key FROM graph_anchor_row WHERE organization_id = %s AND subject_id = %s"
             " AND row_id = ANY(%s::uuid[]) AND anchor_key = ANY(%s::text[]) ORDER BY row_id, anchor_key",
-            [subject.organization_id, subject.id, uuid_array(row_ids), list(dict.fromkeys(keys))],
+            [subject.organization_id, subject.id, uuid_array(row_ids), text_array(dict.fromkeys(keys))],
         )
         for row_id, key in cursor.fetchall():
             found.setdefault(str(row_id), []).append(str(key))
