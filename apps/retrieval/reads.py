@@ -148,22 +148,22 @@ def anchor_candidates(
 
 
 # An anchor's newest mentions, ranked by the row vectors kept beside the adjacency index
-# (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables.
-_ANCHOR_ROWS = """
-SELECT k.key, r.row_id::text
+# (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables. The
+# two types are two parts of one statement (each with its own filter restriction).
+_ANCHOR_ROWS_OF_TYPE = """
+SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, r.row_id, r.distance
 FROM unnest(%(keys)s::text[], %(scans)s::int[]) WITH ORDINALITY AS k(key, scan, n)
 CROSS JOIN LATERAL (
     SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM (
         SELECT row_id, embedding, embedding_model
         FROM graph_anchor_row
         WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
-          AND memory_type = %(memory_type)s{restriction}
+          AND memory_type = %(type_{memory_type})s{restriction}
         ORDER BY id DESC LIMIT k.scan
     ) AS newest
     WHERE newest.embedding_model = %(model)s
     ORDER BY distance, newest.row_id LIMIT %(per_type)s
 ) AS r
-ORDER BY k.n, r.distance, r.row_id
 """
 
 
@@ -193,22 +193,30 @@ def anchor_rows(
         "model": model,
         "per_type": per_type,
     }
-    with read_connection().cursor() as cursor:
-        for memory_type in ("episodic", "semantic"):
-            typed = {**params, "memory_type": memory_type}
-            matching = _matching(where, memory_type, "e", typed)
-            if matching is False:  # no row of this type can match: nothing to read
-                continue
-            restriction = (
-                ""
-                if matching is True
-                else f"""
+    parts = []
+    for memory_type in ("episodic", "semantic"):
+        params[f"type_{memory_type}"] = memory_type
+        matching = _matching(where, memory_type, "e", params)
+        if matching is False:  # no row of this type can match: nothing to read
+            continue
+        restriction = (
+            ""
+            if matching is True
+            else f"""
           AND EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = graph_anchor_row.row_id
                       AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {matching})"""
-            )
-            cursor.execute(_ANCHOR_ROWS.replace("{restriction}", restriction), typed)
-            for key, row_id in cursor.fetchall():
-                found[str(key)][memory_type].append(str(row_id))
+        )
+        parts.append(_ANCHOR_ROWS_OF_TYPE.replace("{memory_type}", memory_type).replace("{restriction}", restriction))
+    if not parts:
+        return found
+    statement = f"""
+        SELECT memory_type, key, row_id::text FROM ({" UNION ALL ".join(parts)}) AS nearest
+        ORDER BY memory_type, n, distance, row_id
+    """
+    with read_connection().cursor() as cursor:
+        cursor.execute(statement, params)
+        for memory_type, key, row_id in cursor.fetchall():
+            found[key][memory_type].append(row_id)
     return found
 
 
@@ -338,25 +346,51 @@ def rows_by_id(
     One statement for both types, reading only the columns a candidate is made of (no
     embedding, no provenance lists), made into candidates without model instances. With a
     filter ``where``, only the rows that match it."""
+    return rows_with_mentions(subject=subject, ids=ids, vector=vector, model=model, lane=lane, keys=(), where=where)[0]
+
+
+def rows_with_mentions(
+    *,
+    subject: Subject,
+    ids: Sequence[str],
+    vector: list[float],
+    model: str,
+    lane: str,
+    keys: Sequence[str],
+    where: Filter | None = None,
+) -> tuple[list[RowCandidate], dict[str, list[str]]]:
+    """:func:`rows_by_id`, and which of the anchors ``keys`` each returned row mentions (the
+    adjacency index, by row id: bounded by the rows, whatever the anchors' degrees), in the
+    same statement; a row that mentions none of them is absent from the second."""
     if not ids:
-        return []
+        return [], {}
     params: dict[str, Any] = {
         "organization": subject.organization_id,
         "subject": subject.id,
         "ids": uuid_array(ids),
         "vector": str(vector),
     }
-    statement = _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params))).replace(
-        "{semantic}", _clause(_matching(where, "semantic", "e", params))
+    mentioned = "NULL::text[]"
+    if keys:
+        params["keys"] = text_array(dict.fromkeys(keys))
+        mentioned = _MENTIONED
+    statement = (
+        _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params)))
+        .replace("{semantic}", _clause(_matching(where, "semantic", "e", params)))
+        .replace("{mentioned}", mentioned)
     )
     with _timestamp_cursor() as cursor:
         cursor.execute(statement, params)
         fetched = cursor.fetchall()
     scored: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"episodic": [], "semantic": []}
-    for kind, *values, distance in fetched:
+    mentions: dict[str, list[str]] = {}
+    for kind, *values, anchors, distance in fetched:
         columns = dict(zip(_ROW_COLUMNS, values, strict=True))
         same_model = columns.pop("embedding_model") == model and distance is not None
-        scored[kind].append((1.0 - float(distance) if same_model else 0.0, str(columns["id"]), columns))
+        row_id = str(columns["id"])
+        scored[kind].append((1.0 - float(distance) if same_model else 0.0, row_id, columns))
+        if anchors:
+            mentions[row_id] = list(anchors)
     ranked: list[RowCandidate] = []
     for kind, rows in scored.items():
         rows.sort(key=lambda item: (-item[0], item[1]))
@@ -364,7 +398,7 @@ def rows_by_id(
             _candidate(kind, lane, vector_rank=rank, similarity=similarity, **columns)
             for rank, (similarity, _, columns) in enumerate(rows)
         ]
-    return ranked
+    return ranked, mentions
 
 
 # The columns of a row candidate, in the order of the statement below; semantic rows have no
@@ -395,19 +429,23 @@ _ROWS_BY_ID = f"""
 SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details,
        NULL::varchar, NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
        {valid_from_sql(_EPISODIC, "e")},
-       {_EPISODIC_SUCCESSOR[1]}, e.embedding <=> %(vector)s::vector
+       {_EPISODIC_SUCCESSOR[1]}, {{mentioned}}, e.embedding <=> %(vector)s::vector
 FROM {_EPISODIC} AS e {_EPISODIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{episodic}}
 UNION ALL
 SELECT 'semantic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details, e.name,
        e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")}, s.id,
-       {valid_from_sql(_SEMANTIC, "s")}, e.embedding <=> %(vector)s::vector
+       {valid_from_sql(_SEMANTIC, "s")}, {{mentioned}}, e.embedding <=> %(vector)s::vector
 FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{semantic}}
 """
 _TABLES = {"episodic": _EPISODIC, "semantic": _SEMANTIC}
+# The anchors among %(keys)s that the row ``e`` mentions, by key.
+_MENTIONED = """ARRAY(SELECT m.anchor_key FROM graph_anchor_row AS m
+       WHERE m.organization_id = e.organization_id AND m.subject_id = e.subject_id AND m.row_id = e.id
+         AND m.anchor_key = ANY(%(keys)s::text[]) ORDER BY m.anchor_key)"""
 
 
 def _matching(where: Filter | None, memory_type: str, alias: str, params: dict[str, Any]) -> str | bool:
@@ -551,23 +589,6 @@ def neighbours(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) ->
         cursor.execute(_NEIGHBOURS, params)
         for row_id, neighbour in cursor.fetchall():
             found.setdefault(str(row_id), []).append(str(neighbour))
-    return found
-
-
-def anchor_mentions(*, subject: Subject, row_ids: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
-    """Which of these anchors each of these rows mentions (the adjacency index, by row id):
-    bounded by the rows asked for, whatever the anchors' degrees."""
-    if not row_ids or not keys:
-        return {}
-    found: dict[str, list[str]] = {}
-    with read_connection().cursor() as cursor:
-        cursor.execute(
-            "SELECT row_id::text, anchor_key FROM graph_anchor_row WHERE organization_id = %s AND subject_id = %s"
-            " AND row_id = ANY(%s::uuid[]) AND anchor_key = ANY(%s::text[]) ORDER BY row_id, anchor_key",
-            [subject.organization_id, subject.id, uuid_array(row_ids), text_array(dict.fromkeys(keys))],
-        )
-        for row_id, key in cursor.fetchall():
-            found.setdefault(str(row_id), []).append(str(key))
     return found
 
 

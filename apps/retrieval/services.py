@@ -182,11 +182,11 @@ def _graph_lanes(
     ordered = rank_facts(facts, plan, cap=max(FACT_ORDER_LIMIT, plan.budgets.max_facts))
     ranked = ordered[: plan.budgets.max_facts]
     fact_order = [c for scored in ordered for c in scored.fact.citations]
-    rows = reads.rows_by_id(
-        subject=subject, ids=[*fact_order, *base_ids], vector=vector, model=model, lane="base", where=where
-    )
     weights = {scored.anchor.anchor_key: max(scored.anchor.vector_similarity, 0.0) for scored in anchors}
-    mentions = reads.anchor_mentions(subject=subject, row_ids=[r.row_id for r in rows], keys=list(weights))
+    keys = list(weights)
+    rows, mentions = reads.rows_with_mentions(
+        subject=subject, ids=[*fact_order, *base_ids], vector=vector, model=model, lane="base", keys=keys, where=where
+    )
     # Same-chunk neighbours, recomputed from provenance: of every candidate (its context), and
     # those of the best candidates join the base lane.
     near = reads.neighbours(subject=subject, row_ids=[r.row_id for r in rows], per_row=reads.NEIGHBOURS_PER_SEED)
@@ -194,17 +194,21 @@ def _graph_lanes(
     seeds = sorted((r for r in rows if r.memory_type == "episodic"), key=lambda r: (-first[r.row_id], r.row_id))
     known = {r.row_id for r in rows}
     joining = [n for seed in seeds[: reads.NEIGHBOUR_SEEDS] for n in near.get(seed.row_id, []) if n not in known]
-    rows += reads.rows_by_id(subject=subject, ids=joining, vector=vector, model=model, lane="base", where=where)
-    mentions.update(reads.anchor_mentions(subject=subject, row_ids=joining, keys=list(weights)))
+    joined, joined_mentions = reads.rows_with_mentions(
+        subject=subject, ids=joining, vector=vector, model=model, lane="base", keys=keys, where=where
+    )
+    rows += joined
+    mentions.update(joined_mentions)
     if plan.time_focus == "present":  # what replaced a superseded candidate joins, to rank in its place
         for _ in range(SUCCESSOR_STEPS):
             successors = successor_ids(rows)
             if not successors:
                 break
-            rows += reads.rows_by_id(
-                subject=subject, ids=successors, vector=vector, model=model, lane="base", where=where
+            replacing, replacing_mentions = reads.rows_with_mentions(
+                subject=subject, ids=successors, vector=vector, model=model, lane="base", keys=keys, where=where
             )
-            mentions.update(reads.anchor_mentions(subject=subject, row_ids=successors, keys=list(weights)))
+            rows += replacing
+            mentions.update(replacing_mentions)
     clock.lap("rows")
     ranked_rows = rank_candidates(
         rows,
