@@ -387,7 +387,7 @@ def rows_with_mentions(
     for kind, *values, anchors, distance in fetched:
         columns = dict(zip(_ROW_COLUMNS, values, strict=True))
         same_model = columns.pop("embedding_model") == model and distance is not None
-        row_id = str(columns["id"])
+        row_id = columns["id"]
         scored[kind].append((1.0 - float(distance) if same_model else 0.0, row_id, columns))
         if anchors:
             mentions[row_id] = list(anchors)
@@ -426,7 +426,7 @@ _EPISODIC = EpisodicEvent._meta.db_table
 _SEMANTIC = SemanticItem._meta.db_table
 _EPISODIC_SUCCESSOR = successor_columns_sql(_EPISODIC, "e", "s")
 _ROWS_BY_ID = f"""
-SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details,
+SELECT 'episodic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details,
        NULL::varchar, NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
        {valid_from_sql(_EPISODIC, "e")},
        {_EPISODIC_SUCCESSOR[1]}, {{mentioned}}, e.embedding <=> %(vector)s::vector
@@ -434,7 +434,7 @@ FROM {_EPISODIC} AS e {_EPISODIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{episodic}}
 UNION ALL
-SELECT 'semantic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details, e.name,
+SELECT 'semantic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details, e.name,
        e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")}, s.id,
        {valid_from_sql(_SEMANTIC, "s")}, {{mentioned}}, e.embedding <=> %(vector)s::vector
 FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
