@@ -4,15 +4,18 @@ One LoCoMo conversation (read in place, ingested once through the product's writ
 kept: ``var/bench_search_cpu.kept.json`` names its organization and subject, so every later
 run asks the same rows with the same ids) and its questions, each through ``search_evidence``
 in graph mode. Per question the run records the exact ordered result: every returned row's
-id, fusion phase and score, every fact's frame id and score. ``--save`` writes that record,
-``--check`` compares it with a saved one and fails on the first difference.
+id, fusion phase, score, provenance, attribute and tags, every fact's frame id and score.
+``--save`` writes that record, ``--check`` compares it with a saved one and fails if any
+question's differs.
 
-Timing: ``--rounds`` passes over the questions after one warm-up pass, with the CPU of this
-process (``time.process_time``) and of its Postgres backend (``/proc/<pid>/stat``, same
-machine) per search, the statements and their wall time, and the search's own phases.
-``--profile`` runs one more pass under cProfile and prints the hottest functions. The figures
-of two builds are compared by running this command from each, in turn, against the same
-kept subject (the machine is shared; alternate and compare ratios).
+Timing: after that first pass (reported too: its questions are new to the process),
+``--rounds`` passes over the questions, with the CPU of this process (``time.process_time``)
+and of its Postgres backend (``/proc/<pid>/stat``, same machine) per search, and the
+statements with their wall time and backend CPU. ``--profile`` runs one more pass under
+cProfile; ``--sample`` samples the stack every millisecond of CPU instead and prints the
+functions with the most samples, own and inclusive (cProfile's cost per call inflates code
+made of many small calls). Two builds are compared by running this command from each, in
+turn, against the same kept subject (the machine is shared: alternate, compare ratios).
 """
 
 from __future__ import annotations
@@ -102,13 +105,7 @@ class Command(BaseCommand):
         parser.add_argument("--save", type=Path, default=None, help="Write the ordered results to this file.")
         parser.add_argument("--check", type=Path, default=None, help="Compare the ordered results with this file.")
         parser.add_argument("--profile", type=int, default=0, help="Print the N hottest functions of one pass.")
-        parser.add_argument(
-            "--sample",
-            type=int,
-            default=0,
-            help="Sample the stack every millisecond of CPU over one pass and print the N functions with the most "
-            "samples, own and inclusive (cProfile's per-call cost inflates code of many small calls).",
-        )
+        parser.add_argument("--sample", type=int, default=0, help="Print the N functions most sampled in one pass.")
         parser.add_argument("--json", type=Path, default=None, help="Append the timing summary as a JSON line.")
         parser.add_argument("--label", default="", help="A name for the build, in the summary.")
 
