@@ -9,6 +9,7 @@ constant of the calling module, never built from input.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -24,6 +25,7 @@ from psycopg import sql
 from apps.platform.errors import ApplicationError
 from apps.platform.faults import fault_pause
 from apps.platform.replica import read_connection
+from apps.platform.sql_arrays import text_array
 from apps.tenancy.lifecycle import OrganizationHooks
 from apps.tenancy.models import GRAPH_NAME_PATTERN
 from apps.tenancy.scope import current_organization_id
@@ -293,15 +295,19 @@ def vertices_by_identity(
         raise RuntimeError("graph calls run inside the organization's transaction")
     if graph_name is None or not values:
         return []
-    statement = identity_lookup(graph_name, label, properties)
+    statement = _identity_lookup_text(graph_name, label, tuple(properties))
     with reading.cursor() as cursor:
-        cursor.execute(
-            statement.as_string(_raw(reading.alias)), [[json.dumps(v) for v in values], json.dumps(str(subject_id))]
-        )
+        cursor.execute(statement, [text_array(json.dumps(v) for v in values), json.dumps(str(subject_id))])
         rows = cursor.fetchall()
     if properties:
         return [dict(zip(properties, decode_agtype(row[0]), strict=True)) for row in rows]
     return [decode_agtype(row[0]) for row in rows]
+
+
+@functools.lru_cache(maxsize=1024)
+def _identity_lookup_text(graph_name: str, label: str, properties: tuple[str, ...]) -> str:
+    """The text of :func:`identity_lookup`, composed once per graph, label and properties."""
+    return identity_lookup(graph_name, label, properties).as_string(None)
 
 
 def identity_lookup(graph_name: str, label: str, properties: Sequence[str] = ()) -> sql.Composed:

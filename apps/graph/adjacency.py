@@ -23,6 +23,7 @@ from typing import Any
 from django.db import connection
 
 from apps.platform.replica import read_connection
+from apps.platform.sql_arrays import text_array
 
 # What an anchor vertex keeps of the rows that mention it: the newest few of each type (the
 # full list lives in graph_anchor_row). Retrieval reads no more than this per anchor either.
@@ -240,7 +241,7 @@ ORDER BY x.frame_id LIMIT %(cap)s
 def _scoped_keys(
     organization_id: uuid.UUID, subject_id: uuid.UUID, keys: Sequence[str], **extra: Any
 ) -> dict[str, Any]:
-    return {"keys": list(dict.fromkeys(keys)), "organization": organization_id, "subject": subject_id, **extra}
+    return {"keys": text_array(dict.fromkeys(keys)), "organization": organization_id, "subject": subject_id, **extra}
 
 
 def _frame_ids(query: str, params: dict[str, Any], cited: tuple[str, dict[str, Any]] | None) -> list[str]:
@@ -277,7 +278,7 @@ def relation_frame_ids(
     ``cap`` lowest frame ids of them (of those ``cited`` holds for)."""
     if not keys or not predicates:
         return []
-    params = _scoped_keys(organization_id, subject_id, keys, predicates=sorted(set(predicates)), cap=cap)
+    params = _scoped_keys(organization_id, subject_id, keys, predicates=text_array(sorted(set(predicates))), cap=cap)
     return _frame_ids(_RELATION, params, cited)
 
 
@@ -295,7 +296,7 @@ def arm_frame_ids(
     (of those ``cited`` holds for)."""
     if not keys or not arm_keys:
         return []
-    params = _scoped_keys(organization_id, subject_id, keys, arm_keys=sorted(set(arm_keys)), cap=cap)
+    params = _scoped_keys(organization_id, subject_id, keys, arm_keys=text_array(sorted(set(arm_keys))), cap=cap)
     return _frame_ids(_BY_ARM, params, cited)
 
 

@@ -51,8 +51,11 @@ _IRREGULAR_LEMMAS: Mapping[str, str] = MappingProxyType(
     }
 )  # fmt: skip
 
-# A word (letters and digits, with inner apostrophes and hyphens) or a sentence mark.
-TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*|[.?!;]")
+# A word (letters and digits, with inner apostrophes and hyphens) or a sentence mark. A mark is
+# one character that cannot start a word, so the words of TOKEN are exactly those of WORD.
+_WORD = r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*"
+WORD = re.compile(_WORD)
+TOKEN = re.compile(_WORD + r"|[.?!;]")
 POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
@@ -133,7 +136,7 @@ def _undouble(stem_: str) -> str:
 
 def words(text: str) -> list[str]:
     """The words of a text (letters and digits, with inner apostrophes and hyphens)."""
-    return [token for token in TOKEN.findall(text) if token[0].isalnum()]
+    return WORD.findall(text)
 
 
 # "i'm", "we've", "don't", "can't": a stopword and its contracted auxiliary or negation.

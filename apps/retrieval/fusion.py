@@ -42,6 +42,7 @@ graph read raised). Fusion:
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -127,12 +128,11 @@ def _order_score(rank: int | None) -> float:
 
 def rerank_score(row: RowCandidate) -> float:
     """Reciprocal rank over the row's similarity, BM25, anchor and fact orders (context not included)."""
-    return (
-        _order_score(row.vector_rank)
-        + _order_score(row.lexical_rank)
-        + _order_score(row.anchor_rank)
-        + _order_score(row.fact_rank)
-    )
+    return _rerank(row.vector_rank, row.lexical_rank, row.anchor_rank, row.fact_rank)
+
+
+def _rerank(vector_rank: int | None, lexical_rank: int | None, anchor_rank: int | None, fact_rank: int | None) -> float:
+    return _order_score(vector_rank) + _order_score(lexical_rank) + _order_score(anchor_rank) + _order_score(fact_rank)
 
 
 def rank_candidates(
@@ -142,7 +142,6 @@ def rank_candidates(
     mentions: Mapping[str, Iterable[str]],
     anchor_weights: Mapping[str, float],
     context: Mapping[str, Iterable[str]] | None = None,
-    lexical: bool = True,
     names: Iterable[str] = (),
     fact_order: Sequence[str] = (),
 ) -> list[RowCandidate]:
@@ -153,9 +152,44 @@ def rank_candidates(
     to the ids of the episodic rows next to it in its chunk; ``names`` are the people the
     question names (a row matching only them has no BM25 rank); ``fact_order`` holds the ids
     of the rows the relation lane's ranked facts cite, in fact order (a row's fact rank is its
-    first place there, counting each row once; ADR 0076). Without ``lexical`` the BM25 ranks
-    are left out (a cheaper first pass)."""
+    first place there, counting each row once; ADR 0076)."""
     unique = list({row.row_id: row for row in rows}.values())
+    vector_rank, anchor_rank = _order_ranks(unique, mentions=mentions, anchor_weights=anchor_weights)
+    near = context or {}
+    by_words = lexical_ranks(unique, question, names=names)
+    by_fact = fact_ranks(fact_order)
+    return [
+        replace(
+            row,
+            vector_rank=vector_rank.get(row.row_id),
+            anchor_rank=anchor_rank.get(row.row_id),
+            lexical_rank=by_words.get(row.row_id),
+            fact_rank=by_fact.get(row.row_id, row.fact_rank),
+            context=tuple(sorted(set(near.get(row.row_id, ())) - {row.row_id})),
+        )
+        for row in rows
+    ]
+
+
+def first_pass_scores(
+    rows: Sequence[RowCandidate], *, mentions: Mapping[str, Iterable[str]], anchor_weights: Mapping[str, float]
+) -> dict[str, float]:
+    """Each row's rerank score by its similarity and anchor orders among the rows (its own
+    BM25 and fact ranks, if any, as they are), by row id: a cheap first pass that only has to
+    say which candidates are best, so no ranked rows are built."""
+    unique = list({row.row_id: row for row in rows}.values())
+    vector_rank, anchor_rank = _order_ranks(unique, mentions=mentions, anchor_weights=anchor_weights)
+    return {
+        row.row_id: _rerank(vector_rank.get(row.row_id), row.lexical_rank, anchor_rank.get(row.row_id), row.fact_rank)
+        for row in unique
+    }
+
+
+def _order_ranks(
+    unique: Sequence[RowCandidate], *, mentions: Mapping[str, Iterable[str]], anchor_weights: Mapping[str, float]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Each row's rank by similarity (per kind of text, stretched over the pool) and by
+    association with the question's anchors, by row id."""
     vector_rank: dict[str, int] = {}
     similar = sum(1 for r in unique if r.similarity is not None)
     for kind in _TEXT_KINDS:  # similarities of different kinds of text: ranked apart
@@ -171,21 +205,7 @@ def rank_candidates(
     }
     similarity = {r.row_id: r.similarity or 0.0 for r in unique}  # equal association: the nearer first
     by_anchor = sorted((i for i, a in association.items() if a > 0), key=lambda i: (-association[i], -similarity[i], i))
-    anchor_rank = {row_id: rank for rank, row_id in enumerate(by_anchor)}
-    near = context or {}
-    by_words = lexical_ranks(unique, question, names=names) if lexical else {}
-    by_fact = fact_ranks(fact_order)
-    return [
-        replace(
-            row,
-            vector_rank=vector_rank.get(row.row_id),
-            anchor_rank=anchor_rank.get(row.row_id),
-            lexical_rank=by_words.get(row.row_id) if lexical else row.lexical_rank,
-            fact_rank=by_fact.get(row.row_id, row.fact_rank),
-            context=tuple(sorted(set(near.get(row.row_id, ())) - {row.row_id})),
-        )
-        for row in rows
-    ]
+    return vector_rank, {row_id: rank for rank, row_id in enumerate(by_anchor)}
 
 
 def fact_ranks(cited: Iterable[str]) -> dict[str, int]:
@@ -226,7 +246,8 @@ class _Ranked:
     base: bool  # reached through the base or flat lane
 
 
-def _words(name: str) -> frozenset[str]:
+@functools.lru_cache(maxsize=4096)
+def _words(name: str) -> frozenset[str]:  # speakers' names: a few, asked of every row
     return frozenset(word.lower() for word in words(name))
 
 

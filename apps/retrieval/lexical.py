@@ -36,6 +36,13 @@ def _term(word: str) -> str | None:
     return same_stem(stem(word)) if is_content_word(word) else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _document_terms(text: str) -> tuple[str, ...]:
+    """A candidate's terms. The same rows are candidates of many of a subject's searches (an
+    anchor's rows, their neighbours), so each text is split and stemmed once per process."""
+    return tuple(terms(text))
+
+
 def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[float]:
     """The BM25 score of each document (a list of terms) for the query terms (repeats count
     once), with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``."""
@@ -79,7 +86,7 @@ def lexical_ranks(rows: Sequence[RowCandidate], question: str, *, names: Iterabl
     and "Lyon Nadia is calmer" says nothing of Nadia's birthday."""
     unique = list({row.row_id: row for row in rows}.values())
     query = terms(question)
-    documents = [terms(row.match_text or row.text) for row in unique]
+    documents = [_document_terms(row.match_text or row.text) for row in unique]
     scores = bm25_scores(query, documents)
     named = set(terms(" ".join(names)))
     asked = set(query) - named

@@ -11,11 +11,15 @@ fetches. Flat mode, the baseline, reads the whole history on purpose (:func:`fla
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
+
+import psycopg
+from psycopg.pq import Format
 
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
@@ -27,6 +31,7 @@ from apps.memory.search import vector_lane
 from apps.memory.selectors import current_rows, rows_filtered
 from apps.memory.statements import semantic_statement
 from apps.platform.replica import read_connection
+from apps.platform.sql_arrays import int_array, text_array, uuid_array
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
@@ -143,22 +148,22 @@ def anchor_candidates(
 
 
 # An anchor's newest mentions, ranked by the row vectors kept beside the adjacency index
-# (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables.
-_ANCHOR_ROWS = """
-SELECT k.key, r.row_id::text
+# (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables. The
+# two types are two parts of one statement (each with its own filter restriction).
+_ANCHOR_ROWS_OF_TYPE = """
+SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, r.row_id, r.distance
 FROM unnest(%(keys)s::text[], %(scans)s::int[]) WITH ORDINALITY AS k(key, scan, n)
 CROSS JOIN LATERAL (
     SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM (
         SELECT row_id, embedding, embedding_model
         FROM graph_anchor_row
         WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
-          AND memory_type = %(memory_type)s{restriction}
+          AND memory_type = %(type_{memory_type})s{restriction}
         ORDER BY id DESC LIMIT k.scan
     ) AS newest
     WHERE newest.embedding_model = %(model)s
     ORDER BY distance, newest.row_id LIMIT %(per_type)s
 ) AS r
-ORDER BY k.n, r.distance, r.row_id
 """
 
 
@@ -180,30 +185,38 @@ def anchor_rows(
     if not keys:
         return found
     params: dict[str, Any] = {
-        "keys": list(keys),
+        "keys": text_array(keys),
         "vector": str(vector),
         "organization": subject.organization_id,
         "subject": subject.id,
-        "scans": list(scans) if scans is not None else [ANCHOR_ROW_SCAN] * len(keys),
+        "scans": int_array(scans if scans is not None else [ANCHOR_ROW_SCAN] * len(keys)),
         "model": model,
         "per_type": per_type,
     }
-    with read_connection().cursor() as cursor:
-        for memory_type in ("episodic", "semantic"):
-            typed = {**params, "memory_type": memory_type}
-            matching = _matching(where, memory_type, "e", typed)
-            if matching is False:  # no row of this type can match: nothing to read
-                continue
-            restriction = (
-                ""
-                if matching is True
-                else f"""
+    parts = []
+    for memory_type in ("episodic", "semantic"):
+        params[f"type_{memory_type}"] = memory_type
+        matching = _matching(where, memory_type, "e", params)
+        if matching is False:  # no row of this type can match: nothing to read
+            continue
+        restriction = (
+            ""
+            if matching is True
+            else f"""
           AND EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = graph_anchor_row.row_id
                       AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {matching})"""
-            )
-            cursor.execute(_ANCHOR_ROWS.replace("{restriction}", restriction), typed)
-            for key, row_id in cursor.fetchall():
-                found[str(key)][memory_type].append(str(row_id))
+        )
+        parts.append(_ANCHOR_ROWS_OF_TYPE.replace("{memory_type}", memory_type).replace("{restriction}", restriction))
+    if not parts:
+        return found
+    statement = f"""
+        SELECT memory_type, key, row_id::text FROM ({" UNION ALL ".join(parts)}) AS nearest
+        ORDER BY memory_type, n, distance, row_id
+    """
+    with read_connection().cursor() as cursor:
+        cursor.execute(statement, params)
+        for memory_type, key, row_id in cursor.fetchall():
+            found[key][memory_type].append(row_id)
     return found
 
 
@@ -305,6 +318,21 @@ def fact_candidates(*, subject: Subject, frames: Sequence[dict[str, Any]]) -> li
     return facts
 
 
+# The C loader of psycopg's binary build. Django loads timestamps with a Python subclass of the
+# pure-Python loader that relabels each value with the connection's zone (for a database
+# TIME_ZONE setting); when that zone is UTC, as the session's is, the C loader returns the same
+# aware UTC values at a twentieth of the CPU, and a search reads a few hundred of them.
+_TIMESTAMPTZ_LOADER = psycopg.adapters.get_loader(psycopg.adapters.types["timestamptz"].oid, Format.TEXT)
+
+
+def _timestamp_cursor() -> Any:
+    connection = read_connection()
+    cursor = connection.cursor()
+    if _TIMESTAMPTZ_LOADER is not None and connection.timezone is UTC:
+        cursor.cursor.adapters.register_loader("timestamptz", _TIMESTAMPTZ_LOADER)
+    return cursor
+
+
 def _parse_time(value: Any) -> Any:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
@@ -318,26 +346,51 @@ def rows_by_id(
     One statement for both types, reading only the columns a candidate is made of (no
     embedding, no provenance lists), made into candidates without model instances. With a
     filter ``where``, only the rows that match it."""
-    wanted = [uuid.UUID(i) for i in dict.fromkeys(ids)]
-    if not wanted:
-        return []
+    return rows_with_mentions(subject=subject, ids=ids, vector=vector, model=model, lane=lane, keys=(), where=where)[0]
+
+
+def rows_with_mentions(
+    *,
+    subject: Subject,
+    ids: Sequence[str],
+    vector: list[float],
+    model: str,
+    lane: str,
+    keys: Sequence[str],
+    where: Filter | None = None,
+) -> tuple[list[RowCandidate], dict[str, list[str]]]:
+    """:func:`rows_by_id`, and which of the anchors ``keys`` each returned row mentions (the
+    adjacency index, by row id: bounded by the rows, whatever the anchors' degrees), in the
+    same statement; a row that mentions none of them is absent from the second."""
+    if not ids:
+        return [], {}
     params: dict[str, Any] = {
         "organization": subject.organization_id,
         "subject": subject.id,
-        "ids": wanted,
+        "ids": uuid_array(ids),
         "vector": str(vector),
     }
-    statement = _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params))).replace(
-        "{semantic}", _clause(_matching(where, "semantic", "e", params))
+    mentioned = "NULL::text[]"
+    if keys:
+        params["keys"] = text_array(dict.fromkeys(keys))
+        mentioned = _MENTIONED
+    statement = (
+        _ROWS_BY_ID.replace("{episodic}", _clause(_matching(where, "episodic", "e", params)))
+        .replace("{semantic}", _clause(_matching(where, "semantic", "e", params)))
+        .replace("{mentioned}", mentioned)
     )
-    with read_connection().cursor() as cursor:
+    with _timestamp_cursor() as cursor:
         cursor.execute(statement, params)
         fetched = cursor.fetchall()
     scored: dict[str, list[tuple[float, str, dict[str, Any]]]] = {"episodic": [], "semantic": []}
-    for kind, *values, distance in fetched:
+    mentions: dict[str, list[str]] = {}
+    for kind, *values, anchors, distance in fetched:
         columns = dict(zip(_ROW_COLUMNS, values, strict=True))
         same_model = columns.pop("embedding_model") == model and distance is not None
-        scored[kind].append((1.0 - float(distance) if same_model else 0.0, str(columns["id"]), columns))
+        row_id = columns["id"]
+        scored[kind].append((1.0 - float(distance) if same_model else 0.0, row_id, columns))
+        if anchors:
+            mentions[row_id] = list(anchors)
     ranked: list[RowCandidate] = []
     for kind, rows in scored.items():
         rows.sort(key=lambda item: (-item[0], item[1]))
@@ -345,7 +398,7 @@ def rows_by_id(
             _candidate(kind, lane, vector_rank=rank, similarity=similarity, **columns)
             for rank, (similarity, _, columns) in enumerate(rows)
         ]
-    return ranked
+    return ranked, mentions
 
 
 # The columns of a row candidate, in the order of the statement below; semantic rows have no
@@ -373,22 +426,26 @@ _EPISODIC = EpisodicEvent._meta.db_table
 _SEMANTIC = SemanticItem._meta.db_table
 _EPISODIC_SUCCESSOR = successor_columns_sql(_EPISODIC, "e", "s")
 _ROWS_BY_ID = f"""
-SELECT 'episodic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details,
+SELECT 'episodic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details,
        NULL::varchar, NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
        {valid_from_sql(_EPISODIC, "e")},
-       {_EPISODIC_SUCCESSOR[1]}, e.embedding <=> %(vector)s::vector
+       {_EPISODIC_SUCCESSOR[1]}, {{mentioned}}, e.embedding <=> %(vector)s::vector
 FROM {_EPISODIC} AS e {_EPISODIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{episodic}}
 UNION ALL
-SELECT 'semantic', e.id, e.session_id, e.chunk_id, e.created_at, e.embedding_model, e.summary, e.details, e.name,
+SELECT 'semantic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details, e.name,
        e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")}, s.id,
-       {valid_from_sql(_SEMANTIC, "s")}, e.embedding <=> %(vector)s::vector
+       {valid_from_sql(_SEMANTIC, "s")}, {{mentioned}}, e.embedding <=> %(vector)s::vector
 FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{semantic}}
 """
 _TABLES = {"episodic": _EPISODIC, "semantic": _SEMANTIC}
+# The anchors among %(keys)s that the row ``e`` mentions, by key.
+_MENTIONED = """ARRAY(SELECT m.anchor_key FROM graph_anchor_row AS m
+       WHERE m.organization_id = e.organization_id AND m.subject_id = e.subject_id AND m.row_id = e.id
+         AND m.anchor_key = ANY(%(keys)s::text[]) ORDER BY m.anchor_key)"""
 
 
 def _matching(where: Filter | None, memory_type: str, alias: str, params: dict[str, Any]) -> str | bool:
@@ -524,7 +581,7 @@ def neighbours(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) ->
     params: dict[str, Any] = {
         "organization": subject.organization_id,
         "subject": subject.id,
-        "ids": list(dict.fromkeys(row_ids)),
+        "ids": uuid_array(row_ids),
         "per_row": per_row,
     }
     found: dict[str, list[str]] = {}
@@ -532,23 +589,6 @@ def neighbours(*, subject: Subject, row_ids: Sequence[str], per_row: int = 1) ->
         cursor.execute(_NEIGHBOURS, params)
         for row_id, neighbour in cursor.fetchall():
             found.setdefault(str(row_id), []).append(str(neighbour))
-    return found
-
-
-def anchor_mentions(*, subject: Subject, row_ids: Sequence[str], keys: Sequence[str]) -> dict[str, list[str]]:
-    """Which of these anchors each of these rows mentions (the adjacency index, by row id):
-    bounded by the rows asked for, whatever the anchors' degrees."""
-    if not row_ids or not keys:
-        return {}
-    found: dict[str, list[str]] = {}
-    with read_connection().cursor() as cursor:
-        cursor.execute(
-            "SELECT row_id::text, anchor_key FROM graph_anchor_row WHERE organization_id = %s AND subject_id = %s"
-            " AND row_id = ANY(%s::uuid[]) AND anchor_key = ANY(%s::text[]) ORDER BY row_id, anchor_key",
-            [subject.organization_id, subject.id, list(dict.fromkeys(row_ids)), list(dict.fromkeys(keys))],
-        )
-        for row_id, key in cursor.fetchall():
-            found.setdefault(str(row_id), []).append(str(key))
     return found
 
 
@@ -623,6 +663,51 @@ def cited_currency(*, subject: Subject, ids: Sequence[str]) -> dict[str, CitedCu
             valid_to=currency.valid_to,
         )
         for row_id, currency in found.items()
+    }
+
+
+@dataclass(frozen=True)
+class StoredProvenance:
+    """Where a returned row came from, as stored: its chunk, source messages and tags, a
+    semantic row's attribute, and for a passage its resource and place in it."""
+
+    chunk_id: str
+    source_message_ids: list[str]
+    metadata: dict[str, Any]
+    attribute: str | None
+    resource: tuple[str, int | None, int | None] | None
+
+
+_PROVENANCE = f"""
+SELECT e.id::text, e.chunk_id::text, e.source_message_ids, e.metadata, NULL::varchar, e.resource_id::text,
+       e.resource_start, e.resource_end
+FROM {_EPISODIC} AS e
+WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
+UNION ALL
+SELECT e.id::text, e.chunk_id::text, e.source_message_ids, e.metadata, e.attribute, NULL, NULL, NULL
+FROM {_SEMANTIC} AS e
+WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
+"""
+
+
+def rows_provenance(*, subject: Subject, ids: Sequence[str]) -> dict[str, StoredProvenance]:
+    """The stored provenance of the subject's episodic and semantic rows with these ids, by
+    row id (one statement for both types)."""
+    if not ids:
+        return {}
+    params: dict[str, Any] = {"organization": subject.organization_id, "subject": subject.id, "ids": uuid_array(ids)}
+    with read_connection().cursor() as cursor:
+        cursor.execute(_PROVENANCE, params)
+        fetched = cursor.fetchall()
+    return {
+        row_id: StoredProvenance(
+            chunk_id=chunk_id,
+            source_message_ids=list(message_ids),
+            metadata=dict(json.loads(tags)),
+            attribute=attribute,
+            resource=(resource_id, start, end) if resource_id is not None else None,
+        )
+        for row_id, chunk_id, message_ids, tags, attribute, resource_id, start, end in fetched
     }
 
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from apps.memory.filters import Filter
-from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.providers.interfaces import MeteringContext
 from apps.providers.registry import query_embedder
+from apps.retrieval import reads
 from apps.retrieval.services import BudgetReport, Mode, search
 from apps.retrieval.types import FusedRow, Plan, ScoredFact
 from apps.tenancy.models import Subject
@@ -55,34 +54,26 @@ class SearchEvidence:
     budget: BudgetReport
 
 
-def _provenance(rows: list[FusedRow]) -> list[EvidenceRow]:
+def _provenance(subject: Subject, rows: list[FusedRow]) -> list[EvidenceRow]:
     """Each row's chunk, source messages and (for a passage) place in its resource, read from
     its store (the row candidates carry the chunk only)."""
-    ids = [uuid.UUID(fused.row.row_id) for fused in rows]
-    stored: dict[str, tuple[str, list[str], dict[str, Any]]] = {}
-    for model in (EpisodicEvent, SemanticItem):
-        for row_id, stored_chunk, message_ids, tags in model.objects.filter(id__in=ids).values_list(
-            "id", "chunk_id", "source_message_ids", "metadata"
-        ):
-            stored[str(row_id)] = (str(stored_chunk), list(message_ids), dict(tags))
-    attributes = dict(SemanticItem.objects.filter(id__in=ids).values_list("id", "attribute"))
-    passages = {
-        str(row_id): Passage(id=str(resource_id), start=start, end=end)
-        for row_id, resource_id, start, end in EpisodicEvent.objects.filter(
-            id__in=ids, resource_id__isnull=False
-        ).values_list("id", "resource_id", "resource_start", "resource_end")
-    }
+    stored = reads.rows_provenance(subject=subject, ids=[fused.row.row_id for fused in rows])
     evidence = []
     for fused in rows:
-        chunk_id, message_ids, tags = stored.get(fused.row.row_id, (fused.row.chunk_id or "", [], {}))
+        found = stored.get(fused.row.row_id)
+        resource = found.resource if found is not None else None
         provenance = Provenance(
             session_id=fused.row.session_id,
-            chunk_id=chunk_id,
-            source_message_ids=message_ids,
-            resource=passages.get(fused.row.row_id),
+            chunk_id=found.chunk_id if found is not None else fused.row.chunk_id or "",
+            source_message_ids=found.source_message_ids if found is not None else [],
+            resource=Passage(id=resource[0], start=resource[1], end=resource[2]) if resource is not None else None,
         )
-        attribute = attributes.get(uuid.UUID(fused.row.row_id)) if fused.row.memory_type == "semantic" else None
-        evidence.append(EvidenceRow(fused=fused, provenance=provenance, attribute=attribute, metadata=tags))
+        attribute = found.attribute if found is not None and fused.row.memory_type == "semantic" else None
+        evidence.append(
+            EvidenceRow(
+                fused=fused, provenance=provenance, attribute=attribute, metadata=found.metadata if found else {}
+            )
+        )
     return evidence
 
 
@@ -119,7 +110,7 @@ def search_evidence(
         fallback=result.fallback,
         plan=result.plan,
         facts=result.facts,
-        rows=_provenance(result.rows),
+        rows=_provenance(subject, result.rows),
         typed=result.typed,
         budget=result.budget,
     )

@@ -16,7 +16,7 @@ from django.db import transaction
 
 from apps.graph.keys import anchor_key
 from apps.language.facts import asked_key, asked_prior, asks_prior
-from apps.language.pipeline import spacy_pipeline
+from apps.language.pipeline import PARSES
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
 from apps.memory.filters import Filter
@@ -29,7 +29,7 @@ from apps.platform.replica import read_alias
 from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
-from apps.retrieval.fusion import fuse, rank_candidates, rerank_score, trim_to_token_budget
+from apps.retrieval.fusion import first_pass_scores, fuse, rank_candidates, trim_to_token_budget
 from apps.retrieval.planner import plan_query
 from apps.retrieval.scoring import (
     FACT_ORDER_LIMIT,
@@ -182,29 +182,33 @@ def _graph_lanes(
     ordered = rank_facts(facts, plan, cap=max(FACT_ORDER_LIMIT, plan.budgets.max_facts))
     ranked = ordered[: plan.budgets.max_facts]
     fact_order = [c for scored in ordered for c in scored.fact.citations]
-    rows = reads.rows_by_id(
-        subject=subject, ids=[*fact_order, *base_ids], vector=vector, model=model, lane="base", where=where
-    )
     weights = {scored.anchor.anchor_key: max(scored.anchor.vector_similarity, 0.0) for scored in anchors}
-    mentions = reads.anchor_mentions(subject=subject, row_ids=[r.row_id for r in rows], keys=list(weights))
+    keys = list(weights)
+    rows, mentions = reads.rows_with_mentions(
+        subject=subject, ids=[*fact_order, *base_ids], vector=vector, model=model, lane="base", keys=keys, where=where
+    )
     # Same-chunk neighbours, recomputed from provenance: of every candidate (its context), and
     # those of the best candidates join the base lane.
     near = reads.neighbours(subject=subject, row_ids=[r.row_id for r in rows], per_row=reads.NEIGHBOURS_PER_SEED)
-    first = rank_candidates(rows, plan.question, mentions=mentions, anchor_weights=weights, lexical=False)
-    seeds = sorted((r for r in first if r.memory_type == "episodic"), key=lambda r: (-rerank_score(r), r.row_id))
+    first = first_pass_scores(rows, mentions=mentions, anchor_weights=weights)
+    seeds = sorted((r for r in rows if r.memory_type == "episodic"), key=lambda r: (-first[r.row_id], r.row_id))
     known = {r.row_id for r in rows}
     joining = [n for seed in seeds[: reads.NEIGHBOUR_SEEDS] for n in near.get(seed.row_id, []) if n not in known]
-    rows += reads.rows_by_id(subject=subject, ids=joining, vector=vector, model=model, lane="base", where=where)
-    mentions.update(reads.anchor_mentions(subject=subject, row_ids=joining, keys=list(weights)))
+    joined, joined_mentions = reads.rows_with_mentions(
+        subject=subject, ids=joining, vector=vector, model=model, lane="base", keys=keys, where=where
+    )
+    rows += joined
+    mentions.update(joined_mentions)
     if plan.time_focus == "present":  # what replaced a superseded candidate joins, to rank in its place
         for _ in range(SUCCESSOR_STEPS):
             successors = successor_ids(rows)
             if not successors:
                 break
-            rows += reads.rows_by_id(
-                subject=subject, ids=successors, vector=vector, model=model, lane="base", where=where
+            replacing, replacing_mentions = reads.rows_with_mentions(
+                subject=subject, ids=successors, vector=vector, model=model, lane="base", keys=keys, where=where
             )
-            mentions.update(reads.anchor_mentions(subject=subject, row_ids=successors, keys=list(weights)))
+            rows += replacing
+            mentions.update(replacing_mentions)
     clock.lap("rows")
     ranked_rows = rank_candidates(
         rows,
@@ -238,7 +242,7 @@ def _asked_rows(
     none for other questions."""
     if plan.time_focus != "present" and not asks_prior(question):
         return []
-    span = spacy_pipeline()(question)[:]
+    span = PARSES.get(question)[:]  # a question asked again is not parsed again
     key = asked_key(span)
     if plan.time_focus == "present":
         ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups)

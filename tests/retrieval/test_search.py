@@ -149,7 +149,7 @@ def test_bad_search_input_is_a_clear_400() -> None:
         assert response.status_code == 400, body
 
 
-def test_neighbours_and_anchor_mentions_read_only_this_subjects_rows() -> None:
+def test_neighbours_and_row_mentions_read_only_this_subjects_rows() -> None:
     tenant, other = make_tenant(), make_tenant()
     _history(tenant, 1)
     _history(other, 1)
@@ -173,14 +173,20 @@ def test_neighbours_and_anchor_mentions_read_only_this_subjects_rows() -> None:
         near = reads.neighbours(subject=subject, row_ids=[ordered[1]], per_row=1)
         assert near == {ordered[1]: [ordered[0], ordered[2]]}  # one turn before and after, in chunk order
         row_ids = [str(i) for i in EpisodicEvent.objects.filter(subject=subject).values_list("id", flat=True)]
-        mentions = reads.anchor_mentions(subject=subject, row_ids=row_ids, keys=["maya", "no such anchor"])
+        mentions = _mentions(subject, row_ids, ["maya", "no such anchor"])
         assert mentions and set(mentions) <= set(row_ids)
         assert {key for keys in mentions.values() for key in keys} == {"maya"}
     with organization_scope(other.id):
         other_subject = Subject.objects.get(external_id="maya")
         # This organization's ids, asked for under the other one, read nothing.
         assert reads.neighbours(subject=other_subject, row_ids=[ordered[1]], per_row=1) == {}
-        assert reads.anchor_mentions(subject=other_subject, row_ids=row_ids, keys=["maya"]) == {}
+        assert _mentions(other_subject, row_ids, ["maya"]) == {}
+
+
+def _mentions(subject: Subject, row_ids: list[str], keys: list[str]) -> dict[str, list[str]]:
+    return reads.rows_with_mentions(
+        subject=subject, ids=row_ids, vector=[0.0] * 384, model="any", lane="base", keys=keys
+    )[1]
 
 
 def test_the_schema_types_the_search_response() -> None:

@@ -10,12 +10,13 @@ from tests.factories import make_tenant
 from tests.retrieval.test_search import _history
 
 # The key lookup and the scope (3; the key's last use was touched by the first search in
-# this process); the subject (1); the graph lanes in a savepoint (20: anchor recall, anchor
-# rows and frames, co-participants, the relation lane, cited rows, mentions, neighbours);
-# provenance and attributes in bulk (4); the audit entry (3: the deferred-key check with the
-# chain's lock in one round trip, the head, the entry) and the commit; the usage counter
+# this process); the subject (1); the graph lanes in a savepoint (17: anchor recall, anchor
+# rows of both types in one statement and frames, co-participants, the relation lane, cited
+# rows with the anchors they mention, neighbours); provenance, attributes and passages in one
+# statement (1); the audit entry (3: the deferred-key check with the chain's lock in one round
+# trip, the head, the entry) and the commit; the usage counter
 # after the response (4: BEGIN, the scope with synchronous_commit off, the upsert, COMMIT).
-SEARCH_QUERIES = 36
+SEARCH_QUERIES = 30
 QUESTION = "How many dresses did Maya buy?"
 
 

@@ -63,8 +63,7 @@ TIMED_READS = (
     "incident_frames",
     "relation_frames",
     "fact_candidates",
-    "rows_by_id",
-    "anchor_mentions",
+    "rows_with_mentions",
     "neighbours",
 )
 # Caps from apps/retrieval (reads.py, scoring.py): what a search may inspect at any size.
@@ -649,14 +648,14 @@ class Command(BaseCommand):
             "(ADR 0035).",
             "",
             "| N | unfiltered p50 / p95 (ms) | filtered p50 / p95 (ms) | filtered `anchor_candidates` p50 / p95 | "
-            "filtered `rows_by_id` p50 / p95 | rows returned (mean / max) | searches with no row | "
+            "filtered `rows_with_mentions` p50 / p95 | rows returned (mean / max) | searches with no row | "
             "returned rows not matching |",
             "|---|---|---|---|---|---|---|---|",
             *[
                 f"| {r.size:,} | {_p(r, 'total', 50)} / {_p(r, 'total', 95)} | "
                 f"{_pf(r, 'total', 50)} / {_pf(r, 'total', 95)} | "
                 f"{_pf(r, 'anchor_candidates', 50)} / {_pf(r, 'anchor_candidates', 95)} | "
-                f"{_pf(r, 'rows_by_id', 50)} / {_pf(r, 'rows_by_id', 95)} | "
+                f"{_pf(r, 'rows_with_mentions', 50)} / {_pf(r, 'rows_with_mentions', 95)} | "
                 f"{_mm(r, 'rows_returned', filtered=True)} | {empty[r.size]} of {len(r.filtered)} | "
                 f"{sum(s.mismatched for s in r.filtered)} |"
                 for r in results
