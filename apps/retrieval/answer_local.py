@@ -226,8 +226,9 @@ def _wanted_value(plan: Plan) -> str | None:
 _PERSON_WORDS = frozenset(
     """friend partner boyfriend girlfriend husband wife fiance fiancee sister brother mother mum mom father dad son
     daughter child aunt uncle cousin niece nephew grandmother grandma grandfather grandpa colleague coworker boss
-    manager mentor coach teacher tutor doctor dentist neighbour neighbor roommate landlord""".split()
-)
+    manager mentor coach teacher tutor doctor dentist neighbour neighbor roommate landlord
+    pet dog cat puppy kitten rabbit bunny hamster parrot horse""".split()
+)  # a pet's name is a name like a person's, not a place
 # What a name of each kind may be: a person, an organization or a thing named by a proper noun;
 # a place; any name but a time.
 _KIND_ENTITIES = {
@@ -347,7 +348,10 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         # "What did she use to eat?": a row that says "used to" says what is asked
         worded = not (former and _FORMER.search(plan.question))
         echo = _is_echo(row, plan) or voices[row.row_id] == OTHER_SPEAKER_WEIGHT
-        found.append(((replaced, echo, unrelated, worded, not keyed, not valued, -score, not has_date, rank), support))
+        # Rows that state the asked key are in retrieval's order, which placed the key's current
+        # (or, for "before …", earlier) values first; the others by how much of the question they cover.
+        cover = 0.0 if keyed else -score
+        found.append(((replaced, echo, unrelated, worded, not keyed, not valued, cover, not has_date, rank), support))
     return [support for _, support in sorted(found, key=lambda item: item[0])]
 
 

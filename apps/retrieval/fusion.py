@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Protocol, TypeVar
 
-from apps.language.words import content_stems, count_tokens, words
+from apps.language.words import content_stems, count_tokens, fold, words
 from apps.retrieval.lexical import lexical_ranks
 from apps.retrieval.types import (
     FactCandidate,
@@ -248,7 +248,8 @@ class _Ranked:
 
 @functools.lru_cache(maxsize=4096)
 def _words(name: str) -> frozenset[str]:  # speakers' names: a few, asked of every row
-    return frozenset(word.lower() for word in words(name))
+    """The words of a name, possessives folded: a fact of "Kwame's mother" speaks of Kwame's."""
+    return frozenset(fold(word) for word in words(name))
 
 
 class Spoken(Protocol):

@@ -233,3 +233,40 @@ def test_a_passage_is_read_by_its_best_sentences_not_its_length() -> None:
     )
     answer, cited = _answer("How long is the probationary period at the company?", longer, passage)
     assert answer == "ninety days" and cited == ("p1",)
+
+
+def _fact(row_id: str, text: str, *, speaker: str, attribute: str, current: bool) -> EvidenceRow:
+    return EvidenceRow(
+        row_id=row_id, memory_type="semantic", text=text, event_time=None, mention_time=SAID, speaker=speaker,
+        current=current, attribute=attribute,
+    )  # fmt: skip
+
+
+def test_rows_of_the_asked_key_keep_retrievals_order() -> None:
+    # Retrieval put the value before Guillotière first; the later move covers more of the
+    # question's words ("moved", "Guillotière") but is not the value asked for.
+    before = _fact("before", "Nadia: We're in the Croix-Rousse now.", speaker="Nadia", attribute="home", current=False)
+    later = _fact(
+        "later", "Nadia: We moved to Guillotière on Saturday!", speaker="Nadia", attribute="home", current=False
+    )
+    answer, cited = _answer("Which neighbourhood did Nadia live in before she moved to Guillotière?", before, later)
+    assert cited == ("before",) and "Croix-Rousse" in answer
+
+
+def test_a_fact_of_a_relative_named_only_by_relation_answers_for_them() -> None:
+    mine = _fact("mine", "Kwame: I live on Agricola Street now.", speaker="Kwame", attribute="home", current=True)
+    hers = _fact(
+        "hers", "Kwame, about Kwame's mother: My mum moved in with Kofi in Accra.", speaker="Kwame's mother",
+        attribute="home city", current=True,
+    )  # fmt: skip
+    answer, cited = _answer("Which city does Kwame's mother live in?", mine, hers)
+    assert cited == ("hers",) and "Accra" in answer
+
+
+def test_a_pets_name_is_a_name_not_the_place_it_came_from() -> None:
+    row = _told(
+        "r1", "Nadia: We adopted a retired racing greyhound from a rescue in Villeurbanne.",
+        "Meet Pimenta! We adopted a retired racing greyhound from a rescue in Villeurbanne.",
+    )  # fmt: skip
+    answer, _ = _answer("What is the name of Nadia's pet?", row)
+    assert "Pimenta" in answer
