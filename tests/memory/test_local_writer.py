@@ -297,3 +297,29 @@ def test_a_relative_named_only_by_relation_has_facts_of_their_own(metering: Mete
         ("home city", "Kwame, about Kwame's mother: Family update: my mum moved in with Kofi in Accra last month.")
     ]
     assert all(d.name != "Kwame" or d.attribute != "home city" for d in drafts)  # not Kwame's own home
+
+
+@pytest.mark.parametrize(
+    ("said", "facts"),
+    [
+        # the verb after a lead-in, which the parser hangs off "news"
+        ("Big news: Tiago moved to Berlin.", [("Tiago", "home city")]),
+        # a name the tagger does not know, then "she" for her
+        (
+            "Family news too: Efua packed up and moved to Calgary last weekend. "
+            "She's a clinical instructor at a nursing college there now.",
+            [("Efua", "home city"), ("Efua", "job")],
+        ),
+        ("Update: Work is crazy this week.", []),  # a capitalized word that states no fact is no one
+    ],
+)
+def test_a_name_after_a_lead_in_or_unknown_to_the_tagger_has_its_facts(
+    said: str, facts: list[tuple[str, str]], metering: MeteringContext
+) -> None:
+    from datetime import UTC, datetime
+
+    message = InputMessage(
+        message_id="m1", role="user", name="Kwame", content=said, timestamp=datetime(2025, 3, 1, tzinfo=UTC)
+    )
+    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts

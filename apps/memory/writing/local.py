@@ -456,25 +456,50 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
     if sentence.is_question:
         return []
     described = []
+    mains = _main_verbs(sentence.span)
     for entity in sentence.span.ents:
         if entity.label_ not in _DESCRIBED_LABELS:
             continue
         root = entity.root
-        is_subject = root.dep_ in ("nsubj", "nsubjpass") and root.head == sentence.span.root
+        is_subject = root.dep_ in ("nsubj", "nsubjpass") and root.head in mains
         has_apposition = any(child.dep_ == "appos" for child in root.children)
         names_subject = root.dep_ == "appos" and root.head.dep_ in ("nsubj", "nsubjpass")  # "my brother Omar"
         if is_subject or has_apposition or names_subject:
             described.append(entity)
-    subject = next((t for t in sentence.span.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    subject = next((t for verb in mains for t in verb.children if t.dep_ in ("nsubj", "nsubjpass")), None)
     if (
         subject is not None
-        and subject.pos_ == "PROPN"
+        and (
+            subject.pos_ == "PROPN"
+            # an unknown name only when it states a family's fact ("Efua moved to Calgary"),
+            # so that "Update: Work is crazy" is no fact of someone called Work
+            or (_untagged_name(subject, sentence.span) and read_fact(sentence.span, about=subject).from_family)
+        )
         and subject.ent_type_ not in _DESCRIBED_LABELS
         and not any(child.dep_ == "poss" for child in subject.children)
     ):
         # a name the tagger took for a date or for nothing ("Joon is leaving the hospital")
         described.append(sentence.span.doc[subject.left_edge.i : subject.i + 1])
     return described
+
+
+def _main_verbs(span: Span) -> list[Token]:
+    """The sentence's root, and the verb after a lead-in ("Big news: Tiago moved to Berlin",
+    which the parser hangs off "news")."""
+    root = span.root
+    colon = next((t.i for t in span if t.text == ":" and t.head == root), None)
+    after = [
+        child
+        for child in root.children
+        if colon is not None and child.i > colon and child.pos_ in ("VERB", "AUX") and child.dep_ != "punct"
+    ]
+    return [root, *after]
+
+
+def _untagged_name(token: Token, span: Span) -> bool:
+    """A capitalized bare noun inside a sentence, which the tagger took for a common noun: a
+    name it does not know ("Family news: Efua packed up and moved to Calgary")."""
+    return token.pos_ == "NOUN" and token.is_title and token.i > span.start and not list(token.children)
 
 
 def _change_lines(reading: FactReading) -> list[str]:
