@@ -183,26 +183,29 @@ class SubjectIndexer:
         self, entities_by_record: list[list[ExtractedEntity]], existing_keys: set[str]
     ) -> list[list[SameEntityQuestion]]:
         """Per record, a same-entity question for each entity with no anchor of its exact key but
-        with close anchors by name embedding (one embedding call and one ANN query per batch)."""
+        with close anchors by name embedding (one embedding call and one ANN query per batch,
+        each distinct name asked once: the records of a batch share many names)."""
         unknown = [
             [e for e in dict.fromkeys(entities) if (key := anchor_key(e.name)) and key not in existing_keys]
             for entities in entities_by_record
         ]
-        flat = [entity for entities in unknown for entity in entities]
-        if not flat:
+        names = list(dict.fromkeys(entity.name for entities in unknown for entity in entities))
+        if not names:
             return [[] for _ in entities_by_record]
-        found = iter(
-            _nearest_anchors(
-                subject=self.subject,
-                vectors=self._embed_names([e.name for e in flat]),
-                model=self.embedder.model_name,
+        nearest = dict(
+            zip(
+                names,
+                _nearest_anchors(
+                    subject=self.subject, vectors=self._embed_names(names), model=self.embedder.model_name
+                ),
+                strict=True,
             )
         )
         questions: list[list[SameEntityQuestion]] = []
         for entities in unknown:
             record_questions = []
             for entity in entities:
-                candidates = [AnchorCandidate(name=name) for _, name, _ in next(found)]
+                candidates = [AnchorCandidate(name=name) for _, name, _ in nearest[entity.name]]
                 if candidates:
                     record_questions.append(
                         SameEntityQuestion(name=entity.name, type=entity.type, candidates=candidates)

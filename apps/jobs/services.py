@@ -37,8 +37,9 @@ from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.selectors import job_get
 from apps.platform.budget import budget_remaining
+from apps.platform.bulk import rows_update
 from apps.platform.faults import fault_pause
-from apps.tenancy.scope import organization_scope
+from apps.tenancy.scope import current_organization_id, organization_scope
 
 logger = logging.getLogger(__name__)
 
@@ -213,13 +214,14 @@ def job_succeed(*, job_id: uuid.UUID, result: dict[str, Any]) -> None:
 
 
 def jobs_succeed(*, results: dict[uuid.UUID, dict[str, Any]]) -> None:
-    """Each job succeeded, with its result: one statement for all of them."""
+    """Each job (of the organization in scope) succeeded, with its result: one statement for
+    all of them (``rows_update``: Django's ``bulk_update`` builds a ``CASE`` per job and field)."""
     now = timezone.now()
     jobs = [
         Job(id=job_id, status=Job.Status.SUCCEEDED, finished_at=now, result=result)
         for job_id, result in results.items()
     ]
-    Job.objects.bulk_update(jobs, ["status", "finished_at", "result"])
+    rows_update(jobs, ["status", "finished_at", "result"], organization_id=current_organization_id())
 
 
 def job_fail(*, job_id: uuid.UUID, code: str, message: str, result: dict[str, Any] | None = None) -> None:

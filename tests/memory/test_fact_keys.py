@@ -159,3 +159,64 @@ def test_core_memory_follows_a_patched_fact() -> None:
     )
     assert response.status_code == 200
     assert _human_core(tenant)["content"]["value"].splitlines() == ["Lena: I live in Braga.", "Lena: I'm a nurse."]
+
+
+BATCHED_FACTS = [
+    "I'm vegetarian.",
+    "I'm a nurse.",
+    "I live in Porto.",
+    "I've gone fully vegan.",
+    "We moved from Porto to Lyon last week.",
+    "I'm a nurse.",
+]
+
+
+def _stored(tenant: Tenant) -> dict[str, Any]:
+    """Every fact (superseded ones too) and every version of the core blocks, as text."""
+    facts = _semantic(tenant, include_superseded=True)
+    by_id = {row["id"]: row["content"]["summary"] for row in facts}
+    core = tenant.client().get("/v1/subjects/lena/core").json()["results"]
+    versions = [
+        [
+            row["content"]["value"]
+            for row in tenant.client().get(f"/v1/subjects/lena/memories/core/{block['id']}/history").json()["results"]
+        ]
+        for block in core
+    ]
+    return {
+        "facts": sorted(
+            (
+                row["content"]["summary"],
+                row["content"]["attribute"],
+                row["content"]["details"],
+                by_id.get(row["supersedes"] or ""),
+            )
+            for row in facts
+        ),
+        "current": sorted(row["content"]["summary"] for row in _semantic(tenant)),
+        "core": sorted(versions),
+    }
+
+
+def test_writes_completed_in_one_batch_store_what_they_store_one_by_one() -> None:
+    """The worker reads a subject's current facts and core blocks once per batch and keeps
+    them current as each write of the batch stores rows (ADR 0077): a later write of the same
+    batch supersedes what an earlier one stored exactly as it would a batch later."""
+    one_by_one, batched = _tenant(), _tenant()
+    for day, text in enumerate(BATCHED_FACTS, start=1):
+        _say(one_by_one, text, day=day)
+    client = batched.client()
+    for day, text in enumerate(BATCHED_FACTS, start=1):
+        message = {"id": f"d{day}-1", "role": "user", "name": "Lena", "timestamp": f"2024-03-{day:02d}T09:01:00Z"}
+        response = client.post(
+            "/v1/subjects/lena/memories", {"messages": [{**message, "content": text}]}, format="json"
+        )
+        assert response.status_code == 202, response.content
+    from apps.memory.services import memory_complete_writes
+    from apps.tenancy.scope import organization_scope
+
+    with organization_scope(batched.id):
+        assert len(memory_complete_writes()) == len(BATCHED_FACTS)  # one batch
+    expected = _stored(one_by_one)
+    assert _stored(batched) == expected
+    assert len(expected["facts"]) > len(expected["current"])  # the batch did supersede facts

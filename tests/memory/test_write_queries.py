@@ -43,11 +43,11 @@ def test_one_accepted_write_runs_a_pinned_number_of_statements() -> None:
 # difference between a batch of 6 writes and one of 2 in an organization that has written
 # before, each write a message to a new subject of its own (the same message, so that every
 # write routes and indexes alike). Per write: the subject's write lock and its savepoint, the
-# router's reads of the subject's current core blocks and facts, its core block and fact, the
+# writers' one read of the subject's current core blocks and one of its facts, its core block and fact, the
 # webhook subscribers of the new rows, its job turned indexing, the graph's reads and writes of
 # its anchors, the adjacency index, and the two stores' rows marked indexed. What a batch does
 # once (its usage rows, its rows listed, its jobs settled and audited) does not count.
-WORKER_STATEMENTS_PER_WRITE = 20  # 63 before the usage rows, records and jobs were batched
+WORKER_STATEMENTS_PER_WRITE = 19  # 63 before the usage rows, records and jobs were batched; 20 before ADR 0077
 
 
 def _worker_statements(tenant: Tenant, first: int, writes: int) -> list[str]:
@@ -66,3 +66,35 @@ def test_the_worker_runs_a_pinned_number_of_statements_per_write() -> None:
     small, large = _worker_statements(tenant, 1, 2), _worker_statements(tenant, 3, 6)
     assert (len(large) - len(small)) / 4 <= WORKER_STATEMENTS_PER_WRITE, "\n".join(large)
     assert sum(s.startswith('INSERT INTO "providers_provider_usage"') for s in large) == 2  # one per transaction
+
+
+# Writes to one subject: its current core blocks and facts are read once per batch, not by each
+# write (ADR 0077). Per write beyond the batch: its savepoint, its core block and fact, the
+# webhook subscribers, and its share of the graph's and the adjacency index's writes.
+WORKER_STATEMENTS_PER_WRITE_TO_ONE_SUBJECT = 7
+
+
+def _statements_completing(tenant: Tenant, writes: int) -> list[str]:
+    client = tenant.client()
+    for n in range(writes):
+        message = {"role": "user", "content": f"I started pottery class number {n} on Thursdays."}
+        assert client.post("/v1/subjects/maya/memories", {"messages": [message]}, format="json").status_code == 202
+    with CaptureQueriesContext(connection) as queries:
+        assert complete_writes(tenant.id, index=True) == writes
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def test_a_batch_reads_its_subjects_current_rows_once() -> None:
+    tenant = make_tenant()
+    tenant.subject("maya")
+    _statements_completing(tenant, 1)  # the graph, the core block
+    small, large = _statements_completing(tenant, 2), _statements_completing(tenant, 6)
+    assert (len(large) - len(small)) / 4 <= WORKER_STATEMENTS_PER_WRITE_TO_ONE_SUBJECT, "\n".join(large)
+    for table in ("memory_core_block", "memory_semantic_item"):
+        # current_rows: the rows no row of the subject supersedes
+        reads = [
+            s
+            for s in large
+            if s.startswith("SELECT") and f'FROM "{table}"' in s and 'U0."supersedes_id" IS NOT NULL' in s
+        ]
+        assert len(reads) == 1, "\n".join(reads)

@@ -19,7 +19,7 @@ from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, Frame
 from apps.graph.identity import normalize_label
 from apps.graph.keys import anchor_key
 from apps.language.dates import Tense, find_dates, most_specific
-from apps.language.pipeline import PARSES
+from apps.language.pipeline import PARSES, entity_words
 from apps.language.tense import FUTURE_AUX, PLAN_LEMMAS, clause_tense
 from apps.providers.extraction_schemas import (
     ExtractionInput,
@@ -605,11 +605,7 @@ def _is_planned(verb: Token) -> bool:
 
 
 def literal_value(entity: Span) -> tuple[str, str]:
-    text = entity.doc.text
-    start = entity.start_char
-    if entity.label_ == "MONEY" and start > 0 and text[start - 1] in "$\u20ac\u00a3\u00a5":
-        start -= 1  # spaCy leaves the currency sign out of "$45"
-    value = " ".join(text[start : entity.end_char].split())
+    value = entity_words(entity)
     name = _LITERAL_LABELS[entity.label_]
     if name == "date":
         duration = _DURATION.match(value)

@@ -27,7 +27,7 @@ from apps.language.facts import (
     speaker_relatives,
     with_schedule_referent,
 )
-from apps.language.pipeline import PARSES
+from apps.language.pipeline import PARSES, entity_words
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
 from apps.memory.passages import is_document
@@ -336,14 +336,6 @@ def _groups(sentences: Iterable[_Sentence]) -> list[_Group]:
     return groups
 
 
-def _entity_text(entity: Span) -> str:
-    text = entity.doc.text
-    start = entity.start_char
-    if entity.label_ == "MONEY" and start > 0 and text[start - 1] in "$\u20ac\u00a3\u00a5":
-        start -= 1  # spaCy leaves the currency sign out of "$45"
-    return _collapse(text[start : entity.end_char])
-
-
 def _inventory(spans: list[Span]) -> list[str]:
     """Every entity, number and date of the spans, verbatim, as 'Kind: a; b' lines."""
     grouped: dict[str, list[str]] = {}
@@ -352,7 +344,7 @@ def _inventory(spans: list[Span]) -> list[str]:
             kind = _ENTITY_GROUPS.get(entity.label_)
             if kind is None:
                 continue
-            value = _entity_text(entity)
+            value = entity_words(entity)
             values = grouped.setdefault(kind, [])
             if value not in values:
                 values.append(value)
@@ -535,7 +527,7 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
             )
     person: str | None = None  # the one person the previous sentence named
     for sentence in _sentences(message):
-        about = [(_entity_text(entity), entity.root) for entity in _described_entities(sentence)]
+        about = [(entity_words(entity), entity.root) for entity in _described_entities(sentence)]
         pronoun = pronoun_subject(sentence.span)
         if not about and person is not None and pronoun is not None and not sentence.is_question:
             # "Tiago did it. He moved to Berlin": a fact of Tiago's when it is one of a family's
@@ -562,7 +554,7 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
                 source_message_ids=[message.message_id],
             )
         named = {name for name, _ in about} or {
-            _entity_text(entity) for entity in sentence.span.ents if entity.label_ == "PERSON"
+            entity_words(entity) for entity in sentence.span.ents if entity.label_ == "PERSON"
         }
         person = named.pop() if len(named) == 1 else None
 
