@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.dream import selectors, services
+from apps.platform.fields import JSONBooleanField
 from apps.platform.serializers import page_serializer
 from apps.tenancy.api.base import SubjectApiView
 from apps.tenancy.api.cursors import decode_cursor, encode_cursor
@@ -23,7 +24,7 @@ class DreamRequestSerializer(serializers.Serializer[dict[str, Any]]):
         default=list,
         help_text="The chunk ids of the batch just written (the frontier).",
     )
-    final = serializers.BooleanField(
+    final = JSONBooleanField(
         default=False, help_text="The last round of an ingestion: also sweeps anchors never used as a source."
     )
 

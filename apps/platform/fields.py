@@ -25,3 +25,13 @@ class BoundedDictField(serializers.DictField):
                 "Keep it to short attributes and write larger content as a memory or a document."
             )
         return value
+
+
+class JSONBooleanField(serializers.BooleanField):
+    """A JSON ``true`` or ``false`` in a request body: 0, 1, "yes" or 0.0 are refused, naming
+    what was sent, so a typed client and a hand-written body mean the same thing."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if isinstance(data, bool):
+            return data
+        raise serializers.ValidationError(f"Must be true or false (a JSON boolean); got {json.dumps(data)}.")

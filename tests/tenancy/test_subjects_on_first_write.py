@@ -78,6 +78,10 @@ def test_the_organization_can_turn_it_off() -> None:
     assert reader.patch("/v1/organization", {"subjects_created_on_write": False}, format="json").status_code == 403
     bad = admin.patch("/v1/organization", {"subjects_created_on_write": False, "name": "x"}, format="json")
     assert bad.status_code == 400
+    for not_a_boolean in (0.0, 0, "false", None):  # a JSON boolean only, whatever else reads as false
+        refused = admin.patch("/v1/organization", {"subjects_created_on_write": not_a_boolean}, format="json")
+        assert refused.status_code == 400 and "subjects_created_on_write" in refused.content.decode()
+    assert admin.get("/v1/organization").json()["subjects_created_on_write"] is True  # nothing changed
 
     off = admin.patch("/v1/organization", {"subjects_created_on_write": False}, format="json")
     assert off.status_code == 200 and off.json()["subjects_created_on_write"] is False

@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.platform.fields import JSONBooleanField
 from apps.procedural.models import Skill, SkillVersion
 
 STEP_KINDS = ("thought", "action", "tool_call", "tool_result", "message")
@@ -65,7 +66,7 @@ class FeedbackInputSerializer(serializers.Serializer[dict[str, Any]]):
     retrieval_id = serializers.UUIDField()
     items_used = serializers.ListField(child=serializers.UUIDField(), max_length=20)
     reward = serializers.FloatField(min_value=0.0, max_value=1.0, required=False, allow_null=True, default=None)
-    success = serializers.BooleanField(required=False, allow_null=True, default=None)
+    success = JSONBooleanField(required=False, allow_null=True, default=None)
     latency_ms = serializers.IntegerField(min_value=0, max_value=86_400_000, default=0)
     tokens = serializers.IntegerField(min_value=0, max_value=10_000_000, default=0)
 

@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import serializers
 
-from apps.platform.fields import BoundedDictField
+from apps.platform.fields import BoundedDictField, JSONBooleanField
 from apps.platform.serializers import StrictFieldsSerializer
 from apps.tenancy import keys
 from apps.tenancy.models import EXTERNAL_ID_PATTERN, EXTERNAL_ID_RULE, Subject
@@ -89,4 +89,4 @@ class OrganizationSettingsSerializer(serializers.Serializer[Any]):
 
 
 class OrganizationSettingsInputSerializer(StrictFieldsSerializer):
-    subjects_created_on_write = serializers.BooleanField()
+    subjects_created_on_write = JSONBooleanField()

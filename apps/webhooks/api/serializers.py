@@ -4,6 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.platform.fields import JSONBooleanField
 from apps.webhooks.models import WebhookDelivery
 
 MAX_FILTER_ITEMS = 50
@@ -23,7 +24,7 @@ class EndpointInputSerializer(serializers.Serializer[dict[str, Any]]):
     event_types = _event_type_list(required=True)
     include_content_for = _event_type_list(required=False)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-    enabled = serializers.BooleanField(required=False, default=True)
+    enabled = JSONBooleanField(required=False, default=True)
 
 
 class EndpointUpdateSerializer(serializers.Serializer[dict[str, Any]]):
@@ -31,7 +32,7 @@ class EndpointUpdateSerializer(serializers.Serializer[dict[str, Any]]):
     event_types = _event_type_list(required=False)
     include_content_for = _event_type_list(required=False)
     description = serializers.CharField(max_length=500, required=False, allow_blank=True)
-    enabled = serializers.BooleanField(required=False)
+    enabled = JSONBooleanField(required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
