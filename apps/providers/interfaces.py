@@ -183,6 +183,7 @@ class EvidenceRow:
     current: bool = True  # False: a later row replaced what this one states
     attribute: str = ""  # a semantic row's fact attribute: (speaker, attribute) is the fact's key
     told: str = ""  # the sentences the row was written from, when its text keeps only some of them
+    passage: bool = False  # a passage of a document: no one's statement
 
 
 @dataclass(frozen=True)

@@ -270,9 +270,15 @@ def _name_stems(plan: Plan) -> frozenset[str]:
     return frozenset(s for entity in plan.entities for s in content_stems(entity))
 
 
+def _asked_stems(plan: Plan) -> frozenset[str]:
+    """The question's content stems, one for the words of the same relative or role ("boss" is
+    asked as "manager", which every row's stems hold beside their own words)."""
+    return frozenset(same_stem(s) for s in plan.constraints.content_stems)
+
+
 def _topical_stems(plan: Plan) -> frozenset[str]:
     """What the question is about: its content stems but names and the kind of answer it wants."""
-    return plan.constraints.content_stems - _name_stems(plan) - _ANSWER_NOUNS
+    return _asked_stems(plan) - _name_stems(plan) - _ANSWER_NOUNS
 
 
 def _fact_stems(fact: EvidenceFact) -> frozenset[str]:
@@ -289,10 +295,10 @@ def _kin(stems: frozenset[str]) -> frozenset[str]:
 
 
 def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[EvidenceFact]) -> list[_Support]:
-    wanted = plan.constraints.content_stems
+    wanted = _asked_stems(plan)
     names = _name_stems(plan)
     topical = _topical_stems(plan)
-    keywords = frozenset(stem(word) for word in plan.constraints.keywords) - _ANSWER_NOUNS - names
+    keywords = frozenset(same_stem(stem(word)) for word in plan.constraints.keywords) - _ANSWER_NOUNS - names
     families = {family.name for family in plan.relations}
     citing: dict[str, list[EvidenceFact]] = {}
     for fact in facts:
@@ -303,8 +309,9 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
     key = _asked(plan.question) if plan.time_focus == "present" or prior else AskedKey(groups=(), names=())
     value = _wanted_value(plan)
     around = tuple((row.row_id, row.told) for row in rows if row.told)
-    # When the question names people who speak here, their own statements come before what
-    # others said of them ("Wren: Happy belated birthday!" is not Kwame's birthday).
+    # When the question names people who speak here (or whom facts are about), their own
+    # statements come before what others said of them ("Wren: Happy belated birthday!" is not
+    # Kwame's birthday). A document's passage is no one's statement and is never another voice.
     voices = speaker_weights(rows, plan)
     found: list[tuple[tuple[bool, bool, bool, bool, bool, bool, float, bool, int], _Support]] = []
     for rank, row in enumerate(rows):
@@ -314,7 +321,9 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         row_families = frozenset().union(*(predicate_families(fact.predicate) for fact in row_facts))
         related = bool(row_families & families) or any(stem(fact.predicate) in wanted for fact in row_facts)
         keyed = _states_asked_key(row, key)
-        if keywords and not keywords & stems and not keyed:
+        first_with_value = rank < UNRELATED_RANKS and _holds_asked_value(row, plan, value, asks_time)
+        missing_keyword = bool(keywords) and not keywords & stems and not keyed
+        if missing_keyword and not first_with_value:
             continue
         if topical:
             about = bool(stems & topical) or related
@@ -322,11 +331,10 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
             about = bool(names) and names <= stems
         if plan.operator == "intersection" and names:
             about = about and names <= stems  # both sides, or it is only one side's evidence
-        # Retrieval's first rows stay in when they hold the kind of value asked, after every
-        # row about the question: "When is his birthday?" is answered by "I turned forty-two on
-        # 27 November".
-        unrelated = not about and not keyed
-        if unrelated and (rank >= UNRELATED_RANKS or not _holds_asked(row, plan, value, asks_time)):
+        # Retrieval's first rows stay in when they name what is asked, after every row about
+        # the question: "When is his birthday?" is answered by "I turned forty-two on 27 November".
+        unrelated = missing_keyword or (not about and not keyed)
+        if unrelated and not first_with_value:
             continue
         coverage = _window_coverage(row.text, wanted, cited_by) if wanted else 0.0
         score = coverage + (RELATION_BONUS if related else 0.0)
@@ -347,7 +355,7 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         valued = value is None or _holds_value(_best_sentence(row.text, plan, support), value, plan)
         # "What did she use to eat?": a row that says "used to" says what is asked
         worded = not (former and _FORMER.search(plan.question))
-        echo = _is_echo(row, plan) or voices[row.row_id] == OTHER_SPEAKER_WEIGHT
+        echo = _is_echo(row, plan) or (not row.passage and voices[row.row_id] == OTHER_SPEAKER_WEIGHT)
         # Rows that state the asked key are in retrieval's order, which placed the key's current
         # (or, for "before …", earlier) values first; the others by how much of the question they cover.
         cover = 0.0 if keyed else -score
@@ -355,12 +363,17 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
     return [support for _, support in sorted(found, key=lambda item: item[0])]
 
 
-def _holds_asked(row: EvidenceRow, plan: Plan, value: str | None, asks_time: bool) -> bool:
-    """The row names a value of the kind the question asks: a date, a number, a person, a
-    place or a name (a question that asks no kind finds none)."""
+def _holds_asked_value(row: EvidenceRow, plan: Plan, value: str | None, asks_time: bool) -> bool:
+    """The row names what the question asks although it shares no word with it: a date for a
+    time question, or, for "where", a place in a stored fact about the person asked about
+    ("Efua is an emergency nurse in Toronto" for "Where did Efua live before Calgary?"). Not
+    any name or place of any row: "What is Priya's favourite opera?" must stay unanswered by
+    "We went to the Louvre"."""
     if asks_time:
-        return _dated_answer(row) is not None and bool(_row_dates(row))
-    return value is not None and _holds_value(row.text, value, plan)
+        return bool(_row_dates(row))
+    asked = {word.casefold() for name in plan.entities for word in name.split()}
+    about_asked = row.memory_type == "semantic" and bool(asked & {w.casefold() for w in row.speaker.split()})
+    return value == "place" and about_asked and _holds_value(row.text, value, plan)
 
 
 def _window_coverage(text: str, wanted: frozenset[str], beside: frozenset[str]) -> float:
@@ -535,7 +548,7 @@ def _quoted_sentence(text: str, plan: Plan, support: _Support | None = None) -> 
         key = support.key
         stating = [s for s in sentences if states_key(list(_parsed(s).sents), speaker=support.row.speaker, key=key)]
         sentences = stating or sentences
-    wanted = plan.constraints.content_stems
+    wanted = _asked_stems(plan)
     value = _wanted_value(plan)
     overlaps = [
         (_holds_value(sentence, value, plan), len(_kin(content_stems(sentence)) & wanted)) for sentence in sentences

@@ -112,6 +112,7 @@ def _evidence_row(row: RowCandidate) -> EvidenceRow:
         current=row.current,
         attribute=row.attribute or "",
         told=row.told,
+        passage=row.passage,
     )
 
 

@@ -270,3 +270,18 @@ def test_a_pets_name_is_a_name_not_the_place_it_came_from() -> None:
     )  # fmt: skip
     answer, _ = _answer("What is the name of Nadia's pet?", row)
     assert "Pimenta" in answer
+
+
+def test_a_fact_about_the_asked_person_that_names_a_place_answers_where_without_sharing_a_word() -> None:
+    mine = _fact(
+        "mine", "Kwame: I've lived in Winnipeg since 2009.", speaker="Kwame", attribute="home city", current=False
+    )
+    hers = _fact(
+        "hers", "Kwame, about Efua: Efua is an emergency nurse in Toronto.", speaker="Efua", attribute="job",
+        current=False,
+    )  # fmt: skip
+    answer, cited = _answer("Where did Efua live before Calgary?", hers, mine)
+    assert cited == ("hers",) and "Toronto" in answer
+    # a turn that names a place but states nothing asked about is no answer to another question
+    trip = _row("trip", "Priya: My sister Anika and I went to the Louvre in Paris.", speaker="Priya")
+    assert _answer("What is Priya's favourite opera?", trip)[0] == UNKNOWN_ANSWER
