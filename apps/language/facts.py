@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from apps.language.calendar import month_number, weekday_alternation
+from apps.language.words import SAME_WORD
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -816,27 +817,22 @@ def _is_routine(token: Token) -> bool:
     )
 
 
-# People named by their relation to someone ("my mum", "Kwame's mother"), each with the word
-# their fact key names them by: (Kwame's mother, home city). A partner or a manager is not
-# among them: who they are is a fact of the speaker's own (relationship, manager).
-_RELATIVES: Mapping[str, str] = MappingProxyType(
-    {
-        **dict.fromkeys(("mother", "mum", "mom", "mama", "mommy", "mummy"), "mother"),
-        **dict.fromkeys(("father", "dad", "papa", "daddy"), "father"),
-        **dict.fromkeys(("grandmother", "grandma", "granny"), "grandmother"),
-        **dict.fromkeys(("grandfather", "grandpa", "granddad", "grandad"), "grandfather"),
-        **{word: word for word in "sister brother son daughter aunt uncle cousin niece nephew roommate flatmate "
-           "landlord landlady neighbour neighbor".split()},
-    }
-)  # fmt: skip
+# People named by their relation to someone ("my mum", "Kwame's mother"), by the word their
+# fact key names them by: (Kwame's mother, home city). A partner or a manager is not among
+# them: who they are is a fact of the speaker's own (relationship, manager).
+_RELATIONS = frozenset(
+    "mother father grandmother grandfather sister brother son daughter aunt uncle cousin niece nephew roommate "
+    "flatmate landlord landlady neighbour neighbor".split()
+)
 
 
 def relative_name(owner: str, token: Token) -> str | None:
     """The key name of someone named only by their relation to ``owner``: "Kwame's mother" for
     "my mum" said by Kwame or "Kwame's mum" asked; None for another word, or for a relative
     with a name of their own ("my brother Omar": Omar)."""
-    relation = _RELATIVES.get(token.lemma_.lower())
-    if relation is None or any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children):
+    lemma = token.lemma_.lower()
+    relation = SAME_WORD.get(lemma, lemma)
+    if relation not in _RELATIONS or any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children):
         return None
     return f"{owner}'s {relation}"
 
@@ -847,10 +843,7 @@ def speaker_relatives(span: Span) -> list[Token]:
     return [
         token
         for token in span
-        if token.dep_ in _SUBJECT_DEPS
-        and _possessed_by_speaker(token)
-        and token.lemma_.lower() in _RELATIVES
-        and relative_name("", token) is not None
+        if token.dep_ in _SUBJECT_DEPS and _possessed_by_speaker(token) and relative_name("", token) is not None
     ]
 
 

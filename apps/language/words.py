@@ -152,10 +152,11 @@ def is_content_word(word: str) -> bool:
     return len(folded) > 1 and folded not in STOPWORDS and folded != "'" and not _CONTRACTED_STOPWORD.match(folded)
 
 
-# Words for the same relative or role: a row about "my mum" is about the asked "mother".
-_SAME: Mapping[str, str] = MappingProxyType(
+# Words for the same relative or role, each with the word that stands for them: a row about
+# "my mum" is about the asked "mother".
+SAME_WORD: Mapping[str, str] = MappingProxyType(
     {
-        stem(word): stem(canonical)
+        word: canonical
         for canonical, same in (
             ("mother", "mum mom mama mommy mummy"),
             ("father", "dad papa daddy"),
@@ -166,6 +167,7 @@ _SAME: Mapping[str, str] = MappingProxyType(
         for word in same.split()
     }
 )
+_SAME: Mapping[str, str] = MappingProxyType({stem(word): stem(canonical) for word, canonical in SAME_WORD.items()})
 
 
 def same_stem(term: str) -> str:

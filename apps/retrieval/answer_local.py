@@ -352,10 +352,11 @@ def _supporting_rows(plan: Plan, rows: Sequence[EvidenceRow], facts: Sequence[Ev
         replaced = (plan.time_focus == "present" and not prior and not row.current) or (
             prior and row.current and not former
         )
-        valued = value is None or _holds_value(_best_sentence(row.text, plan, support), value, plan)
+        best = _best_sentence(row.text, plan, support)  # what an answer from this row would quote
+        valued = value is None or _holds_value(best, value, plan)
         # "What did she use to eat?": a row that says "used to" says what is asked
         worded = not (former and _FORMER.search(plan.question))
-        echo = _is_echo(row, plan) or (not row.passage and voices[row.row_id] == OTHER_SPEAKER_WEIGHT)
+        echo = _is_echo(row, best) or (not row.passage and voices[row.row_id] == OTHER_SPEAKER_WEIGHT)
         # Rows that state the asked key are in retrieval's order, which placed the key's current
         # (or, for "before …", earlier) values first; the others by how much of the question they cover.
         cover = 0.0 if keyed else -score
@@ -371,8 +372,7 @@ def _holds_asked_value(row: EvidenceRow, plan: Plan, value: str | None, asks_tim
     "We went to the Louvre"."""
     if asks_time:
         return bool(_row_dates(row))
-    asked = {word.casefold() for name in plan.entities for word in name.split()}
-    about_asked = row.memory_type == "semantic" and bool(asked & {w.casefold() for w in row.speaker.split()})
+    about_asked = row.memory_type == "semantic" and bool(_name_stems(plan) & content_stems(row.speaker))
     return value == "place" and about_asked and _holds_value(row.text, value, plan)
 
 
@@ -408,9 +408,9 @@ def _states_asked_key(row: EvidenceRow, key: AskedKey) -> bool:
     return states_key(list(_parsed(body).sents), speaker=row.speaker, key=key)
 
 
-def _is_echo(row: EvidenceRow, plan: Plan) -> bool:
+def _is_echo(row: EvidenceRow, best: str) -> bool:
     """Not a statement of the fact: an assistant's (or tool's) row, or a question."""
-    return row.speaker.casefold() in _ECHO_SPEAKERS or _best_sentence(row.text, plan).endswith("?")
+    return row.speaker.casefold() in _ECHO_SPEAKERS or best.endswith("?")
 
 
 def _duration(text: str) -> str | None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Literal
+
 import pytest
 
 from apps.language.words import count_tokens
 from apps.memory.writing.local import LocalMemoryLLM
 from apps.providers.interfaces import MeteringContext
 from apps.providers.local_usage import MEMORY_WRITER
-from apps.providers.schemas import EpisodicDraft, InputMessage, WriterInput
+from apps.providers.schemas import EpisodicDraft, InputMessage, SemanticDraft, WriterInput
 from tests.metering import RecordingMeter
 from tests.providers.conversation import MESSAGES, SESSION_1, SESSION_2, conversation
 
@@ -19,6 +22,16 @@ llm = LocalMemoryLLM()
 
 def _episodes(metering: MeteringContext, *message_ids: str) -> list[EpisodicDraft]:
     return llm.write_episodic(conversation(*message_ids), metering=metering)
+
+
+def _said(text: str, *, name: str, message_id: str = "m1", role: Literal["user", "assistant"] = "user") -> InputMessage:
+    return InputMessage(
+        message_id=message_id, role=role, name=name, content=text, timestamp=datetime(2025, 3, 1, tzinfo=UTC)
+    )
+
+
+def _facts(metering: MeteringContext, *messages: InputMessage) -> list[SemanticDraft]:
+    return llm.write_semantic(WriterInput(messages=list(messages)), metering=metering)
 
 
 @pytest.mark.parametrize(
@@ -233,13 +246,8 @@ def test_the_local_provider_is_deterministic_and_meters_the_tokens_it_reads(
 
 
 def test_a_sentence_of_two_facts_is_two_semantic_drafts_each_of_its_own_clause(metering: MeteringContext) -> None:
-    from datetime import UTC, datetime
-
     said = "We're in the Croix-Rousse now, on the fourth floor, and the rent is 1,100 euros a month."
-    message = InputMessage(
-        message_id="m1", role="user", name="Nadia", content=said, timestamp=datetime(2024, 3, 4, tzinfo=UTC)
-    )
-    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    drafts = _facts(metering, _said(said, name="Nadia"))
     mine = [(d.attribute, d.summary) for d in drafts if d.name == "Nadia"]
     assert mine == [
         ("home", "Nadia: We're in the Croix-Rousse now, on the fourth floor."),
@@ -249,48 +257,33 @@ def test_a_sentence_of_two_facts_is_two_semantic_drafts_each_of_its_own_clause(m
 
 
 def test_a_change_said_of_someone_else_is_not_the_speakers_fact(metering: MeteringContext) -> None:
-    from datetime import UTC, datetime
-
     said = (
         "My sister Efua packed up and moved to Calgary last weekend. "
         "She's a clinical instructor at a nursing college there now, teaching students instead of working the ER."
     )
-    message = InputMessage(
-        message_id="m1", role="user", name="Kwame", content=said, timestamp=datetime(2024, 3, 4, tzinfo=UTC)
-    )
-    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    drafts = _facts(metering, _said(said, name="Kwame"))
     assert [(d.name, d.attribute) for d in drafts] == [("Efua", "home city"), ("Efua", "job")]
     # what Kwame said of her reads as his words, not as hers
     assert drafts[0].summary == "Kwame, about Efua: My sister Efua packed up and moved to Calgary last weekend."
 
 
 def test_it_moved_to_a_recurring_time_is_the_schedule_the_message_before_names(metering: MeteringContext) -> None:
-    from datetime import UTC, datetime
-
-    def said(message_id: str, role: str, name: str, text: str) -> InputMessage:
-        return InputMessage(
-            message_id=message_id, role=role, name=name, content=text, timestamp=datetime(2025, 3, 1, tzinfo=UTC)
-        )
-
-    first = said("m1", "user", "Kwame", "Sundays at 8 am I video call my mum, Abena, back home.")
-    asked = said("m2", "assistant", "Wren", "Does your Sunday call still work with her new routine?")
-    moved = said("m3", "user", "Kwame", "We moved it to Saturdays at 7 am my time.")
-    drafts = llm.write_semantic(WriterInput(messages=[first, asked, moved]), metering=metering)
+    first = _said("Sundays at 8 am I video call my mum, Abena, back home.", name="Kwame")
+    asked = _said(
+        "Does your Sunday call still work with her new routine?", name="Wren", message_id="m2", role="assistant"
+    )
+    moved = _said("We moved it to Saturdays at 7 am my time.", name="Kwame", message_id="m3")
+    drafts = _facts(metering, first, asked, moved)
     assert [(d.name, d.attribute) for d in drafts] == [("Kwame", "schedule: call"), ("Kwame", "schedule: call")]
     assert drafts[1].summary == "Kwame: We moved it to Saturdays at 7 am my time."  # the words as said
     # Without the message that names the call, "it" is nothing known: no schedule.
-    alone = llm.write_semantic(WriterInput(messages=[moved]), metering=metering)
+    alone = _facts(metering, moved)
     assert all(d.attribute != "schedule: call" for d in alone)
 
 
 def test_a_relative_named_only_by_relation_has_facts_of_their_own(metering: MeteringContext) -> None:
-    from datetime import UTC, datetime
-
     said = "Family update: my mum moved in with Kofi in Accra last month. My mum made me a blanket."
-    message = InputMessage(
-        message_id="m1", role="user", name="Kwame", content=said, timestamp=datetime(2025, 3, 1, tzinfo=UTC)
-    )
-    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    drafts = _facts(metering, _said(said, name="Kwame"))
     mother = [(d.attribute, d.summary) for d in drafts if d.name == "Kwame's mother"]
     # a fact of a family (home), not every sentence she is the subject of
     assert mother == [
@@ -316,10 +309,5 @@ def test_a_relative_named_only_by_relation_has_facts_of_their_own(metering: Mete
 def test_a_name_after_a_lead_in_or_unknown_to_the_tagger_has_its_facts(
     said: str, facts: list[tuple[str, str]], metering: MeteringContext
 ) -> None:
-    from datetime import UTC, datetime
-
-    message = InputMessage(
-        message_id="m1", role="user", name="Kwame", content=said, timestamp=datetime(2025, 3, 1, tzinfo=UTC)
-    )
-    drafts = llm.write_semantic(WriterInput(messages=[message]), metering=metering)
+    drafts = _facts(metering, _said(said, name="Kwame"))
     assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts

@@ -480,12 +480,9 @@ def _main_verbs(span: Span) -> list[Token]:
     which the parser hangs off "news")."""
     root = span.root
     colon = next((t.i for t in span if t.text == ":" and t.head == root), None)
-    after = [
-        child
-        for child in root.children
-        if colon is not None and child.i > colon and child.pos_ in ("VERB", "AUX") and child.dep_ != "punct"
-    ]
-    return [root, *after]
+    if colon is None:
+        return [root]
+    return [root, *(child for child in root.children if child.i > colon and child.pos_ in ("VERB", "AUX"))]
 
 
 def _untagged_name(token: Token, span: Span) -> bool:
