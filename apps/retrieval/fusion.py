@@ -81,25 +81,28 @@ def _text_kind(row: RowCandidate) -> str:
     return "passage" if row.passage else row.memory_type
 
 
-def _passage_ranks(rows: Sequence[RowCandidate], pool: int) -> dict[str, int]:
-    """Each passage's place in the turns' similarity order by how far it stands above the
-    other passages (ADR 0067): a passage as many deviations above the passages' mean as a turn
-    is above the turns' stands where that turn does. The best passage of a document the
-    question is not about stands out from its document no more than an average turn does."""
+def _calibrated_ranks(rows: Sequence[RowCandidate], kind: str, pool: int) -> dict[str, int]:
+    """Each row of ``kind`` (passages, statements) placed in the turns' similarity order by how
+    far it stands above the other rows of its kind (ADR 0067, ADR 0082): a row as many
+    deviations above its kind's mean as a turn is above the turns' stands where that turn does.
+    The best passage of a document the question is not about stands out from its document no
+    more than an average turn does. When passages are placed so, statements are too: the best
+    of a few statements that only name the document's company would otherwise keep the top
+    of its own stretched order above every passage."""
     turns = sorted(
         (r.similarity for r in rows if _text_kind(r) == "episodic" and r.similarity is not None), reverse=True
     )
-    passages = [r for r in rows if r.passage and r.similarity is not None]
-    if len(turns) < MIN_CALIBRATION or len(passages) < MIN_CALIBRATION:
-        return {}  # too few to compare spreads: the passages' own stretched order stands
-    sims = [r.similarity or 0.0 for r in passages]
-    spread_p, spread_t = statistics.pstdev(sims), statistics.pstdev(turns)
-    if spread_p == 0.0:
+    of_kind = [r for r in rows if _text_kind(r) == kind and r.similarity is not None]
+    if len(turns) < MIN_CALIBRATION or len(of_kind) < MIN_CALIBRATION:
+        return {}  # too few to compare spreads: the kind's own stretched order stands
+    sims = [r.similarity or 0.0 for r in of_kind]
+    spread_k, spread_t = statistics.pstdev(sims), statistics.pstdev(turns)
+    if spread_k == 0.0:
         return {}
-    mean_p, mean_t = statistics.fmean(sims), statistics.fmean(turns)
+    mean_k, mean_t = statistics.fmean(sims), statistics.fmean(turns)
     ranks = {}
-    for row, similarity in zip(passages, sims, strict=True):
-        equivalent = mean_t + (similarity - mean_p) / spread_p * spread_t
+    for row, similarity in zip(of_kind, sims, strict=True):
+        equivalent = mean_t + (similarity - mean_k) / spread_k * spread_t
         above = sum(1 for turn in turns if turn > equivalent)
         ranks[row.row_id] = above * pool // len(turns)
     return ranks
@@ -199,7 +202,10 @@ def _order_ranks(
         # type's n rows stands at r/n of the pool, so a type with few candidates does not take
         # the top of the order for free.
         vector_rank.update((r.row_id, rank * similar // len(of_kind)) for rank, r in enumerate(of_kind))
-    vector_rank.update(_passage_ranks(unique, similar))
+    passages = _calibrated_ranks(unique, "passage", similar)
+    if passages:  # the turns' order is the one scale: statements are placed in it like passages
+        vector_rank.update(passages)
+        vector_rank.update(_calibrated_ranks(unique, "semantic", similar))
     association = {
         r.row_id: sum(anchor_weights.get(key, 0.0) for key in set(mentions.get(r.row_id, ()))) for r in unique
     }

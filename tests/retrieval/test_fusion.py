@@ -350,3 +350,28 @@ def test_a_passage_heads_the_order_only_when_it_stands_out_from_its_document() -
     assert standing_out["p0"] <= standing_out["t1"] and standing_out["p1"] > standing_out["t2"]
     even = ranks([0.30, 0.29, 0.28, 0.27, 0.26, 0.25])  # a document the question is not about
     assert even["p0"] > even["t2"]  # behind the turns the question is about
+
+
+def test_beside_passages_a_statement_stands_where_its_spread_puts_it_among_the_turns() -> None:
+    # turns the question is about and turns it is not; a handbook's passages; statements of which
+    # the best only names the handbook's company (ADR 0082)
+    turns = [
+        _similar(f"t{i}", s, f"turn {i}")
+        for i, s in enumerate([0.45, 0.34, 0.29, *(0.25 - i / 100 for i in range(12))])
+    ]
+    statements = [
+        _similar(f"s{i}", s, f"statement {i}", kind="semantic")
+        for i, s in enumerate([0.44, 0.30, 0.30, 0.29, 0.19, 0.18, 0.17])
+    ]
+
+    def ranks(with_passages: bool) -> dict[str, int | None]:
+        similarities = [0.56, 0.30, 0.29, 0.28, 0.27, 0.26] if with_passages else []
+        passages = [replace(_similar(f"p{i}", s, f"passage {i}"), passage=True) for i, s in enumerate(similarities)]
+        ranked = rank_candidates([*turns, *statements, *passages], PLAN.question, mentions={}, anchor_weights={})
+        return {r.row_id: r.vector_rank for r in ranked}
+
+    beside = ranks(with_passages=True)
+    assert 0 < beside["s0"] and beside["p0"] <= beside["s0"]  # no longer ahead of the passage that stands out
+    assert beside["s0"] <= beside["t2"]  # still among the turns the question is about
+    alone = ranks(with_passages=False)
+    assert alone["s0"] == 0  # without passages, statements keep their stretched order (ADR 0020)
