@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from apps.language.calendar import month_number, weekday_alternation
 from apps.language.words import SAME_WORD
@@ -115,6 +115,8 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "journalist artist musician photographer professor lecturer intern freelancer founder ceo",
             aliases="employer, occupation, profession, work, job title, role, position, workplace"),
 )  # fmt: skip
+
+_STUDIES = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "studies")
 
 # Canonical names of "home city" and "schedule: …" style attributes the families do not list.
 _EXTRA_ALIASES: Mapping[str, str] = MappingProxyType(
@@ -372,6 +374,50 @@ def with_schedule_referent(span: Span, before: str) -> str | None:
 _IT_DEPS = frozenset({"dobj", "nsubj", "nsubjpass"})
 
 
+class PetIntroduction(NamedTuple):
+    statement: str  # what the sentence says, as a statement of having: "I have a cat named Pickle"
+    named_before: bool  # the name is in the sentence before ("And meet Pickle! A … cat")
+
+
+def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
+    """A pet introduced without a verb of having: "Meet Biscuit, our new puppy!", "Say hi to
+    Luna, a rescue greyhound.", or "And meet Pickle! A three-legged grey tabby cat …" (the name
+    in the sentence before); else None."""
+    if any(token.dep_ in _SUBJECT_DEPS for token in span):
+        return None  # "Moose is a beagle": a sentence about the animal, not an introduction
+    for token in span:
+        family = _family_of_word(_lemma(token))
+        if family is None or family.attribute != "pet" or token.pos_ != "NOUN":
+            continue
+        if token.dep_ == "appos" and token.head.pos_ == "PROPN":
+            return PetIntroduction(f"I have a {_lemma(token)} named {token.head.text}", named_before=False)
+        if token.dep_ == "ROOT" and previous is not None and not any(t.dep_ in _SUBJECT_DEPS for t in previous):
+            name = next((t for t in previous if t.pos_ == "PROPN" and t.dep_ in ("dobj", "pobj")), None)
+            if name is not None:  # "Meet Pickle! A … cat"
+                return PetIntroduction(f"I have a {_lemma(token)} named {name.text}", named_before=True)
+    return None
+
+
+def with_asked_attribute(span: Span, question: Span | None) -> str | None:
+    """ "14 September, same as always.", said as the answer to "When is your birthday
+    again?": the sentence read as a statement of the attribute asked ("My birthday is 14
+    September, same as always."), when it is a fragment (no subject, no verb at its root) and
+    the question asks the listener for one of their facts; else None."""
+    if question is None or not any(token.lower_ in ("you", "your") for token in question):
+        return None
+    if any(token.dep_ in _SUBJECT_DEPS for token in span):
+        return None  # a sentence of its own, not a fragment
+    for group in asked_key(question).groups:
+        for attribute in group:
+            family = _family_named(attribute.removesuffix(":"))
+            if family is None or family.attribute not in family.words:
+                continue
+            if any(token.ent_type_ or token.like_num or _lemma(token) in family.words for token in span):
+                return f"My {family.attribute} is {span.text}"  # a value: a name, a date, a number, a family word
+            return None
+    return None
+
+
 def _previous_value(predicate: Token, span: Span) -> tuple[bool, str | None]:
     """Is the clause stated as a change, and which old value does it name?"""
     lemma = _lemma(predicate)
@@ -427,6 +473,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         for child in clause.children
     ):
         return "commute", clause  # "I take the bus to work"
+    if _is_place_of_origin(clause):
+        return "birthplace", clause  # "Kumasi, born and raised", "I grew up in Kumasi"
     predicate = _predicate(clause)
     if _lemma(predicate) in _PREFERENCE_PREDICATES:
         return None  # likes are many at once: "love hiking" and "love painting" are two facts
@@ -452,6 +500,12 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     home = _home_reading(predicate, subject)
     if home is not None:
         return home, predicate
+    if _group_pastime(predicate):
+        return "hobby", predicate  # "I joined a community choir", "quit the league", "I curl in a league"
+    if _drives_own(predicate):
+        return "car", predicate  # "I drive there in my old Dodge Grand Caravan"
+    if _studied_at(predicate):
+        return "studies", predicate  # "I did electrical engineering at the University of Manitoba"
     if lemma in _WORK_PREDICATES and not any(child.dep_ == "prt" for child in predicate.children):
         workplace = _workplace(predicate)
         if workplace is not None:
@@ -475,6 +529,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
+            if family.attribute == "relationship" and word == _lemma(value) and is_qualified_role(value):
+                continue  # "my climbing partner": no partner
             if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
                 return "job", predicate  # "she's a clinical instructor": what she is, not whom she has
             return _attribute_of(family, value, values), predicate
@@ -486,6 +542,24 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
+
+
+def _is_place_of_origin(clause: Token) -> bool:
+    """A place stated as where one was born or grew up: "Kumasi, born and raised" (a place the
+    verbless sentence describes) or "I grew up in Kumasi"."""
+    if _is_place(clause) and clause.dep_ == "ROOT":
+        return any(child.dep_ == "acl" and _lemma(child) == "bear" for child in clause.children)
+    particles = {child.lower_ for child in clause.children if child.dep_ == "prt"}
+    return (
+        _lemma(clause) == "grow"
+        and "up" in particles
+        and any(
+            child.dep_ == "prep"
+            and child.lower_ == "in"
+            and any(g.dep_ == "pobj" and _is_place(g) for g in child.children)
+            for child in clause.children
+        )
+    )
 
 
 def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
@@ -556,6 +630,54 @@ def _names_a_workplace(value: Token) -> bool:
 _LEISURE_GROUPS = frozenset(
     "club choir league team band society association group class course orchestra church congregation".split()
 )
+
+
+# Groups one belongs to for a pastime, and the verbs of joining and leaving one.
+_PASTIME_GROUPS = frozenset("club choir league band orchestra".split())
+_MEMBERSHIP_PREDICATES = frozenset({"join", "quit", "leave"})
+
+
+def _group_pastime(predicate: Token) -> bool:
+    """A pastime stated by its group: joining or leaving one ("I joined a community choir",
+    "quit the Granite league") or taking part in one now ("I curl in a league", "I sing in a
+    choir"); not a past or one-off visit ("we played in a band in college" is no fact of now)."""
+    lemma = _lemma(predicate)
+    for child in predicate.children:
+        if child.dep_ == "dobj" and lemma in _MEMBERSHIP_PREDICATES:
+            groups = [child]
+        elif child.dep_ == "prep" and child.lower_ == "in" and predicate.tag_ in ("VBP", "VBZ") and lemma != "be":
+            groups = [g for g in child.children if g.dep_ == "pobj"]
+        else:
+            continue
+        if any(_lemma(group) in _PASTIME_GROUPS and group.pos_ == "NOUN" for group in groups):
+            return True
+    return False
+
+
+_STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
+
+
+def _studied_at(predicate: Token) -> bool:
+    """A subject done or studied at a school: "I did engineering at the University of
+    Manitoba", "she graduated from McGill University"."""
+    if _lemma(predicate) not in _STUDYING_PREDICATES:
+        return False
+    return any(
+        child.dep_ == "prep"
+        and child.lower_ in ("at", "from")
+        and any(g.dep_ == "pobj" and _family_of_word(_lemma(g)) is _STUDIES for g in child.children)
+        for child in predicate.children
+    )
+
+
+def _drives_own(predicate: Token) -> bool:
+    """ "I drive there in my old Dodge": the vehicle one drives is one's car, whatever its make."""
+    return _lemma(predicate) == "drive" and any(
+        child.dep_ == "prep"
+        and child.lower_ == "in"
+        and any(g.dep_ == "pobj" and _possessed_by_speaker(g) for g in child.children)
+        for child in predicate.children
+    )
 
 
 def _states_work(predicate: Token, value: Token) -> bool:
@@ -728,8 +850,10 @@ def _family_readings(span: Span, about: Token | None, *, families_only: bool) ->
     to right, with their readings."""
     for clause in _clauses(span):
         subject = _subject(clause)
-        if not _is_about(subject, clause, about) or (families_only and subject is None):
-            continue
+        if not _is_about(subject, clause, about) or (
+            families_only and subject is None and not _is_place_of_origin(clause)
+        ):
+            continue  # a verbless sentence is the speaker's only as "Kumasi, born and raised"
         if _is_past_habit(clause):
             continue  # "I used to eat a francesinha": a former value, not the current one
         found = _family_reading(clause, subject, span)
@@ -783,7 +907,12 @@ def _clauses(span: Span) -> Iterator[Token]:
 
 def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool:
     if subject is None:
-        return about is None and clause is clause.sent.root  # "Meet Pimenta!": the speaker's sentence
+        # "Meet Pimenta!", "Kumasi, born and raised": the speaker's sentence
+        return (
+            about is None
+            and clause == clause.sent.root
+            and (clause.pos_ in ("VERB", "AUX") or _is_place_of_origin(clause))
+        )
     if about is not None:
         return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"
     if subject.lower_ in _FIRST_PERSON or any(token.lower_ in _FIRST_PERSON for token in subject.conjuncts):
@@ -835,6 +964,34 @@ def relative_name(owner: str, token: Token) -> str | None:
     if relation not in _RELATIONS or any(c.dep_ in ("appos", "compound") and c.pos_ == "PROPN" for c in token.children):
         return None
     return f"{owner}'s {relation}"
+
+
+# Relations one has one of: their name is the relative's "name"; of a sibling or a cousin,
+# one of several ("name: kofi"), so a second brother does not replace the first.
+_SINGLE_RELATIONS = frozenset({"mother", "father"})
+
+
+def named_relatives(span: Span, owner: str) -> list[tuple[str, str]]:
+    """The key names and name attributes of the speaker's relatives a sentence names ("my mum,
+    Abena" → (Kwame's mother, name); "my big brother Kofi" → (Kwame's brother, name: kofi))."""
+    named = []
+    for token in span:
+        relation = SAME_WORD.get(token.lemma_.lower(), token.lemma_.lower())
+        if relation not in _RELATIONS or not _possessed_by_speaker(token):
+            continue
+        name = next((c for c in token.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"), None)
+        if name is not None:
+            attribute = "name" if relation in _SINGLE_RELATIONS else f"name: {normalize_attribute(name.text)}"
+            named.append((f"{owner}'s {relation}", attribute))
+    return named
+
+
+def _asks_a_relatives_name(token: Token) -> bool:
+    """ "Kwame's mother's name", "the name of Kwame's brother": the name of a relative."""
+    relatives = [c for c in token.children if c.dep_ == "poss"] + [
+        g for c in token.children if c.dep_ == "prep" and c.lower_ == "of" for g in c.children if g.dep_ == "pobj"
+    ]
+    return any(SAME_WORD.get(t.lemma_.lower(), t.lemma_.lower()) in _RELATIONS for t in relatives)
 
 
 def speaker_relatives(span: Span) -> list[Token]:
@@ -1021,9 +1178,13 @@ def _asked_attribute(token: Token) -> list[str]:
     if _modifies_another(token):
         return []
     lemma = _lemma(token)
-    if lemma in SCHEDULE_WORDS and (
-        token.dep_ in ("dobj", "pobj", "nsubj", "attr")
-        or any(c.dep_ in ("poss", "det", "compound") for c in token.children)
+    if (
+        lemma in SCHEDULE_WORDS
+        and not _bare_state(token)
+        and (
+            token.dep_ in ("dobj", "pobj", "nsubj", "attr")
+            or any(c.dep_ in ("poss", "det", "compound") for c in token.children)
+        )
     ):
         return [f"schedule: {lemma}"]  # "her call", "Nadia's book club"
     head = token.head
@@ -1041,10 +1202,14 @@ def _asked_attribute(token: Token) -> list[str]:
     if _reports_to(token):
         return ["manager"]  # "who does he report to"
     family = _family_of_word(lemma) or _family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
-    if family is None and token.pos_ in ("VERB", "AUX") and not any(c.dep_ == "prt" for c in token.children):
+    if family is None and _is_verb(token) and not any(c.dep_ == "prt" for c in token.children):
         family = _family_of_predicate(lemma)
+    if family is not None and family.attribute == "name" and _asks_a_relatives_name(token):
+        return ["name", "name:"]  # "Kwame's mother's name", "the name of his brother"
     if family is None or family.attribute == "name":  # "the name of her pet" asks for the pet
         return []
+    if family.attribute == "relationship" and is_qualified_role(token):
+        return []  # "her People Operations partner", "his tennis partner": a role, not a partner
     if family.attribute == "job" and lemma not in _JOB_ITSELF and token.pos_ == "NOUN" and lemma in family.words:
         if any(child.dep_ == "poss" for child in token.children):
             return [_owned_name(token)]  # "Nadia's manager": a person the speaker names by role
@@ -1053,6 +1218,24 @@ def _asked_attribute(token: Token) -> list[str]:
     if family.place_attribute:
         return [family.attribute, family.place_attribute]
     return [family.attribute]
+
+
+def _is_verb(token: Token) -> bool:
+    """A verb, or the root the tagger took for a noun after an auxiliary ("Where did Kwame study?")."""
+    return token.pos_ in ("VERB", "AUX") or (
+        token.dep_ == "ROOT" and any(child.dep_ == "aux" and child.lemma_ == "do" for child in token.children)
+    )
+
+
+def _bare_state(token: Token) -> bool:
+    """ "on call", "on duty": a state a preposition puts something in, not an event of one's own."""
+    return token.dep_ == "pobj" and token.head.lower_ == "on" and not list(token.children)
+
+
+def is_qualified_role(token: Token) -> bool:
+    """A relationship word another noun qualifies ("business partner", "People Operations
+    partner", "tennis partner"): a role someone plays, not one's partner."""
+    return any(child.dep_ == "compound" and child.pos_ in ("NOUN", "PROPN") for child in token.children)
 
 
 def _family_named(word: str) -> AttributeFamily | None:
@@ -1085,6 +1268,9 @@ def _names_another(token: Token) -> bool:
 # Lyon?", "What did she used to eat?"), and the cue after which the question names the later value.
 _PRIOR_CUE = re.compile(r"\b(?:before|prior to|used to|previous(?:ly)?|former(?:ly)?|original(?:ly)?|at first)\b", re.I)
 _LATER_VALUE_CUE = re.compile(r"\b(?:before|prior to)\b", re.I)
+# "Which city is Kwame originally from?", "Where does she come from?": a question of origin.
+_ASKS_ORIGIN = re.compile(r"\bfrom\W*$", re.I)
+_ORIGINALLY_FROM = re.compile(r"\boriginally\s+from\W*$", re.I)
 
 
 def asked_key(span: Span) -> AskedKey:
@@ -1096,6 +1282,8 @@ def asked_key(span: Span) -> AskedKey:
     brother Tiago": Tiago). A question about a measure ("How big a dog …") asks for no key."""
     if _asks_a_measure(span):
         return AskedKey(groups=(), names=_asked_names(span))
+    if _ASKS_ORIGIN.search(span.text) and _lemma(span.root) in ("be", "come", "hail"):
+        return AskedKey(groups=(("origin", "birthplace"),), names=_asked_names(span))
     # The words after "before" name the value that replaced the asked one (asked_prior).
     later = _LATER_VALUE_CUE.search(span.text)
     cut = span.start_char + later.start() if later is not None else span.end_char
@@ -1145,8 +1333,9 @@ _VALUE_POS = frozenset({"PROPN", "NOUN", "NUM"})
 
 
 def asks_prior(question: str) -> bool:
-    """Whether a question asks for an earlier value of a fact (a cheap test before parsing)."""
-    return _PRIOR_CUE.search(question) is not None
+    """Whether a question asks for an earlier value of a fact (a cheap test before parsing);
+    "Where is she originally from?" asks where she comes from, which has no later value."""
+    return _PRIOR_CUE.search(question) is not None and _ORIGINALLY_FROM.search(question) is None
 
 
 def asked_prior(span: Span, key: AskedKey) -> tuple[str, ...] | None:

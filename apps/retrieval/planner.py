@@ -540,9 +540,10 @@ _IRREGULAR_PAST: frozenset[str] = frozenset(
     """went came ate drank drove taught bought sold met left began became got gave took saw knew wrote ran swam
     thought brought felt kept lost paid spent told won""".split()
 )  # fmt: skip
-# Words that ask about what was, or about the change itself (our choice; ADR 0028).
+# Words that ask about what was, or about the change itself (our choice; ADR 0028); "originally
+# from" asks where someone comes from, which is not a value of the past.
 _HISTORY_CUES = re.compile(
-    r"\bbefore\b|\bused to\b|\bprevious(?:ly)?\b|\bformer(?:ly)?\b|\boriginal(?:ly)?\b|\bat first\b|\bearlier\b"
+    r"\bbefore\b|\bused to\b|\bprevious(?:ly)?\b|\bformer(?:ly)?\b|\boriginal(?:ly)?\b(?!\s+from\W*$)|\bat first\b|\bearlier\b"
     r"|\bin the past\b|\bback then\b|\bprior\b|\bex-|\bchang(?:e|ed|es|ing)\b|\bswitch(?:ed|es|ing)?\b"
     r"|\bmov(?:e|ed|es|ing)\b|\bhistory\b|\buntil\b|\bsince when\b"
     # "How long has she lived there?" asks since when; "How long is his commute?" a measure now

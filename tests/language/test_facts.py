@@ -6,13 +6,18 @@ import pytest
 
 from apps.language.facts import (
     FactReading,
+    PetIntroduction,
     asked_key,
     asked_prior,
+    asks_prior,
+    introduced_pet,
+    named_relatives,
     normalize_attribute,
     pronoun_subject,
     read_fact,
     speaker_clause_facts,
     speaker_fact,
+    with_asked_attribute,
 )
 from apps.language.pipeline import spacy_pipeline
 
@@ -423,7 +428,7 @@ def test_questions_name_attributes_by_names_phrases_and_verbs(
         ("We moved to Lyon.", "home city"),  # the tagger's PERSON after "to" is a place
         ("I've lived in Winnipeg since 2009, when I came over from Ghana.", "home city"),
         ("We moved in March.", "home"),  # a month is no place
-        ("I joined a community choir called Harbour Voices.", "join choir"),  # no job
+        ("I joined a community choir called Harbour Voices.", "hobby"),  # no job: a pastime
         ("I joined the Granite Curling Club.", "join club"),
         ("I joined Loomwork last week.", "job"),
         ("I joined Anchor Fitness by the ferry terminal.", "gym"),
@@ -432,3 +437,116 @@ def test_questions_name_attributes_by_names_phrases_and_verbs(
 )
 def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: str, attribute: str) -> None:
     assert _reading(sentence).attribute == attribute
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        # a pastime stated by its group, joined, left or taken part in now
+        ("I quit the Granite league after twenty years.", "hobby"),
+        ("Tuesday nights I leave him with the neighbour, because I curl in a league.", "hobby"),
+        ("I sing in a choir.", "hobby"),
+        # where one comes from, said without "I was born"
+        ("I grew up in Kumasi.", "birthplace"),
+        ("Kumasi, born and raised.", "birthplace"),
+        # the vehicle one drives is one's car, whatever its make
+        ("I drive there in my old 2012 Dodge Grand Caravan.", "car"),
+        # a subject done at a school
+        ("I did electrical engineering at the University of Manitoba.", "studies"),
+    ],
+)
+def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: str, attribute: str) -> None:
+    reading = speaker_fact(_sentence(sentence))
+    assert reading is not None and (reading.attribute, reading.from_family) == (attribute, True)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We played in a band in college.",  # a past pastime is no fact of now
+        "My climbing partner Jo moved to Leeds.",  # a role, not a partner
+        "Paris, what a city.",  # a place described, not one's origin
+        "I did my shopping at the market.",  # no school
+    ],
+)
+def test_no_pastime_partner_origin_or_studies_where_the_words_only_resemble_one(sentence: str) -> None:
+    reading = speaker_fact(_sentence(sentence))
+    assert reading is None or reading.attribute not in ("hobby", "relationship", "birthplace", "studies")
+
+
+@pytest.mark.parametrize(
+    ("question", "groups", "names"),
+    [
+        ("Who is Kwame's People Operations partner?", (), ("Kwame", "People", "Operations")),  # a role
+        ("Who is Nadia's partner?", (("relationship",),), ("Nadia",)),
+        ("How much does Saltline pay for a week on call?", (), ("Saltline",)),  # "on call" is no call
+        ("When is her weekly call?", (("schedule: call",),), ()),
+        ("Where did Kwame study?", (("studies",),), ("Kwame",)),  # the tagger's noun after "did"
+        ("Which city is Kwame originally from?", (("origin", "birthplace"),), ("Kwame",)),
+        ("Where did Nadia move from?", (("home", "home city"),), ("Nadia",)),  # the home before, no origin
+        ("What is Kwame's mother's name?", (("name", "name:"),), ("Kwame's mother",)),
+        ("What is the name of Kwame's brother?", (("name", "name:"),), ("Kwame's brother",)),
+        ("What is the name of Kwame's pet?", (("pet:",),), ("Kwame",)),  # the pet, not a name
+    ],
+)
+def test_roles_states_origins_and_relatives_names_in_questions(
+    question: str, groups: tuple[tuple[str, ...], ...], names: tuple[str, ...]
+) -> None:
+    asked = asked_key(_sentence(question))
+    assert (asked.groups, asked.names) == (groups, names)
+
+
+def test_where_someone_is_originally_from_is_not_a_past_value() -> None:
+    assert not asks_prior("Which city is Kwame originally from?")
+    assert asks_prior("Where did Kwame originally live?")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "named"),
+    [
+        ("Sundays at 8 am I video call my mum, Abena, back home.", [("Kwame's mother", "name")]),
+        # a brother is one of several: his name is a value of its own
+        ("My big brother Kofi runs a print shop in Accra.", [("Kwame's brother", "name: kofi")]),
+        ("My mum moved in with Kofi.", []),  # a relation without a name of its own
+        ("Her brother Omar lives in Porto.", []),  # not the speaker's
+    ],
+)
+def test_the_name_of_a_relative_the_speaker_names(sentence: str, named: list[tuple[str, str]]) -> None:
+    assert named_relatives(_sentence(sentence), "Kwame") == named
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "statement"),
+    [
+        (
+            "When is your birthday again?",
+            "14 September, same as always.",
+            "My birthday is 14 September, same as always.",
+        ),
+        ("What do you eat these days?", "Mostly vegan now.", "My diet is Mostly vegan now."),
+        ("Where do you live now?", "Great question!", None),  # no value in the reply
+        ("How was your week?", "Long.", None),  # no fact asked
+        ("When is your birthday?", "I forgot to tell you.", None),  # a sentence of its own
+        ("When is Tom's birthday?", "14 September.", None),  # not the speaker's fact
+    ],
+)
+def test_a_fragment_answers_the_attribute_the_question_asked(question: str, reply: str, statement: str | None) -> None:
+    assert with_asked_attribute(_sentence(reply), _sentence(question)) == statement
+
+
+@pytest.mark.parametrize(
+    ("sentences", "statement"),
+    [
+        (["Meet Biscuit, our new puppy!"], PetIntroduction("I have a puppy named Biscuit", named_before=False)),
+        (["Say hi to Luna, a rescue greyhound."], PetIntroduction("I have a greyhound named Luna", named_before=False)),
+        (
+            ["And meet Pickle!", "A three-legged grey tabby cat from the SPCA."],
+            PetIntroduction("I have a cat named Pickle", named_before=True),
+        ),
+        (["Look at this!", "A cat on the roof."], None),  # no name introduced
+        (["Moose is a fourteen-year-old beagle."], None),  # a sentence about the animal
+    ],
+)
+def test_a_pet_introduced_without_a_verb_of_having(sentences: list[str], statement: PetIntroduction | None) -> None:
+    *before, last = [_sentence(text) for text in sentences]
+    assert introduced_pet(last, before[-1] if before else None) == statement

@@ -262,7 +262,11 @@ def test_a_change_said_of_someone_else_is_not_the_speakers_fact(metering: Meteri
         "She's a clinical instructor at a nursing college there now, teaching students instead of working the ER."
     )
     drafts = _facts(metering, _said(said, name="Kwame"))
-    assert [(d.name, d.attribute) for d in drafts] == [("Efua", "home city"), ("Efua", "job")]
+    assert [(d.name, d.attribute) for d in drafts] == [
+        ("Efua", "home city"),
+        ("Kwame's sister", "name: efua"),  # who his sister is, a fact of her relation to him
+        ("Efua", "job"),
+    ]
     # what Kwame said of her reads as his words, not as hers
     assert drafts[0].summary == "Kwame, about Efua: My sister Efua packed up and moved to Calgary last weekend."
 
@@ -274,8 +278,13 @@ def test_it_moved_to_a_recurring_time_is_the_schedule_the_message_before_names(m
     )
     moved = _said("We moved it to Saturdays at 7 am my time.", name="Kwame", message_id="m3")
     drafts = _facts(metering, first, asked, moved)
-    assert [(d.name, d.attribute) for d in drafts] == [("Kwame", "schedule: call"), ("Kwame", "schedule: call")]
-    assert drafts[1].summary == "Kwame: We moved it to Saturdays at 7 am my time."  # the words as said
+    assert [(d.name, d.attribute) for d in drafts] == [
+        ("Kwame", "schedule: call"),
+        ("Kwame's mother", "name"),
+        ("Kwame", "schedule: call"),
+    ]
+    assert drafts[2].summary == "Kwame: We moved it to Saturdays at 7 am my time."  # the words as said
+    assert drafts[1].summary == "Kwame, about Kwame's mother: Sundays at 8 am I video call my mum, Abena, back home."
     # Without the message that names the call, "it" is nothing known: no schedule.
     alone = _facts(metering, moved)
     assert all(d.attribute != "schedule: call" for d in alone)

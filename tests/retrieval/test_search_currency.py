@@ -248,3 +248,21 @@ def test_each_fact_of_a_sentence_of_two_is_superseded_on_its_own() -> None:
     )
     assert answer.status_code == 200, answer.content
     assert "980" in answer.json()["answer"]
+
+
+def test_a_relatives_name_an_answered_question_and_an_introduced_pet_are_asked_facts() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "Sundays at 8 am I video call my mum, Helena, back home.", "m1")
+    _write(tenant, "And meet Pimenta! A retired racing greyhound from a rescue in Villeurbanne.", "m2")
+    asked = {"id": "m3", "role": "assistant", "content": "When is your birthday again?", "timestamp": SAID}
+    reply = {"id": "m4", "role": "user", "name": "Nadia", "content": "14 September, same as always.", "timestamp": SAID}
+    tenant.write("nadia", {"messages": [asked, reply]}, index=True)
+    _write(tenant, "The weather in Lyon was lovely today.", "m5")
+    for question, words in (
+        ("What is Nadia's mother's name?", "Helena"),
+        ("What is the name of Nadia's pet?", "Pimenta"),
+        ("When is Nadia's birthday?", "14 September"),
+    ):
+        first = _search(tenant, question)["rows"][0]
+        assert first["type"] == "semantic" and words in first["text"], (question, first["text"])

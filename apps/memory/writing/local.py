@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import (
     FactReading,
+    introduced_pet,
+    named_relatives,
     pronoun_subject,
     read_fact,
     relative_name,
@@ -25,6 +27,7 @@ from apps.language.facts import (
     speaker_clause_facts,
     speaker_fact,
     speaker_relatives,
+    with_asked_attribute,
     with_schedule_referent,
 )
 from apps.language.pipeline import PARSES, entity_words
@@ -420,11 +423,21 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
     1,100")."""
     if message.role not in ("user", "assistant"):
         return []
-    found = []
+    found: list[tuple[_Sentence, Span]] = []
     said = before
+    question = _last_question(before)
+    previous: _Sentence | None = None
     for sentence in _sentences(message):
-        referent = with_schedule_referent(sentence.span, said)
+        referent = with_schedule_referent(sentence.span, said) or (
+            with_asked_attribute(sentence.span, question) if not found and said == before else None
+        )
+        pet = None if referent else introduced_pet(sentence.span, previous.span if previous else None)
+        if pet is not None:
+            referent = pet.statement
+            if pet.named_before and previous is not None:  # "And meet Pickle! A … cat": both, as said
+                sentence = replace(sentence, text=f"{previous.text} {sentence.text}")
         span = next(iter(_parse(referent).sents)) if referent else sentence.span
+        previous = sentence
         said = f"{said} {sentence.text}"
         if not sentence.is_question and (
             _FIRST_PERSON_FACT.search(_normalized(sentence.text))
@@ -435,6 +448,17 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
         ):
             found.append((sentence, span))
     return found
+
+
+def _last_question(text: str) -> Span | None:
+    """The last sentence of the message before, when it asks something: what a reply's first
+    fragment may answer ("When is your birthday again?" → "14 September, same as always.")."""
+    last = list(_parse(text).sents)[-1:] if text.strip() else []
+    if not last or not last[0].text.rstrip().endswith("?"):
+        return None
+    asked, _, rest = last[0].text.partition(",")
+    # "When is your birthday again, so I can plan ahead?": what is asked comes before the comma
+    return next(iter(_parse(f"{asked.strip()}?").sents)) if rest else last[0]
 
 
 def _about_someone_else(span: Span) -> bool:
@@ -547,6 +571,15 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
                 attribute=reading.attribute,
                 summary=f"{about_prefix(actor, name)}{sentence.text}" if said_of_person else sentence.text,
                 details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
+                source=actor,
+                source_message_ids=[message.message_id],
+            )
+        for name, attribute in [] if sentence.is_question else named_relatives(sentence.span, actor):
+            yield SemanticDraft(  # "my mum, Abena": (Kwame's mother, name)
+                name=name,
+                attribute=attribute,
+                summary=f"{about_prefix(actor, name)}{sentence.text}",
+                details="\n".join([sentence.text, provenance, *_inventory([sentence.span])]),
                 source=actor,
                 source_message_ids=[message.message_id],
             )
