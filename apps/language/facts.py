@@ -91,7 +91,8 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "boyfriend girlfriend husband wife fiance fiancé fiancee fiancée spouse",
             aliases="partner, spouse, marital status, relationship status"),
     _family("pet", "adopt", "pet dog cat puppy kitten rabbit bunny hamster parrot greyhound labrador terrier "
-            "poodle goldfish fish tortoise turtle guinea", multi_valued=True, aliases="pets"),
+            "poodle goldfish fish tortoise turtle guinea beagle spaniel retriever collie husky dachshund pug "
+            "corgi bulldog chihuahua schnauzer tabby", multi_valued=True, aliases="pets"),
     _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter bike bicycle e-bike ebike",
             aliases="vehicle, cars"),
     _family("gym", "", "gym membership fitness", aliases="gym membership, fitness club"),
@@ -322,6 +323,8 @@ def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Tok
     if family.multi_valued and value is not None:
         if family.attribute == "allergy":  # "allergic to peanuts": the value is what one is allergic to
             value = next((token for token in values if token.dep_ in ("pobj", "xcomp")), value)
+        if value.pos_ == "PROPN":  # "my dog Rex": the kind is the family's word before the name
+            value = next((c for c in value.children if c.dep_ == "compound" and _lemma(c) in family.words), value)
         if _lemma(value) not in ("allergic", "allergy", "pet"):
             return f"{family.attribute}: {_lemma(value)}"
     return family.attribute
@@ -657,6 +660,15 @@ def _group_pastime(predicate: Token) -> bool:
 _STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
 
 
+def _pet_gone(clause: Token, subject: Token) -> bool:
+    """ "Our cat died on Sunday", "my dog Rex passed away": the speaker no longer has the pet."""
+    lemma = _lemma(clause)
+    ending = lemma == "die" or (lemma == "pass" and any(c.lower_ == "away" for c in clause.children))
+    return ending and any(
+        (f := _family_of_word(word)) is not None and f.attribute == "pet" for word in _words_of(subject)
+    )
+
+
 def _studied_at(predicate: Token) -> bool:
     """A subject done or studied at a school: "I did engineering at the University of
     Manitoba", "she graduated from McGill University"."""
@@ -921,7 +933,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
     if _possessed_by_speaker(subject):
         # "my birthday is …", "our standup moved …", "my alarm goes off at 4:30"; not "my
         # brother lives …", a fact about him
-        return copula or _lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)
+        return copula or _lemma(subject) in SCHEDULE_WORDS or _is_routine(subject) or _pet_gone(clause, subject)
     if copula and (
         (_is_routine(subject) and any(child.lower_ == "the" and child.dep_ == "det" for child in subject.children))
         or any(child.dep_ == "attr" and _lemma(child) == "home" for child in clause.children)

@@ -453,6 +453,9 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("I drive there in my old 2012 Dodge Grand Caravan.", "car"),
         # a subject done at a school
         ("I did electrical engineering at the University of Manitoba.", "studies"),
+        # a pet's death is the pet's new value: the speaker no longer has it
+        ("Our cat died on Sunday.", "pet: cat"),
+        ("My dog Rex passed away last week.", "pet: dog"),
     ],
 )
 def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: str, attribute: str) -> None:
@@ -467,11 +470,18 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "My climbing partner Jo moved to Leeds.",  # a role, not a partner
         "Paris, what a city.",  # a place described, not one's origin
         "I did my shopping at the market.",  # no school
+        "My dad passed away in 2019.",  # a relative, no pet
     ],
 )
-def test_no_pastime_partner_origin_or_studies_where_the_words_only_resemble_one(sentence: str) -> None:
+def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
     reading = speaker_fact(_sentence(sentence))
-    assert reading is None or reading.attribute not in ("hobby", "relationship", "birthplace", "studies")
+    assert reading is None or reading.attribute.removeprefix("pet: ") not in (
+        "hobby",
+        "relationship",
+        "birthplace",
+        "studies",
+        "dad",
+    )
 
 
 @pytest.mark.parametrize(
