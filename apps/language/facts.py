@@ -500,7 +500,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         return "commute", predicate  # "I ride my bike to the office"
     if lemma == "be" and any(child.dep_ == "prep" and child.lower_ == "from" for child in predicate.children):
         return "origin", predicate  # "I'm from Seattle"
-    home = _home_reading(predicate, subject)
+    home = _home_reading(predicate, subject) or _based_in(predicate)
     if home is not None:
         return home, predicate
     if _group_pastime(predicate):
@@ -545,6 +545,13 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
+
+
+def _elided_speaker(clause: Token) -> bool:
+    """A past-tense verb that opens the speaker's sentence without its subject, as chat drops
+    "I": "Just moved into a new place in Denver!", "Started a new job at Stripe last week."
+    (an imperative's base form, "Meet Pimenta!", is no statement)."""
+    return clause == clause.sent.root and clause.tag_ == "VBD" and _subject(clause) is None
 
 
 def _is_place_of_origin(clause: Token) -> bool:
@@ -737,6 +744,22 @@ def _home_reading(predicate: Token, subject: Token | None) -> str | None:
     return None
 
 
+def _based_in(predicate: Token) -> str | None:
+    """ "I'm based in Denver these days": where one is based is one's home (city)."""
+    if _lemma(predicate) != "base":
+        return None
+    places = [
+        grandchild
+        for child in predicate.children
+        if child.dep_ == "prep" and child.lower_ == "in"
+        for grandchild in child.children
+        if grandchild.dep_ == "pobj"
+    ]
+    if not places:
+        return None
+    return "home city" if any(map(_placed, places)) else "home"
+
+
 def _workplace(predicate: Token) -> Token | None:
     """The place a verb of working names: a job word or an organization after "at" or "for"."""
     for child in predicate.children:
@@ -863,9 +886,9 @@ def _family_readings(span: Span, about: Token | None, *, families_only: bool) ->
     for clause in _clauses(span):
         subject = _subject(clause)
         if not _is_about(subject, clause, about) or (
-            families_only and subject is None and not _is_place_of_origin(clause)
+            families_only and subject is None and not (_is_place_of_origin(clause) or _elided_speaker(clause))
         ):
-            continue  # a verbless sentence is the speaker's only as "Kumasi, born and raised"
+            continue  # a sentence without a subject is the speaker's only as these say
         if _is_past_habit(clause):
             continue  # "I used to eat a francesinha": a former value, not the current one
         found = _family_reading(clause, subject, span)

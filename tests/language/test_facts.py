@@ -456,6 +456,10 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         # a pet's death is the pet's new value: the speaker no longer has it
         ("Our cat died on Sunday.", "pet: cat"),
         ("My dog Rex passed away last week.", "pet: dog"),
+        # chat drops the "I" of a past-tense statement
+        ("Started a new job at Stripe last week.", "job"),
+        ("Went vegan last month.", "diet"),
+        ("I'm based in Denver these days.", "home city"),
     ],
 )
 def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: str, attribute: str) -> None:
@@ -471,6 +475,7 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "Paris, what a city.",  # a place described, not one's origin
         "I did my shopping at the market.",  # no school
         "My dad passed away in 2019.",  # a relative, no pet
+        "Meet me at the gym at noon.",  # an imperative is no statement of the speaker's
     ],
 )
 def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
@@ -481,6 +486,7 @@ def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_
         "birthplace",
         "studies",
         "dad",
+        "gym",
     )
 
 
