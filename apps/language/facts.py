@@ -955,8 +955,12 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
     copula = _lemma(clause) == "be"
     if _possessed_by_speaker(subject):
         # "my birthday is …", "our standup moved …", "my alarm goes off at 4:30"; not "my
-        # brother lives …", a fact about him
-        return copula or _lemma(subject) in SCHEDULE_WORDS or _is_routine(subject) or _pet_gone(clause, subject)
+        # brother lives …" or "my sister is a nurse", facts about them
+        if _pet_gone(clause, subject):
+            return True  # "my dog Rex passed away": the speaker has the dog no more
+        if subject.pos_ == "PROPN" or SAME_WORD.get(_lemma(subject), _lemma(subject)) in _RELATIONS:
+            return False
+        return copula or _lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)
     if copula and (
         (_is_routine(subject) and any(child.lower_ == "the" and child.dep_ == "det" for child in subject.children))
         or any(child.dep_ == "attr" and _lemma(child) == "home" for child in clause.children)
