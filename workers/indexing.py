@@ -8,7 +8,8 @@ from apps.dream.services import dream_after_chunk
 from apps.graph.services import index_chunk, index_chunks, index_sweep, job_chunks_needing_index, write_jobs_settle
 from apps.jobs import task_names
 from apps.jobs.models import Job
-from apps.memory.services import memory_batch_step, memory_complete_writes
+from apps.jobs.services import writes_completion_continue, writes_completion_started
+from apps.memory.services import COMPLETE_BATCH, memory_batch_step, memory_complete_writes
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from workers.base import JobIncomplete, job_part_task, per_organization_task, stepwise_job_task
@@ -39,14 +40,21 @@ COMPLETE_ROUNDS = 4  # batches of accepted writes one task completes at most; th
 def complete_writes(organization_id: uuid.UUID, job_id: uuid.UUID) -> None:
     """Complete the organization's accepted writes (ADR 0054), not only this job's: all that
     are waiting, oldest first, a batch per transaction (one embedding call each), then index
-    each batch's rows together; their jobs settle as their rows are indexed. Under load the
-    queue holds one message per write while a batch runs, so each batch takes every write
-    that arrived meanwhile; the messages that find nothing left to do cost a few queries."""
+    each batch's rows together; their jobs settle as their rows are indexed. One task is
+    queued per organization at a time (ADR 0084): it clears the mark first, so a write
+    committed before that is read here, and a write committed later publishes the next task,
+    whose batch takes every write that arrived meanwhile; a full batch publishes the next
+    itself (more may wait, and another worker process may take them)."""
+    writes_completion_started(organization_id=organization_id)
     for _ in range(COMPLETE_ROUNDS):
         with organization_scope(organization_id):
-            completed = memory_complete_writes()
+            completed = memory_complete_writes(limit=COMPLETE_BATCH)
         if not completed:
             break
+        if len(completed) == COMPLETE_BATCH:
+            # More may be waiting: a task for them, which another worker process may take
+            # while this one indexes (this one's next rounds take what is left meanwhile).
+            writes_completion_continue(organization_id=organization_id, job_id=job_id)
         with organization_scope(organization_id):
             index_chunks(chunk_ids=[write.chunk_id for write in completed])
     # A redelivered message (its worker died mid-indexing) finds its write completed: what of

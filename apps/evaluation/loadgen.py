@@ -107,3 +107,51 @@ def run_closed_loop(
         thread.join()
     sample.seconds = time.monotonic() - began
     return sample
+
+
+class TextStream:
+    """Texts dealt from a pool, each at most once while the pool lasts (thread-safe): clients
+    that draw from one stream never write a text another client wrote, so a worker's caches
+    of parses and vectors see no repeats (the general case: customers' texts do not repeat).
+    ``wrapped`` counts the texts dealt again after the pool ran out."""
+
+    def __init__(self, pool: list[str]) -> None:
+        self._pool = list(dict.fromkeys(pool))
+        self._next = 0
+        self._lock = threading.Lock()
+        self.wrapped = 0
+
+    def take(self, count: int) -> list[str]:
+        with self._lock:
+            texts = [self._pool[(self._next + i) % len(self._pool)] for i in range(count)]
+            self.wrapped += max(0, self._next + count - max(len(self._pool), self._next))
+            self._next += count
+        return texts
+
+
+def exchange(texts: list[str], *, user_name: str = "Bench") -> list[dict[str, str]]:
+    """Chat messages of one exchange: user and assistant in turn, the user first."""
+    return [
+        {"role": "user", "name": user_name, "content": text} if i % 2 == 0 else {"role": "assistant", "content": text}
+        for i, text in enumerate(texts)
+    ]
+
+
+@dataclass(frozen=True)
+class Batches:
+    """How a worker grouped writes: writes per batch (mean, largest) and how many batches."""
+
+    count: int
+    mean: float
+    largest: int
+
+
+def batches_of(batch_keys: list[object]) -> Batches:
+    """Writes grouped by the key of the batch that completed each (e.g. the time a batch
+    stamped on its jobs)."""
+    sizes: dict[object, int] = {}
+    for key in batch_keys:
+        sizes[key] = sizes.get(key, 0) + 1
+    if not sizes:
+        return Batches(count=0, mean=0.0, largest=0)
+    return Batches(count=len(sizes), mean=len(batch_keys) / len(sizes), largest=max(sizes.values()))

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from apps.audit.services import acting_as
 from apps.graph import adapter, adjacency, store
-from apps.graph.indexing import IndexStats, SubjectIndexer
+from apps.graph.extraction.local import LocalGraphLLM
+from apps.graph.indexing import IndexStats, SubjectIndexer, extraction_input
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs.models import Job
 from apps.jobs.outcomes import job_announce_failed, jobs_announce_succeeded
@@ -131,6 +132,9 @@ def index_chunks(*, chunk_ids: list[uuid.UUID]) -> dict[str, Any]:
         )
         for row in rows:
             by_subject[row.subject_id].append(row)
+    graph_llm = graph_llm_for(organization_id)
+    if isinstance(graph_llm, LocalGraphLLM):  # every subject's texts in one parse (ADR 0084)
+        graph_llm.parse_ahead([extraction_input(row) for rows in by_subject.values() for row in rows])
     totals = IndexStats()
     failed: list[uuid.UUID] = []
     # The provider replies of every subject, in one insert at the end (a subject whose batch

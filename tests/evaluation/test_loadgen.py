@@ -49,3 +49,44 @@ def test_clients_run_back_to_back_and_other_statuses_count_as_errors(server: str
     # Every fifth request of each client answers 503.
     assert summary.errors == pytest.approx(summary.requests / 5, rel=0.3)
     assert summary.per_second > 0 and 0 < summary.p50_ms <= summary.p95_ms <= summary.p99_ms
+
+
+def test_text_stream_deals_each_text_once_until_the_pool_runs_out() -> None:
+    stream = loadgen.TextStream(["a", "b", "b", "c"])  # a repeated text of the pool counts once
+    assert stream.take(2) == ["a", "b"]
+    assert stream.take(1) == ["c"]
+    assert stream.wrapped == 0
+    assert stream.take(2) == ["a", "b"]
+    assert stream.wrapped == 2
+
+
+def test_text_stream_never_deals_a_text_to_two_clients() -> None:
+    stream = loadgen.TextStream([str(i) for i in range(4000)])
+    dealt: list[list[str]] = [[] for _ in range(4)]
+
+    def client(index: int) -> None:
+        for _ in range(100):
+            dealt[index] += stream.take(10)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    texts = [text for texts in dealt for text in texts]
+    assert len(texts) == len(set(texts)) == 4000
+    assert stream.wrapped == 0
+
+
+def test_exchange_alternates_user_and_assistant() -> None:
+    assert loadgen.exchange(["hi there", "hello", "bye"]) == [
+        {"role": "user", "name": "Bench", "content": "hi there"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "name": "Bench", "content": "bye"},
+    ]
+
+
+def test_batches_of_groups_writes_by_their_batch() -> None:
+    batches = loadgen.batches_of(["t1", "t1", "t1", "t2", "t3", "t3"])
+    assert (batches.count, batches.mean, batches.largest) == (3, 2.0, 3)
+    assert loadgen.batches_of([]) == loadgen.Batches(count=0, mean=0.0, largest=0)

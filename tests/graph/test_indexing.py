@@ -281,3 +281,32 @@ def test_a_batch_asks_the_anchor_index_once_per_distinct_new_name(monkeypatch: p
     assert asked and all(vectors == distinct for vectors, distinct in asked), asked  # each new name once
     with organization_scope(tenant.id):
         assert set(EpisodicEvent.objects.values_list("index_status", flat=True)) == {"indexed"}
+
+
+def test_a_batch_of_several_subjects_is_parsed_in_one_pipeline_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The indexer parses every subject's texts of a batch together (ADR 0084), not subject by
+    subject: the extractor then finds each of its texts parsed."""
+    from apps.language import pipeline
+
+    parsed: list[int] = []
+    real = pipeline.Parses.warm
+
+    def counted(self: pipeline.Parses, texts: Any) -> None:
+        texts = list(texts)
+        parsed.append(sum(1 for text in dict.fromkeys(texts) if text not in self._docs))
+        real(self, texts)
+
+    monkeypatch.setattr(pipeline.Parses, "warm", counted)
+    tenant = make_tenant()
+    for name, text in (("maya", "Priya Raman showed me the kiln at Oakwood Studio."),
+                       ("tomas", "My brother Luis moved to Porto in March, near the river."),
+                       ("ana", "I adopted a grey cat named Miso from the shelter on Elm Street.")):  # fmt: skip
+        tenant.subject(name)
+        message = {"role": "user", "name": name.title(), "content": text}
+        response = tenant.client().post(f"/v1/subjects/{name}/memories", {"messages": [message]}, format="json")
+        assert response.status_code == 202, response.content
+    assert complete_writes(tenant.id, index=True) == 3
+    # The router's one call over the messages; then the indexer's one call over the rows of all
+    # three subjects that routing did not parse, and each subject's extraction finds nothing left.
+    assert parsed[0] == 3, parsed
+    assert len(parsed) == 1 + 1 + 3 and not any(parsed[2:]), parsed

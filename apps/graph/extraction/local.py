@@ -41,6 +41,12 @@ if TYPE_CHECKING:
 class LocalGraphLLM:
     model = GRAPH_EXTRACTOR
 
+    def parse_ahead(self, records: Sequence[ExtractionInput]) -> None:
+        """Parse the records' texts in one pipeline call, ahead of extracting them (a worker's
+        batch of several subjects extracts subject by subject: each subject's few texts in a
+        pipeline call of their own parse about a quarter slower per text)."""
+        PARSES.warm(prepared(record)[0] for record in records)
+
     def extract_frames_many(self, records: Sequence[ExtractionInput], *, metering: MeteringContext) -> list[Extraction]:
         """``extract_frames`` of each record, in order, parsing the batch together (faster)."""
         extractions: list[Extraction] = []
