@@ -476,6 +476,8 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "I did my shopping at the market.",  # no school
         "My dad passed away in 2019.",  # a relative, no pet
         "Meet me at the gym at noon.",  # an imperative is no statement of the speaker's
+        "My sister is a nurse.",  # her job, not the speaker's
+        "My brother Omar is a teacher now.",  # his
     ],
 )
 def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
@@ -487,6 +489,7 @@ def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_
         "studies",
         "dad",
         "gym",
+        "job",
     )
 
 

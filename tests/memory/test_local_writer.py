@@ -320,3 +320,14 @@ def test_a_name_after_a_lead_in_or_unknown_to_the_tagger_has_its_facts(
 ) -> None:
     drafts = _facts(metering, _said(said, name="Kwame"))
     assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts
+
+
+def test_what_the_speaker_says_of_a_relative_is_the_relatives_fact_not_the_speakers(metering: MeteringContext) -> None:
+    said = "I'm a pharmacist. My sister is a nurse. My brother Omar is a teacher now."
+    drafts = _facts(metering, _said(said, name="Alex"))
+    jobs = [(d.name, d.summary) for d in drafts if d.attribute == "job"]
+    assert jobs == [
+        ("Alex", "Alex: I'm a pharmacist."),  # the speaker's one job: no relative's replaces it
+        ("Alex's sister", "Alex, about Alex's sister: My sister is a nurse."),
+        ("Omar", "Alex, about Omar: My brother Omar is a teacher now."),
+    ]
