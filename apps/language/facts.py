@@ -667,6 +667,10 @@ def _group_pastime(predicate: Token) -> bool:
 _STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
 
 
+def _is_relative(token: Token) -> bool:
+    return SAME_WORD.get(_lemma(token), _lemma(token)) in _RELATIONS
+
+
 def _pet_gone(clause: Token, subject: Token) -> bool:
     """ "Our cat died on Sunday", "my dog Rex passed away": the speaker no longer has the pet."""
     lemma = _lemma(clause)
@@ -958,7 +962,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         # brother lives …" or "my sister is a nurse", facts about them
         if _pet_gone(clause, subject):
             return True  # "my dog Rex passed away": the speaker has the dog no more
-        if subject.pos_ == "PROPN" or SAME_WORD.get(_lemma(subject), _lemma(subject)) in _RELATIONS:
+        if _is_relative(subject) or subject.ent_type_ == "PERSON" or any(map(_is_relative, subject.children)):
             return False
         return copula or _lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)
     if copula and (

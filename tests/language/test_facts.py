@@ -460,6 +460,8 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("Started a new job at Stripe last week.", "job"),
         ("Went vegan last month.", "diet"),
         ("I'm based in Denver these days.", "home city"),
+        # a role the speaker owns is the speaker's, even when the tagger takes it for a name
+        ("Yes, my new GP is Dr. Marchand, near Hôtel de Ville.", "doctor"),
     ],
 )
 def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: str, attribute: str) -> None:
