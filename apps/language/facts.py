@@ -267,6 +267,8 @@ def _objects(predicate: Token) -> list[Token]:
     for child in predicate.children:
         if child.dep_ in ("prep", "agent", "dative"):
             found += [grandchild for grandchild in child.children if grandchild.dep_ == "pobj"]
+        if child.dep_ == "advmod" and child.lower_ in _DIRECTIONS:  # "we moved back to Toronto"
+            found += [g for prep in child.children if prep.dep_ == "prep" for g in prep.children if g.dep_ == "pobj"]
         if child.dep_ == "xcomp" and child.pos_ not in ("VERB", "AUX"):
             found.append(child)  # "I love hiking"
         if child.dep_ == "acomp":  # "allergic to peanuts" (or, as the parser may have it, "to" + xcomp)
@@ -277,6 +279,9 @@ def _objects(predicate: Token) -> list[Token]:
                     found.append(grandchild)
     return found
 
+
+# Adverbs a place hangs from: "moved back to Toronto", "went over to Lyon".
+_DIRECTIONS = frozenset({"back", "over", "away"})
 
 # Heads that make their compound the thing sought, not had: "job hunting", "a flat search".
 _SEEKING = frozenset({"hunting", "hunt", "search", "searching", "seeking"})
@@ -694,8 +699,16 @@ def _studied_at(predicate: Token) -> bool:
 
 
 def _drives_own(predicate: Token) -> bool:
-    """ "I drive there in my old Dodge": the vehicle one drives is one's car, whatever its make."""
-    return _lemma(predicate) == "drive" and any(
+    """ "I drive there in my old Dodge", "I now drive a Tesla": the vehicle one drives is one's
+    car, whatever its make (a name, or one's own)."""
+    if _lemma(predicate) != "drive":
+        return False
+    return any(
+        child.dep_ == "dobj"
+        and child.pos_ == "PROPN"
+        and (_possessed_by_speaker(child) or any(g.dep_ == "det" and g.lower_ in ("a", "an") for g in child.children))
+        for child in predicate.children
+    ) or any(
         child.dep_ == "prep"
         and child.lower_ == "in"
         and any(g.dep_ == "pobj" and _possessed_by_speaker(g) for g in child.children)

@@ -451,6 +451,8 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("Kumasi, born and raised.", "birthplace"),
         # the vehicle one drives is one's car, whatever its make
         ("I drive there in my old 2012 Dodge Grand Caravan.", "car"),
+        ("I now drive a Tesla.", "car"),
+        ("We moved back to Toronto.", "home city"),  # the place hangs from "back"
         # a subject done at a school
         ("I did electrical engineering at the University of Manitoba.", "studies"),
         # a pet's death is the pet's new value: the speaker no longer has it
@@ -480,6 +482,7 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "Meet me at the gym at noon.",  # an imperative is no statement of the speaker's
         "My sister is a nurse.",  # her job, not the speaker's
         "My brother Omar is a teacher now.",  # his
+        "I drove Tom to the airport.",  # a person driven is no car
     ],
 )
 def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
@@ -492,6 +495,7 @@ def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_
         "dad",
         "gym",
         "job",
+        "car",
     )
 
 
