@@ -409,7 +409,7 @@ def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
 def with_asked_attribute(span: Span, question: Span | None) -> str | None:
     """ "14 September, same as always.", said as the answer to "When is your birthday
     again?": the sentence read as a statement of the attribute asked ("My birthday is 14
-    September, same as always."), when it is a fragment (no subject, no verb at its root) and
+    September, same as always."), when it is a fragment (no subject) that holds a value and
     the question asks the listener for one of their facts; else None."""
     if question is None or not any(token.lower_ in ("you", "your") for token in question):
         return None
@@ -537,7 +537,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
-            if family.attribute == "relationship" and word == _lemma(value) and is_qualified_role(value):
+            if family.attribute == "relationship" and word == _lemma(value) and _is_qualified_role(value):
                 continue  # "my climbing partner": no partner
             if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
                 return "job", predicate  # "she's a clinical instructor": what she is, not whom she has
@@ -669,10 +669,8 @@ def _group_pastime(predicate: Token) -> bool:
     return False
 
 
-_STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
-
-
 def _is_relative(token: Token) -> bool:
+    """A word for a relative ("mum", "brother", "landlord"), read as its canonical relation."""
     return SAME_WORD.get(_lemma(token), _lemma(token)) in _RELATIONS
 
 
@@ -683,6 +681,9 @@ def _pet_gone(clause: Token, subject: Token) -> bool:
     return ending and any(
         (f := _family_of_word(word)) is not None and f.attribute == "pet" for word in _words_of(subject)
     )
+
+
+_STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
 
 
 def _studied_at(predicate: Token) -> bool:
@@ -1032,9 +1033,9 @@ def named_relatives(span: Span, owner: str) -> list[tuple[str, str]]:
     Abena" → (Kwame's mother, name); "my big brother Kofi" → (Kwame's brother, name: kofi))."""
     named = []
     for token in span:
-        relation = SAME_WORD.get(token.lemma_.lower(), token.lemma_.lower())
-        if relation not in _RELATIONS or not _possessed_by_speaker(token):
+        if not _is_relative(token) or not _possessed_by_speaker(token):
             continue
+        relation = SAME_WORD.get(_lemma(token), _lemma(token))
         name = next((c for c in token.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"), None)
         if name is not None:
             attribute = "name" if relation in _SINGLE_RELATIONS else f"name: {normalize_attribute(name.text)}"
@@ -1047,7 +1048,7 @@ def _asks_a_relatives_name(token: Token) -> bool:
     relatives = [c for c in token.children if c.dep_ == "poss"] + [
         g for c in token.children if c.dep_ == "prep" and c.lower_ == "of" for g in c.children if g.dep_ == "pobj"
     ]
-    return any(SAME_WORD.get(t.lemma_.lower(), t.lemma_.lower()) in _RELATIONS for t in relatives)
+    return any(map(_is_relative, relatives))
 
 
 def speaker_relatives(span: Span) -> list[Token]:
@@ -1264,7 +1265,7 @@ def _asked_attribute(token: Token) -> list[str]:
         return ["name", "name:"]  # "Kwame's mother's name", "the name of his brother"
     if family is None or family.attribute == "name":  # "the name of her pet" asks for the pet
         return []
-    if family.attribute == "relationship" and is_qualified_role(token):
+    if family.attribute == "relationship" and _is_qualified_role(token):
         return []  # "her People Operations partner", "his tennis partner": a role, not a partner
     if family.attribute == "job" and lemma not in _JOB_ITSELF and token.pos_ == "NOUN" and lemma in family.words:
         if any(child.dep_ == "poss" for child in token.children):
@@ -1288,7 +1289,7 @@ def _bare_state(token: Token) -> bool:
     return token.dep_ == "pobj" and token.head.lower_ == "on" and not list(token.children)
 
 
-def is_qualified_role(token: Token) -> bool:
+def _is_qualified_role(token: Token) -> bool:
     """A relationship word another noun qualifies ("business partner", "People Operations
     partner", "tennis partner"): a role someone plays, not one's partner."""
     return any(child.dep_ == "compound" and child.pos_ in ("NOUN", "PROPN") for child in token.children)

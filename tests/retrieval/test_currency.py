@@ -30,6 +30,7 @@ HISTORY = plan_query("What did Nadia eat before she went vegan?")
         "When does Nadia's book club meet?",
         "How long is Kwame's commute to the office?",  # a measure of how it is now
         "How long does his commute take?",
+        "Which city is Kwame originally from?",  # where he comes from is no value of the past
     ],
 )
 def test_a_present_tense_question_without_a_cue_of_the_past_is_about_the_present(question: str) -> None:
@@ -51,6 +52,7 @@ def test_a_present_tense_question_without_a_cue_of_the_past_is_about_the_present
         "Where did Nadia live in 2023?",
         "What is her former employer?",
         "Where does she live now that she has moved?",
+        "Where did Kwame originally live?",
     ],
 )
 def test_a_past_tense_question_or_a_cue_of_the_past_or_a_change_asks_for_the_history(question: str) -> None:
