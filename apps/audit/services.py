@@ -32,8 +32,10 @@ def current_actor() -> str:
     return _actor.get() or "system"
 
 
-_CHECK_AND_LOCK = (
-    "SET CONSTRAINTS ALL IMMEDIATE; SET CONSTRAINTS ALL DEFERRED; SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+_CHECK_LOCK_AND_READ_HEAD = (
+    "SET CONSTRAINTS ALL IMMEDIATE; SET CONSTRAINTS ALL DEFERRED; SELECT pg_advisory_xact_lock(hashtextextended(%s, 0));"
+    f" SELECT sequence, entry_hash FROM {AuditEntry._meta.db_table} WHERE organization_id = %s"
+    " ORDER BY sequence DESC LIMIT 1"
 )
 
 
@@ -70,16 +72,14 @@ def audit_record_many(*, organization_id: uuid.UUID, entries: Sequence[AuditDraf
         return []
     with connection.cursor() as cursor:
         # Checks the deferred foreign keys pending so far, then defers again what follows
-        # (every deferrable constraint of the schema is INITIALLY DEFERRED), and takes the
-        # chain's lock: three statements in one round trip (the cursor binds client-side).
-        cursor.execute(_CHECK_AND_LOCK, [f"audit:{organization_id}"])
-    last = (
-        AuditEntry.objects.for_organization(organization_id)
-        .order_by("-sequence")
-        .only("sequence", "entry_hash")
-        .first()
-    )
-    sequence, previous_hash = (last.sequence, last.entry_hash) if last else (0, GENESIS)
+        # (every deferrable constraint of the schema is INITIALLY DEFERRED), takes the
+        # chain's lock and reads the chain's head under it: four statements in one round trip
+        # (the cursor binds client-side); the head is the last statement's result.
+        cursor.execute(_CHECK_LOCK_AND_READ_HEAD, [f"audit:{organization_id}", organization_id])
+        while cursor.nextset():
+            pass
+        head = cursor.fetchone()
+    sequence, previous_hash = (int(head[0]), str(head[1])) if head else (0, GENESIS)
     actor, request_id, now = current_actor(), request_id_var.get() or "", timezone.now()
     appended = []
     for draft in entries:

@@ -23,6 +23,7 @@ from apps.jobs.services import job_create_indexing, job_fail, jobs_lock_indexing
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.memory.services import REEMBED_BATCH, memory_reembed_step
 from apps.platform.faults import fault_pause
+from apps.platform.table_statistics import statistics_refresh
 from apps.providers.interfaces import Embedder, MeteringContext
 from apps.providers.registry import embedder, graph_llm_for
 from apps.providers.services import BufferedUsageMeter
@@ -118,6 +119,9 @@ def index_chunks(*, chunk_ids: list[uuid.UUID]) -> dict[str, Any]:
     transaction commits, the write jobs waiting on the chunks are settled (whoever indexes a
     chunk, a job's own task, another job's, a dream round, completes the jobs it finishes)."""
     organization_id = current_organization_id()
+    # Before the jobs settle: a client told its write is indexed searches with statistics
+    # that know the new rows (ADR 0083).
+    transaction.on_commit(graph_statistics_refresh, robust=True)
     transaction.on_commit(
         lambda: write_jobs_settle_now(organization_id=organization_id, chunk_ids=chunk_ids), robust=True
     )
@@ -144,6 +148,19 @@ def index_chunks(*, chunk_ids: list[uuid.UUID]) -> dict[str, Any]:
         failed += _index_subject_rows(subject, by_subject[subject.id], totals, meter)
     meter.flush()
     return {**totals.as_dict(), "failed": len(failed)}
+
+
+# What indexing grows and a search reads by organization and subject.
+STATISTICS_TABLES: tuple[str, ...] = (
+    *(model._meta.db_table for model in INDEXED_STORES),
+    *(model._meta.db_table for model in (AnchorRow, AnchorFrame, AnchorVector)),
+)
+
+
+def graph_statistics_refresh() -> list[str]:
+    """Analyze the evidence and graph-plane tables that autovacuum would analyze next
+    (``apps.platform.table_statistics``); the tables analyzed."""
+    return statistics_refresh(STATISTICS_TABLES)
 
 
 MAX_FAILURES_LISTED = 100

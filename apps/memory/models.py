@@ -139,6 +139,9 @@ class EpisodicEvent(IndexedRecord):
         indexes = [
             *_evidence_indexes("mepi", searchable=True),
             models.Index(fields=["organization", "subject", "event_time"], name="mepi_event_time"),
+            # A subject's chunk in order: a row's same-chunk neighbours are two short index
+            # scans, with no sort and no second index to intersect (ADR 0083).
+            models.Index(fields=["organization", "subject", "chunk_id", "created_at", "id"], name="mepi_subject_chunk"),
             models.Index(
                 fields=["organization", "resource_id", "resource_start"],
                 name="mepi_resource_passage",

@@ -8,14 +8,14 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.factories import Tenant, complete_writes, make_tenant
 
-# The key lookup (1); in the request's transaction (14): BEGIN, the scope, the subject, its
+# The key lookup (1); in the request's transaction (13): BEGIN, the scope, the subject, its
 # shared lock, the erasure and consent checks, the episodic row (no savepoint: nothing it
 # writes supersedes), the webhook subscribers, the job with its task, the pending write, the
-# deferred-key check with the audit chain's lock (one round trip), the chain's head and the
+# deferred-key check with the audit chain's lock and its head (one round trip) and the
 # entry, COMMIT; the usage counter after the response (4: BEGIN, the scope with
 # synchronous_commit off, the upsert, COMMIT). The key's last use was touched by the first
 # write in this process and is not touched again within the minute.
-WRITE_STATEMENTS = 19
+WRITE_STATEMENTS = 18
 WRITE = {"messages": [{"role": "user", "content": "I started a pottery class on Thursdays."}]}
 
 

@@ -13,10 +13,10 @@ from tests.retrieval.test_search import _history
 # this process); the subject (1); the graph lanes in a savepoint (17: anchor recall, anchor
 # rows of both types in one statement and frames, co-participants, the relation lane, cited
 # rows with the anchors they mention, neighbours); provenance, attributes and passages in one
-# statement (1); the audit entry (3: the deferred-key check with the chain's lock in one round
-# trip, the head, the entry) and the commit; the usage counter
+# statement (1); the audit entry (2: the deferred-key check, the chain's lock and its head in
+# one round trip, then the entry) and the commit; the usage counter
 # after the response (4: BEGIN, the scope with synchronous_commit off, the upsert, COMMIT).
-SEARCH_QUERIES = 30
+SEARCH_QUERIES = 29
 QUESTION = "How many dresses did Maya buy?"
 
 

@@ -9,7 +9,9 @@ Postgres and Redis. Every client writes chat messages from a synthetic history
 benchmark questions; any status other than the documented success is an error. In order:
 
 1. *Indexing against the API*: seed histories are written and indexed; searches at one client
-   with no worker running, the same searches in this process (``search_evidence``), then a
+   with no worker running; the same searches in this process (``search_evidence``) and over
+   HTTP in turn, one of each per question, so that both see the same database (its planner
+   statistics, its caches) and the same load on the shared machine (ADR 0083); then a
    backlog of writes to other subjects and the same searches while the worker indexes it.
 2. For each API-process count: the first search and the first write after the server is
    ready (cold), a warm-up, then for each client count writes for ``--seconds`` (and the
@@ -258,6 +260,7 @@ class Run:
     busy_worker_cpu: float = 0.0  # CPU-seconds the worker's processes used per second of the window
     busy_pending_at_end: int = 0  # jobs still pending when it ended
     in_process: loadgen.Summary | None = None
+    alternating_http: loadgen.Summary | None = None  # the HTTP searches taken in turn with in_process
     profile: Profile = field(default_factory=lambda: Profile(enabled=False))
 
     def warm_p50(self, workers: int, operation: str) -> float:
@@ -364,11 +367,12 @@ class Command(BaseCommand):
                 loadgen.run_closed_loop(search, clients=1, seconds=3.0, expected_status=200)  # warm-up
                 run.idle = self._cell(search, clients=1, seconds=seconds, status=200, label="search, no worker")
                 configured = int(env.get("MIRIX_API_TORCH_THREADS") or settings.API_TORCH_THREADS)
-                run.in_process = self._in_process(
+                run.in_process, run.alternating_http = self._in_process(
                     organization_id=organization_id,
                     questions=questions,
                     seconds=seconds,
                     torch_threads=api_torch_threads(configured=configured, processes=workers, cores=available_cores()),
+                    search=search,
                 )
                 # The backlog is queued with no worker running, so that indexing it outlasts the window.
                 tqdm.write(f"  backlog: {BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects")
@@ -486,30 +490,48 @@ class Command(BaseCommand):
             time.sleep(1.0)
 
     def _in_process(
-        self, *, organization_id: uuid.UUID, questions: list[str], seconds: float, torch_threads: int
-    ) -> loadgen.Summary:
-        """The idle searches' questions and subjects through ``search_evidence`` in this process,
+        self,
+        *,
+        organization_id: uuid.UUID,
+        questions: list[str],
+        seconds: float,
+        torch_threads: int,
+        search: loadgen.Request,
+    ) -> tuple[loadgen.Summary, loadgen.Summary]:
+        """The idle searches' questions and subject through ``search_evidence`` in this process,
         with the inference threads of an API process and a warm-up like the server's (the models
-        loaded and run once, a few searches)."""
+        loaded and run once, a few searches), each question also asked over HTTP right after
+        it: two windows one after the other would compare two states of the database (a write
+        burst's statistics analyzed in between, ADR 0083) and of the shared machine's load."""
         process_policy_apply(torch_threads=torch_threads)
         providers_warm()
         for question in questions[:3]:
             with organization_scope(organization_id):
                 search_evidence(subject=subject_get(external_id="bench-0"), question=question)
-        sample = loadgen.Sample()
+        local, remote = loadgen.Sample(), loadgen.Sample()
         began = time.monotonic()
         number = 0
-        while time.monotonic() - began < seconds:
-            question = questions[number % len(questions)]  # client 0's sequence
-            start = time.perf_counter()
-            with organization_scope(organization_id):
-                search_evidence(subject=subject_get(external_id="bench-0"), question=question)
-            sample.latencies.append(time.perf_counter() - start)
-            number += 1
-        sample.seconds = time.monotonic() - began
-        summary = loadgen.summarize(sample, 1)
-        tqdm.write(f"  search in process: p50 {summary.p50_ms:6.0f} ms  p95 {summary.p95_ms:6.0f} ms")
-        return summary
+        with requests.Session() as session:
+            while time.monotonic() - began < 2 * seconds:
+                question = questions[number % len(questions)]  # client 0's sequence
+                start = time.perf_counter()
+                with organization_scope(organization_id):
+                    search_evidence(subject=subject_get(external_id="bench-0"), question=question)
+                local.latencies.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                status = search(session, 0, number).status_code
+                if status == OPERATIONS["search"]:
+                    remote.latencies.append(time.perf_counter() - start)
+                else:
+                    remote.errors[str(status)] = remote.errors.get(str(status), 0) + 1
+                number += 1
+        local.seconds = remote.seconds = time.monotonic() - began
+        in_process, over_http = loadgen.summarize(local, 1), loadgen.summarize(remote, 1)
+        tqdm.write(
+            f"  search in process: p50 {in_process.p50_ms:6.0f} ms  p95 {in_process.p95_ms:6.0f} ms; "
+            f"over HTTP in turn: p50 {over_http.p50_ms:6.0f} ms  p95 {over_http.p95_ms:6.0f} ms"
+        )
+        return in_process, over_http
 
     def _report(self, run: Run, *, seconds: float, concurrency: int, baseline: bool, questions: int) -> str:
         measurements = run.measurements
@@ -564,11 +586,18 @@ class Command(BaseCommand):
                 for (workers, operation), first in sorted(run.cold_ms.items())
             ],
         ]
-        if run.idle is not None and run.busy is not None and run.in_process is not None:
+        if (
+            run.idle is not None
+            and run.busy is not None
+            and run.in_process is not None
+            and run.alternating_http is not None
+        ):
             lines += [
                 "",
-                f"Search at one client over HTTP ({counts[0]} API process(es)) with no worker running, in this process "
-                f"(`search_evidence`, same subject and questions), and over HTTP while the worker indexes a backlog "
+                f"Search at one client over HTTP ({counts[0]} API process(es)) with no worker running; in this process "
+                f"(`search_evidence`, same subject and questions) and over HTTP in turn, one of each per question (each "
+                f"of these two rows' searches/s counts its own searches in a window that holds both); and over HTTP while the "
+                f"worker indexes a backlog "
                 f"({BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects, queued with the worker "
                 f"stopped, then a worker started; the window opens once its pool process is warm; the worker's "
                 f"processes used {run.busy_worker_cpu:.2f} CPU-seconds per second of the window, "
@@ -577,10 +606,13 @@ class Command(BaseCommand):
                 "",
                 "| case | searches/s | p50 ms | p95 ms | ratio |",
                 "|---|---|---|---|---|",
-                f"| in process | {run.in_process.per_second:.1f} | {run.in_process.p50_ms:.0f} | "
-                f"{run.in_process.p95_ms:.0f} | – |",
                 f"| HTTP, no worker | {run.idle.per_second:.1f} | {run.idle.p50_ms:.0f} | {run.idle.p95_ms:.0f} | "
-                f"HTTP p50 / in-process p50 = {run.idle.p50_ms / run.in_process.p50_ms:.2f}× |",
+                f"p50 / in-process p50 = {run.idle.p50_ms / run.in_process.p50_ms:.2f}× |",
+                f"| in process, in turn with HTTP | {run.in_process.per_second:.1f} | {run.in_process.p50_ms:.0f} | "
+                f"{run.in_process.p95_ms:.0f} | – |",
+                f"| HTTP, in turn with in process | {run.alternating_http.per_second:.1f} | "
+                f"{run.alternating_http.p50_ms:.0f} | {run.alternating_http.p95_ms:.0f} | "
+                f"HTTP p50 / in-process p50 = {run.alternating_http.p50_ms / run.in_process.p50_ms:.2f}× |",
                 f"| HTTP, worker indexing | {run.busy.per_second:.1f} | {run.busy.p50_ms:.0f} | "
                 f"{run.busy.p95_ms:.0f} | p95 busy / p50 idle = {run.busy.p95_ms / run.idle.p50_ms:.2f}× |",
             ]
