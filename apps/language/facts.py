@@ -382,6 +382,33 @@ def with_schedule_referent(span: Span, before: str) -> str | None:
 _IT_DEPS = frozenset({"dobj", "nsubj", "nsubjpass"})
 
 
+def with_ended_referent(span: Span, before: str) -> str | None:
+    """ "I sold it last month", said after "Do you still have the car?": the sentence with
+    "it" replaced by the last of the speaker's things the text before it names ("I sold the
+    car last month"), when the sentence ends "it" (quit, leave, cancel, sell, give up …); else
+    None. A thing named only by its name ("Do you still go to Basic-Fit?") is not resolved."""
+    predicate = _predicate(span.root)
+    if _lemma(predicate) not in _LEAVE_PREDICATES:
+        return None
+    it = next((c for c in predicate.children if c.dep_ == "dobj" and c.lower_ == "it"), None)
+    if it is None:
+        return None
+    named = [word for word in re.findall(r"[a-z-]+", before.lower()) if _ended_thing(word)]
+    if not named:
+        return None
+    start = it.idx - span.start_char
+    return f"{span.text[:start]}the {named[-1]}{span.text[start + len(it.text) :]}"
+
+
+def _ended_thing(word: str) -> bool:
+    """A word of a family whose value one can end: a car, a gym membership, a diet, a job."""
+    family = _family_of_word(word)
+    return family is not None and family.attribute in _ENDED_FAMILIES
+
+
+_ENDED_FAMILIES = frozenset({"car", "gym", "job", "diet", "drink", "hobby", "volunteering", "tutor", "doctor"})
+
+
 class PetIntroduction(NamedTuple):
     statement: str  # what the sentence says, as a statement of having: "I have a cat named Pickle"
     named_before: bool  # the name is in the sentence before ("And meet Pickle! A … cat")

@@ -18,6 +18,7 @@ from apps.language.facts import (
     speaker_clause_facts,
     speaker_fact,
     with_asked_attribute,
+    with_ended_referent,
 )
 from apps.language.pipeline import spacy_pipeline
 
@@ -575,3 +576,17 @@ def test_a_fragment_answers_the_attribute_the_question_asked(question: str, repl
 def test_a_pet_introduced_without_a_verb_of_having(sentences: list[str], statement: PetIntroduction | None) -> None:
     *before, last = [_sentence(text) for text in sentences]
     assert introduced_pet(last, before[-1] if before else None) == statement
+
+
+@pytest.mark.parametrize(
+    ("before", "said", "read"),
+    [
+        ("Do you still have the car?", "I sold it last month.", "I sold the car last month."),
+        ("Are you still going to the gym?", "No, I cancelled it in March.", "No, I cancelled the gym in March."),
+        ("Do you still go to Basic-Fit?", "I cancelled it.", None),  # a name says not what it is
+        ("How was the party?", "I left it early.", None),  # no thing of the speaker's
+        ("Do you still have the car?", "I washed it yesterday.", None),  # a verb that ends nothing
+    ],
+)
+def test_an_ended_it_is_the_thing_the_turn_before_names(before: str, said: str, read: str | None) -> None:
+    assert with_ended_referent(_sentence(said), before) == read

@@ -331,3 +331,13 @@ def test_what_the_speaker_says_of_a_relative_is_the_relatives_fact_not_the_speak
         ("Alex's sister", "Alex, about Alex's sister: My sister is a nurse."),
         ("Omar", "Alex, about Omar: My brother Omar is a teacher now."),
     ]
+
+
+def test_a_thing_ended_as_it_is_the_one_the_message_before_names(metering: MeteringContext) -> None:
+    had = _said("I drive a little Renault Zoe to the mountains.", name="Nadia")
+    asked = _said("Do you still have the car?", name="Sam", message_id="m2", role="assistant")
+    sold = _said("I sold it last month.", name="Nadia", message_id="m3")
+    drafts = _facts(metering, had, asked, sold)
+    assert [(d.name, d.attribute, d.summary) for d in drafts if d.source_message_ids == ["m3"]] == [
+        ("Nadia", "car", "Nadia: I sold it last month.")  # the words as said, the key of the car
+    ]

@@ -28,6 +28,7 @@ from apps.language.facts import (
     speaker_fact,
     speaker_relatives,
     with_asked_attribute,
+    with_ended_referent,
     with_schedule_referent,
 )
 from apps.language.pipeline import PARSES, entity_words
@@ -428,8 +429,10 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
     question = _last_question(before)
     previous: _Sentence | None = None
     for sentence in _sentences(message):
-        referent = with_schedule_referent(sentence.span, said) or (
-            with_asked_attribute(sentence.span, question) if not found and said == before else None
+        referent = (
+            with_schedule_referent(sentence.span, said)
+            or with_ended_referent(sentence.span, said)
+            or (with_asked_attribute(sentence.span, question) if not found and said == before else None)
         )
         pet = None if referent else introduced_pet(sentence.span, previous.span if previous else None)
         if pet is not None:
