@@ -369,14 +369,8 @@ def with_schedule_referent(span: Span, before: str) -> str | None:
     predicate = _predicate(span.root)
     if _lemma(predicate) not in _SCHEDULE_PREDICATES or not _RECURRENCE.search(span.text):
         return None
-    it = next((c for c in predicate.children if c.dep_ in _IT_DEPS and c.lower_ == "it"), None)
-    if it is None:
-        return None
-    named = [word for word in re.findall(r"[a-z-]+", before.lower()) if word.removesuffix("s") in SCHEDULE_WORDS]
-    if not named:
-        return None
-    start = it.idx - span.start_char
-    return f"{span.text[:start]}the {named[-1].removesuffix('s')}{span.text[start + len(it.text) :]}"
+    named = [word.removesuffix("s") for word in _words_before(before) if word.removesuffix("s") in SCHEDULE_WORDS]
+    return _it_replaced(span, predicate, _IT_DEPS, named)
 
 
 _IT_DEPS = frozenset({"dobj", "nsubj", "nsubjpass"})
@@ -390,11 +384,18 @@ def with_ended_referent(span: Span, before: str) -> str | None:
     predicate = _predicate(span.root)
     if _lemma(predicate) not in _LEAVE_PREDICATES:
         return None
-    it = next((c for c in predicate.children if c.dep_ == "dobj" and c.lower_ == "it"), None)
-    if it is None:
-        return None
-    named = [word for word in re.findall(r"[a-z-]+", before.lower()) if _ended_thing(word)]
-    if not named:
+    return _it_replaced(span, predicate, frozenset({"dobj"}), [w for w in _words_before(before) if _ended_thing(w)])
+
+
+def _words_before(text: str) -> list[str]:
+    return re.findall(r"[a-z-]+", text.lower())
+
+
+def _it_replaced(span: Span, predicate: Token, deps: frozenset[str], named: list[str]) -> str | None:
+    """The sentence with the predicate's "it" (in one of ``deps``) replaced by "the" and the
+    last of ``named``; None when there is no such "it" or nothing named."""
+    it = next((c for c in predicate.children if c.dep_ in deps and c.lower_ == "it"), None)
+    if it is None or not named:
         return None
     start = it.idx - span.start_char
     return f"{span.text[:start]}the {named[-1]}{span.text[start + len(it.text) :]}"
