@@ -93,8 +93,8 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("pet", "adopt", "pet dog cat puppy kitten rabbit bunny hamster parrot greyhound labrador terrier "
             "poodle goldfish fish tortoise turtle guinea beagle spaniel retriever collie husky dachshund pug "
             "corgi bulldog chihuahua schnauzer tabby", multi_valued=True, aliases="pets"),
-    _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter bike bicycle e-bike ebike",
-            aliases="vehicle, cars"),
+    _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter", aliases="vehicle, cars"),
+    _family("bike", "", "bike bicycle e-bike ebike", aliases="bicycle"),
     _family("gym", "", "gym membership fitness", aliases="gym membership, fitness club"),
     _family("doctor", "", "doctor gp physician dentist therapist", aliases="gp, physician"),
     _family("rent", "", "rent", aliases="monthly rent"),
@@ -199,6 +199,9 @@ def _canonical(name: str) -> str:
 # The key of a plan, a wish or a duty about an attribute ("plan: home"): a new plan replaces the
 # old plan, and neither replaces the attribute's current value.
 PLAN = "plan: "
+# The key a writer gives the end of a thing the speaker calls by name ("ended: moose" for "We
+# lost Moose"): the stored fact that names the thing is the key it ends (the write resolves it).
+ENDED = "ended: "
 
 
 def attribute_vocabulary() -> list[str]:
@@ -292,7 +295,14 @@ def _words_of(token: Token) -> list[str]:
     for a search ("I'm job hunting" states no job)."""
     if _lemma(token) in _SEEKING or token.lower_ in _SEEKING:
         return []
-    return [_lemma(token), token.lower_, *(_lemma(child) for child in token.children if child.dep_ == "compound")]
+    # "car-free", "meat-free": the thing one is free of is the value's word
+    freed = [_lemma(child) for child in token.children if child.dep_ == "npadvmod" and token.lower_ == "free"]
+    return [
+        _lemma(token),
+        token.lower_,
+        *(_lemma(child) for child in token.children if child.dep_ == "compound"),
+        *freed,
+    ]
 
 
 def _family_of_word(word: str) -> AttributeFamily | None:
@@ -369,22 +379,43 @@ def with_schedule_referent(span: Span, before: str) -> str | None:
     predicate = _predicate(span.root)
     if _lemma(predicate) not in _SCHEDULE_PREDICATES or not _RECURRENCE.search(span.text):
         return None
-    named = [word.removesuffix("s") for word in _words_before(before) if word.removesuffix("s") in SCHEDULE_WORDS]
+    named = [
+        f"the {word.removesuffix('s')}" for word in _words_before(before) if word.removesuffix("s") in SCHEDULE_WORDS
+    ]
     return _it_replaced(span, predicate, _IT_DEPS, named)
 
 
 _IT_DEPS = frozenset({"dobj", "nsubj", "nsubjpass"})
 
 
-def with_ended_referent(span: Span, before: str) -> str | None:
+def with_ended_referent(span: Span, before: str, question: Span | None = None) -> str | None:
     """ "I sold it last month", said after "Do you still have the car?": the sentence with
     "it" replaced by the last of the speaker's things the text before it names ("I sold the
     car last month"), when the sentence ends "it" (quit, leave, cancel, sell, give up …); else
-    None. A thing named only by its name ("Do you still go to Basic-Fit?") is not resolved."""
+    None. Failing a thing, the name of a place or thing the question before asks about ("Do
+    you still go to Basic-Fit?" — "I cancelled Basic-Fit"): the stored fact naming it says
+    what it is."""
     predicate = _predicate(span.root)
     if _lemma(predicate) not in _LEAVE_PREDICATES:
         return None
-    return _it_replaced(span, predicate, frozenset({"dobj"}), [w for w in _words_before(before) if _ended_thing(w)])
+    things = [f"the {word}" for word in _words_before(before) if _ended_thing(word)]
+    named = things or [name for name in [_asked_thing(question)] if name]
+    return _it_replaced(span, predicate, frozenset({"dobj"}), named)
+
+
+def _asked_thing(question: Span | None) -> str | None:
+    """The last proper name a question asks about as an object ("Do you still go to
+    Basic-Fit?"), not a person's."""
+    if question is None:
+        return None
+    names = [t for t in question if t.pos_ == "PROPN" and t.dep_ in ("dobj", "pobj") and t.ent_type_ != "PERSON"]
+    return _name_words(names[-1]) if names else None
+
+
+def _name_words(token: Token) -> str:
+    """A proper name with the names before it, as written: "Holmes Place", "Basic-Fit"."""
+    compounds = [c for c in token.lefts if c.dep_ == "compound" and c.pos_ == "PROPN"]
+    return token.doc[compounds[0].i if compounds else token.i : token.i + 1].text
 
 
 def _words_before(text: str) -> list[str]:
@@ -392,13 +423,13 @@ def _words_before(text: str) -> list[str]:
 
 
 def _it_replaced(span: Span, predicate: Token, deps: frozenset[str], named: list[str]) -> str | None:
-    """The sentence with the predicate's "it" (in one of ``deps``) replaced by "the" and the
-    last of ``named``; None when there is no such "it" or nothing named."""
+    """The sentence with the predicate's "it" (in one of ``deps``) replaced by the last of
+    ``named``; None when there is no such "it" or nothing named."""
     it = next((c for c in predicate.children if c.dep_ in deps and c.lower_ == "it"), None)
     if it is None or not named:
         return None
     start = it.idx - span.start_char
-    return f"{span.text[:start]}the {named[-1]}{span.text[start + len(it.text) :]}"
+    return f"{span.text[:start]}{named[-1]}{span.text[start + len(it.text) :]}"
 
 
 def _ended_thing(word: str) -> bool:
@@ -407,7 +438,62 @@ def _ended_thing(word: str) -> bool:
     return family is not None and family.attribute in _ENDED_FAMILIES
 
 
-_ENDED_FAMILIES = frozenset({"car", "gym", "job", "diet", "drink", "hobby", "volunteering", "tutor", "doctor"})
+_ENDED_FAMILIES = frozenset({"car", "bike", "gym", "job", "diet", "drink", "hobby", "volunteering", "tutor", "doctor"})
+
+
+# Verbs by which the speaker ends a thing of theirs they call by name ("We lost Moose", "I sold
+# the Caravan", "I cancelled Holmes Place"), and the particles some need ("gave Rex away").
+_ENDING_PREDICATES = frozenset({"lose", "sell", "cancel", "quit", "leave", "scrap", "rehome", "ditch", "bury"})
+_ENDING_PARTICLES = MappingProxyType({"give": "away", "put": "down", "get": "rid"})
+# What one says of a named thing that is no more ("Moose died", "the Caravan was stolen").
+_GONE_PASSIVES = frozenset({"sell", "steal", "total", "scrap", "write", "rehome"})
+
+
+def ended_name(span: Span) -> str | None:
+    """The name of a thing of the speaker's that the sentence ends, as written: "We lost Moose
+    on Thursday" → Moose, "I sold the Caravan", "I cancelled Holmes Place", "Moose passed
+    away", "The Caravan is gone", "the Caravan was stolen"; else None. Which fact it ends is
+    the stored fact that names it (the sentence alone does not say what Moose is)."""
+    for clause in _clauses(span):
+        predicate = _predicate(clause)
+        subject = _subject(clause)
+        had_to = _lemma(clause) == "have" and clause.tag_ == "VBD"  # "We had to put Moose down": done
+        if (_is_unrealised(clause) and not had_to) or _is_unrealised(predicate):
+            continue  # "I'll sell the Caravan before the move": a plan
+        if subject is not None and is_first_person(subject) and _ends_object(predicate):
+            named = next((c for c in predicate.children if c.dep_ == "dobj" and c.pos_ == "PROPN"), None)
+        elif subject is not None and subject.pos_ == "PROPN" and _is_gone(predicate):
+            named = subject
+        else:
+            continue
+        if named is not None and not _possessed_by_speaker(named):
+            return _name_words(named)
+    return None
+
+
+def _ends_object(predicate: Token) -> bool:
+    lemma = _lemma(predicate)
+    particle = _ENDING_PARTICLES.get(lemma)
+    if particle is not None:
+        return any(child.lower_ == particle for child in predicate.children)
+    return lemma in _ENDING_PREDICATES
+
+
+def _is_gone(predicate: Token) -> bool:
+    """ "… died", "… passed away", "… is gone", "… was sold"."""
+    lemma = _lemma(predicate)
+    if lemma == "die" or (lemma == "pass" and any(child.lower_ == "away" for child in predicate.children)):
+        return True
+    if lemma == "be":
+        return any(child.dep_ == "acomp" and child.lower_ in ("gone", "dead") for child in predicate.children)
+    passive = any(child.dep_ == "auxpass" for child in predicate.children)
+    return passive and lemma in _GONE_PASSIVES
+
+
+def is_possession(attribute: str) -> bool:
+    """An attribute of a thing one has and can lose: a pet, a car, a gym membership."""
+    family = _family_named(attribute.partition(":")[0])
+    return family is not None and (family.attribute == "pet" or family.attribute in _ENDED_FAMILIES)
 
 
 class PetIntroduction(NamedTuple):
@@ -431,6 +517,27 @@ def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
             name = next((t for t in previous if t.pos_ == "PROPN" and t.dep_ in ("dobj", "pobj")), None)
             if name is not None:  # "Meet Pickle! A … cat"
                 return PetIntroduction(f"I have a {_lemma(token)} named {name.text}", named_before=True)
+    return None
+
+
+# Conjunctions of a clause that states nothing as so: a comparison or a condition.
+_UNASSERTED_MARKS = frozenset({"like", "if", "unless", "though"})
+_ACCEPTING = re.compile(r"\b(?:said\s+yes|accepted|took\s+it|signed)\b", re.IGNORECASE)
+_OFFERED = frozenset({"job", "position", "role", "post"})
+
+
+def accepted_offer(span: Span) -> str | None:
+    """ "They offered me the senior test engineer job and I said yes!": the job the speaker was
+    offered and accepted, as a statement of taking it ("I took the senior test engineer job");
+    else None (an offer alone is not the speaker's job)."""
+    for token in span:
+        if _lemma(token) != "offer" or not any(
+            c.dep_ in ("dative", "dobj") and c.lower_ == "me" for c in token.children
+        ):
+            continue
+        job = next((c for c in token.children if c.dep_ == "dobj" and _lemma(c) in _OFFERED), None)
+        if job is not None and _ACCEPTING.search(span.doc[job.i : span.end].text):
+            return f"I took {span.doc[job.left_edge.i : job.i + 1].text}"
     return None
 
 
@@ -729,9 +836,15 @@ def _studied_at(predicate: Token) -> bool:
 
 def _drives_own(predicate: Token) -> bool:
     """ "I drive there in my old Dodge", "I now drive a Tesla": the vehicle one drives is one's
-    car, whatever its make (a name, or one's own)."""
+    car, whatever its make (a name, or one's own); "I don't drive anymore", "I stopped
+    driving": one has none."""
     if _lemma(predicate) != "drive":
         return False
+    if not any(child.dep_ == "dobj" for child in predicate.children) and (
+        _lemma(predicate.head) in ("stop", "quit")
+        or (any(child.dep_ == "neg" for child in predicate.children) and _CHANGE_MARKERS.search(predicate.sent.text))
+    ):
+        return True
     return any(
         child.dep_ == "dobj"
         and child.pos_ == "PROPN"
@@ -937,6 +1050,8 @@ def _family_readings(span: Span, about: Token | None, *, families_only: bool) ->
             continue  # a sentence without a subject is the speaker's only as these say
         if _is_past_habit(clause):
             continue  # "I used to eat a francesinha": a former value, not the current one
+        if any(child.dep_ == "mark" and child.lower_ in _UNASSERTED_MARKS for child in clause.children):
+            continue  # "she corrects me like I'm six", "if I move to Lyon": nothing stated
         found = _family_reading(clause, subject, span)
         if found is not None:
             attribute, predicate = found
@@ -1286,6 +1401,14 @@ def _asked_attribute(token: Token) -> list[str]:
         return [f"schedule: {_EVENT_VERBS[lemma]}"]  # "which night does his choir rehearse"
     if _reports_to(token):
         return ["manager"]  # "who does he report to"
+    if (lemma == "work" and any(c.dep_ == "prt" and c.lower_ == "out" for c in token.children)) or (
+        lemma == "exercise" and token.pos_ == "VERB"
+    ):
+        return ["gym"]  # "where does she work out"
+    if lemma == "title" and token.pos_ == "NOUN" and not any(child.dep_ == "prep" for child in token.children):
+        return ["job"]  # "what was his title", not "the title of her book"
+    if lemma == "vehicle" and token.pos_ == "NOUN":
+        return ["car", "bike"]  # "what vehicle does he own": a car or a bike
     family = _family_of_word(lemma) or _family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
     if family is None and _is_verb(token) and not any(c.dep_ == "prt" for c in token.children):
         family = _family_of_predicate(lemma)
@@ -1442,6 +1565,41 @@ def asked_prior(span: Span, key: AskedKey) -> tuple[str, ...] | None:
             if token.idx >= cut and token.pos_ in _VALUE_POS and token.lower_ not in about and len(token.text) > 1
         )
     )
+
+
+_ANCHOR_PREPOSITIONS = frozenset({"in", "at"})
+_WHEN_PREPOSITIONS = frozenset({"in", "at", "for", "with", "to"})
+# Verbs that ask for a value gained in a time, not one held through it ("which gym did she join").
+_ACQUIRING_PREDICATES = frozenset(
+    {"join", "get", "buy", "adopt", "start", "take", "sign", "switch", "land", "find", "accept", "lease"}
+)
+
+
+class AskedAnchor(NamedTuple):
+    words: tuple[str, ...]  # naming the other fact's value: ("porto",)
+    acquired: bool  # the value gained in that time ("which gym did she join"), not the one held
+
+
+def asked_anchor(span: Span, key: AskedKey) -> AskedAnchor | None:
+    """For a question about a value while another fact held ("What car did Nadia have in
+    Porto?", "… when he lived in Winnipeg", "Which gym did she join when she started at
+    Loomwork?"): the words naming that other value; ``None`` when the question names none. A
+    date is no anchor: the question's date constraint is."""
+    if not key.groups:
+        return None
+    words = []
+    for token in span:
+        if token.pos_ != "PROPN" or token.ent_type_ in ("DATE", "TIME") or token.head.dep_ != "prep":
+            continue
+        preposition, verb = token.head, token.head.head
+        in_when = verb.dep_ == "advcl" and any(c.dep_ == "advmod" and c.lower_ == "when" for c in verb.children)
+        if (in_when and preposition.lower_ in _WHEN_PREPOSITIONS) or (
+            verb.dep_ == "ROOT" and preposition.lower_ in _ANCHOR_PREPOSITIONS
+        ):
+            words.append(token.lower_)
+    if not words:
+        return None
+    return AskedAnchor(words=tuple(dict.fromkeys(words)), acquired=_lemma(span.root) in _ACQUIRING_PREDICATES)
 
 
 def _matches(attribute: str, asked: tuple[str, ...]) -> bool:

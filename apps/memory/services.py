@@ -33,7 +33,7 @@ from apps.jobs.services import (
     jobs_finish_accepted,
 )
 from apps.language.dates import parse_event_time
-from apps.language.facts import PLAN, normalize_attribute, replaced_value
+from apps.language.facts import ENDED, PLAN, is_possession, normalize_attribute, replaced_value
 from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import (
@@ -256,10 +256,12 @@ def _semantic_rows(
     rows: list[SemanticItem] = []
     for draft in drafts:
         key = _fact_key(draft.name, draft.attribute)
+        values = [(k, row.summary) for k, row in current.items() if k[0] == key[0] and not k[1].startswith(PLAN)]
         if key not in current and (old := replaced_value(draft.summary)) is not None:
             # "980 a month instead of 1,100": a new value of the fact that states 1,100
-            values = [(k, row.summary) for k, row in current.items() if k[0] == key[0] and not k[1].startswith(PLAN)]
             key = replaced_fact(old, values) or key
+        elif key not in current and key[1].startswith(ENDED):
+            key = _ended_key(key, values, current)
         previous = current.get(key)
         if previous is not None and previous.id in stored:
             replaced.setdefault(key, previous)
@@ -277,6 +279,21 @@ def _semantic_rows(
         current[key] = row
         rows.append(row)
     return rows, [_fact_change(old, current[key]) for key, old in replaced.items()]
+
+
+def _ended_key(
+    key: tuple[str, str], values: list[tuple[tuple[str, str], str]], current: dict[tuple[str, str], SemanticItem]
+) -> tuple[str, str]:
+    """The key a sentence ending a thing the speaker calls by name ends ("We lost Moose"): the
+    speaker's fact that names it ("I have a beagle called Moose"), else the speaker's key of a
+    possession stated of the thing itself ((Moose, pet: beagle) → (Kwame, pet: beagle)); else
+    its own key ("ended: moose"), which a later end of the same thing supersedes."""
+    thing = key[1].removeprefix(ENDED)
+    named = replaced_fact(thing, values)
+    if named is not None:
+        return named
+    owned = [k[1] for k in current if k[0] == thing and is_possession(k[1])]
+    return (key[0], owned[-1]) if owned else key
 
 
 def _fact_change(old: SemanticItem, new: SemanticItem) -> FactChange:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 from apps.language.facts import (
+    AskedAnchor,
     FactReading,
     PetIntroduction,
+    accepted_offer,
+    asked_anchor,
     asked_key,
     asked_prior,
     asks_prior,
+    ended_name,
     introduced_pet,
     named_relatives,
     normalize_attribute,
@@ -356,7 +360,7 @@ def test_a_tutor_word_said_of_what_someone_is_is_their_job() -> None:
         ("I report to Annika Lund now.", "manager"),
         ("We rehearse on Wednesday nights in a church hall.", "schedule: rehearsal"),
         ("Rehearsals moved from Wednesday to Thursday nights.", "schedule: rehearsal"),
-        ("I also bought a used e-bike from a guy in Fairview.", "car"),
+        ("I also bought a used e-bike from a guy in Fairview.", "bike"),
         ("Sundays at 8 am I video call my mum, Abena, back home.", "schedule: call"),  # a call that recurs
         ("I take the bus to work now.", "commute"),  # not a job: how one gets there
         ("I got laid off from Acme last Friday.", "job"),  # the job ends
@@ -463,6 +467,11 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("Started a new job at Stripe last week.", "job"),
         ("Went vegan last month.", "diet"),
         ("I'm based in Denver these days.", "home city"),
+        # what one is free of, or no longer does, ends that value
+        ("I'm officially car-free.", "car"),
+        ("I went meat-free in January.", "diet"),
+        ("I don't drive anymore.", "car"),
+        ("I stopped driving last year.", "car"),
         # a role the speaker owns is the speaker's, even when the tagger takes it for a name
         ("Yes, my new GP is Dr. Marchand, near Hôtel de Ville.", "doctor"),
     ],
@@ -484,6 +493,8 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "My sister is a nurse.",  # her job, not the speaker's
         "My brother Omar is a teacher now.",  # his
         "I drove Tom to the airport.",  # a person driven is no car
+        "I don't drive on Sundays.",  # no change: a habit of driving
+        "She corrects me like I'm six.",  # a comparison states no age
     ],
 )
 def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
@@ -513,6 +524,10 @@ def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_
         ("What is Kwame's mother's name?", (("name", "name:"),), ("Kwame's mother",)),
         ("What is the name of Kwame's brother?", (("name", "name:"),), ("Kwame's brother",)),
         ("What is the name of Kwame's pet?", (("pet:",),), ("Kwame",)),  # the pet, not a name
+        ("What was Kwame's title before he was promoted?", (("job",),), ("Kwame",)),
+        ("What is the title of Nadia's book?", (), ("Nadia",)),  # a book's title is no job
+        ("What vehicle does Kwame own?", (("car", "bike"),), ("Kwame",)),  # a car or a bike
+        ("Where does Nadia work out?", (("gym",),), ("Nadia",)),  # no job
     ],
 )
 def test_roles_states_origins_and_relatives_names_in_questions(
@@ -583,10 +598,66 @@ def test_a_pet_introduced_without_a_verb_of_having(sentences: list[str], stateme
     [
         ("Do you still have the car?", "I sold it last month.", "I sold the car last month."),
         ("Are you still going to the gym?", "No, I cancelled it in March.", "No, I cancelled the gym in March."),
-        ("Do you still go to Basic-Fit?", "I cancelled it.", None),  # a name says not what it is
+        ("Do you still go to Basic-Fit?", "I cancelled it.", "I cancelled Basic-Fit."),  # the stored fact says
+        ("Did you call Tom?", "I left it.", None),  # a person is no thing one ends
         ("How was the party?", "I left it early.", None),  # no thing of the speaker's
         ("Do you still have the car?", "I washed it yesterday.", None),  # a verb that ends nothing
     ],
 )
 def test_an_ended_it_is_the_thing_the_turn_before_names(before: str, said: str, read: str | None) -> None:
-    assert with_ended_referent(_sentence(said), before) == read
+    assert with_ended_referent(_sentence(said), before, _sentence(before)) == read
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name"),
+    [
+        ("We lost Moose on Thursday.", "Moose"),
+        ("Moose passed away last night.", "Moose"),
+        ("We had to put Moose down.", "Moose"),
+        ("We gave Rex away to a farm.", "Rex"),
+        ("The Caravan is gone.", "Caravan"),
+        ("The Caravan was stolen last night.", "Caravan"),
+        ("I sold the Caravan last week.", "Caravan"),
+        ("I cancelled Holmes Place and joined the Basic-Fit.", "Holmes Place"),
+        ("I'll sell the Caravan before the move.", None),  # a plan ends nothing yet
+        ("We visited Moose's old vet.", None),  # a verb that ends nothing
+        ("Tom sold the Caravan.", None),  # someone else's act
+        ("I lost my keys.", None),  # no name
+    ],
+)
+def test_a_thing_the_speaker_calls_by_name_ended(sentence: str, name: str | None) -> None:
+    assert ended_name(_sentence(sentence)) == name
+
+
+@pytest.mark.parametrize(
+    ("sentence", "statement"),
+    [
+        (
+            "They offered me the senior test engineer job and I said yes!",
+            "I took the senior test engineer job",
+        ),
+        ("They offered me the job but I said no.", None),  # declined
+        ("They offered me a coffee and I said yes.", None),  # no job
+        ("They offered Tom the lead role and he accepted.", None),  # not the speaker's
+    ],
+)
+def test_a_job_offered_and_accepted_is_taken(sentence: str, statement: str | None) -> None:
+    assert accepted_offer(_sentence(sentence)) == statement
+
+
+@pytest.mark.parametrize(
+    ("question", "anchor"),
+    [
+        ("What car did Nadia have in Porto?", AskedAnchor(("porto",), acquired=False)),
+        ("How much rent did Nadia pay in Porto?", AskedAnchor(("porto",), acquired=False)),
+        ("Which gym did Nadia join when she started at Loomwork?", AskedAnchor(("loomwork",), acquired=True)),
+        ("What car did Kwame drive when he lived in Winnipeg?", AskedAnchor(("winnipeg",), acquired=False)),
+        ("What car did Nadia have in 2019?", None),  # a date is the date constraint's
+        ("What did Nadia eat in Porto?", AskedAnchor(("porto",), acquired=False)),
+        ("Where did Nadia go in May?", None),  # no asked key, and a date
+        ("Did Nadia like Porto?", None),  # no asked key
+    ],
+)
+def test_a_value_asked_for_while_another_fact_held(question: str, anchor: AskedAnchor | None) -> None:
+    span = _sentence(question)
+    assert asked_anchor(span, asked_key(span)) == anchor

@@ -86,6 +86,30 @@ def test_a_change_without_an_earlier_value_is_stored_as_current() -> None:
     assert call["content"]["attribute"] == "schedule: call" and call["supersedes"] is None
 
 
+def test_a_thing_ended_by_its_name_ends_the_fact_that_names_it() -> None:
+    tenant = _tenant()
+    _say(tenant, "I drive an old Dodge Grand Caravan.", "I go to the gym at Holmes Place.", day=1)
+    _say(tenant, "The Caravan is gone.", day=2)
+    _say(tenant, "I cancelled Holmes Place and joined the Basic-Fit.", day=3)
+    _say(tenant, "I cancelled Netflix.", day=4)  # nothing stored names it: a key of its own
+    current = _by_attribute(_semantic(tenant))
+    old = {row["content"]["summary"]: row["id"] for row in _semantic(tenant, include_superseded=True)}
+    assert current["car"]["content"]["summary"] == "Lena: The Caravan is gone."
+    assert current["car"]["supersedes"] == old["Lena: I drive an old Dodge Grand Caravan."]
+    assert current["gym"]["content"]["summary"] == "Lena: I cancelled Holmes Place and joined the Basic-Fit."
+    assert current["gym"]["supersedes"] == old["Lena: I go to the gym at Holmes Place."]
+    assert current["ended: netflix"]["supersedes"] is None
+
+
+def test_a_pet_ended_by_its_name_is_the_speakers_pet_fact_of_that_animal() -> None:
+    tenant = _tenant()
+    _say(tenant, "Moose is a fourteen-year-old beagle.", "I'm a nurse.", day=1)
+    _say(tenant, "We lost Moose on Thursday.", day=2)
+    current = _by_attribute(_semantic(tenant))
+    assert current["pet: beagle"]["content"]["summary"] == "Lena: We lost Moose on Thursday."
+    assert current["job"]["content"]["summary"] == "Lena: I'm a nurse."  # untouched
+
+
 def test_a_patch_is_a_value_that_survives_an_unrelated_write_and_yields_to_its_own_attribute() -> None:
     tenant = _tenant()
     _say(tenant, "I live in Porto.", day=1)

@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING, Literal
 
 from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import (
+    ENDED,
     FactReading,
+    accepted_offer,
+    ended_name,
     introduced_pet,
     named_relatives,
     pronoun_subject,
@@ -431,7 +434,8 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
     for sentence in _sentences(message):
         referent = (
             with_schedule_referent(sentence.span, said)
-            or with_ended_referent(sentence.span, said)
+            or with_ended_referent(sentence.span, said, question if said == before else None)
+            or accepted_offer(sentence.span)
             or (with_asked_attribute(sentence.span, question) if not found and said == before else None)
         )
         pet = None if referent else introduced_pet(sentence.span, previous.span if previous else None)
@@ -448,6 +452,7 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
             # "980 a month instead of 1,100": a new value, unless it is someone else's ("She's an
             # instructor now, teaching instead of working the ER")
             or (replaced_value(sentence.text) is not None and not _about_someone_else(sentence.span))
+            or ended_name(span) is not None  # "We lost Moose", "The Caravan is gone"
         ):
             found.append((sentence, span))
     return found
@@ -541,9 +546,10 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
         # is one row per fact, each stating its own clause, so each is superseded on its own.
         facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)]
         for reading, text in facts or [(read_fact(span), sentence.text)]:
+            ended = None if reading.from_family else ended_name(span)
             yield SemanticDraft(
                 name=actor,
-                attribute=reading.attribute,
+                attribute=f"{ENDED}{ended}" if ended else reading.attribute,
                 summary=f"{actor}: {text}",
                 details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
                 source=actor,
