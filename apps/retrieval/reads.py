@@ -23,6 +23,7 @@ from psycopg.pq import Format
 
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
+from apps.language.facts import PLAN, AskedAnchor
 from apps.memory.currency import rows_currency, successor_columns_sql, successor_join_sql, valid_from_sql
 from apps.memory.filter_sql import NamedParams, filter_sql
 from apps.memory.filters import Filter
@@ -726,8 +727,9 @@ ASKED_FACT_ROWS = 2  # the current facts of the asked key a present question put
 
 def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]]) -> list[str]:
     """The subject's current semantic rows of these keys (one statement): for each group of
-    attributes in order (one ending in ":" is a prefix: "pet:"), the newest current row of one
-    of ``names`` (case-folded) with one of them, at most :data:`ASKED_FACT_ROWS` in all."""
+    attributes in order, the newest current row of one of ``names`` (case-folded) with one of
+    them (for a prefix, "pet:", of each attribute it begins: the cat and the dog), at most
+    :data:`ASKED_FACT_ROWS` in all."""
     return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=None)
 
 
@@ -739,6 +741,59 @@ def prior_fact_ids(
     itself ("before Lyon": the value Lyon replaced), else the newest superseded row (the value
     before the current one)."""
     return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=later)
+
+
+def anchored_fact_ids(
+    *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], anchor: AskedAnchor
+) -> list[str]:
+    """The subject's semantic rows of these keys while another of its facts naming the
+    anchor's words held ("the car in Porto": while a fact naming Porto, the home, was
+    current): for each group, the value current when that time began, else the first one
+    stated in it; for a value gained then ("which gym did she join when she started at
+    Loomwork"), the first one stated in it first. At most :data:`ASKED_FACT_ROWS`. Time is the
+    order rows were written, as for currency."""
+    attributes = [attribute for group in groups for attribute in group]
+    if not names or not attributes:
+        return []
+    held_first = "f.created_at < held.start DESC, CASE WHEN f.created_at < held.start THEN f.created_at END DESC"
+    order = "f.created_at >= held.start DESC," if anchor.acquired else f"{held_first},"
+    asked = "f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))"
+    statement = f"""
+        WITH held AS (
+            SELECT min(a.created_at) AS start, max(COALESCE(n.created_at, 'infinity'::timestamptz)) AS stop
+            FROM {_SEMANTIC} AS a
+            LEFT JOIN {_SEMANTIC} AS n ON n.organization_id = a.organization_id AND n.supersedes_id = a.id
+            WHERE a.organization_id = %(organization)s AND a.subject_id = %(subject)s
+              AND lower(a.name) = ANY(%(names)s::text[]) AND lower(a.name) <> ALL(%(anchor)s::text[])
+              AND lower(a.summary) LIKE ANY(%(patterns)s::text[])
+              AND NOT starts_with(a.attribute, %(plan)s)
+              AND NOT EXISTS (SELECT 1 FROM unnest(%(attributes)s::text[]) AS k(attribute)
+                              WHERE {asked.replace("f.", "a.")})
+        )
+        SELECT id::text FROM (
+            SELECT DISTINCT ON (k.ord) k.ord, f.id
+            FROM held, {_SEMANTIC} AS f
+            JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord) ON {asked}
+            LEFT JOIN {_SEMANTIC} AS n ON n.organization_id = f.organization_id AND n.supersedes_id = f.id
+            WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s
+              AND lower(f.name) = ANY(%(names)s::text[])
+              AND f.created_at < held.stop AND COALESCE(n.created_at, 'infinity'::timestamptz) > held.start
+            ORDER BY k.ord, {order} f.created_at ASC, f.id
+        ) AS held_values ORDER BY ord LIMIT {ASKED_FACT_ROWS}
+    """
+    params: dict[str, Any] = {
+        "organization": subject.organization_id,
+        "subject": subject.id,
+        "names": [name.casefold() for name in names],
+        "anchor": list(anchor.words),
+        "patterns": [f"%{_like_escaped(word)}%" for word in anchor.words],
+        "plan": PLAN,
+        "attributes": attributes,
+        "ords": [index for index, group in enumerate(groups) for _ in group],
+    }
+    with read_connection().cursor() as cursor:
+        cursor.execute(statement, params)
+        return [row_id for (row_id,) in cursor.fetchall()]
 
 
 def _key_fact_ids(
@@ -758,18 +813,30 @@ def _key_fact_ids(
         join = f"JOIN {_SEMANTIC} AS n ON n.organization_id = f.organization_id AND n.supersedes_id = f.id"
         # The value the later one replaced: its successor's message names the later value
         # ("I quit the bakery and joined a startup! I started at Loomwork"), and it does not
-        # itself ("We found a flat in Lyon" restated before "We moved to Lyon" is not what
-        # "before Lyon" asks); failing that, the newest value not naming it.
-        names_later = "lower(f.summary) LIKE ANY(%(later)s::text[])"
-        preference = f"""(EXISTS (SELECT 1 FROM {_SEMANTIC} AS m
-                                  WHERE m.organization_id = n.organization_id AND m.chunk_id = n.chunk_id
-                                    AND m.source_message_ids && n.source_message_ids
-                                    AND lower(m.summary || ' ' || m.details) LIKE ANY(%(later)s::text[]))
+        # itself, nor does its message ("We found a flat in Lyon" restated before "We moved to
+        # Lyon" is not what "before Lyon" asks); failing that, the newest value not naming it.
+        names_later = f"""(lower(f.summary) LIKE ANY(%(later)s::text[])
+                           OR EXISTS (SELECT 1 FROM {_EPISODIC} AS o
+                                      WHERE o.organization_id = f.organization_id AND o.chunk_id = f.chunk_id
+                                        AND o.source_message_ids && f.source_message_ids
+                                        AND lower(o.summary) LIKE ANY(%(later)s::text[])))"""
+        # The message is read through its rows: its facts, and its episode (the sentence that
+        # names the later value may state no fact: "I said yes! I start at Saltline").
+        preference = f"""((EXISTS (SELECT 1 FROM {_SEMANTIC} AS m
+                                   WHERE m.organization_id = n.organization_id AND m.chunk_id = n.chunk_id
+                                     AND m.source_message_ids && n.source_message_ids
+                                     AND lower(m.summary || ' ' || m.details) LIKE ANY(%(later)s::text[]))
+                           OR EXISTS (SELECT 1 FROM {_EPISODIC} AS e
+                                      WHERE e.organization_id = n.organization_id AND e.chunk_id = n.chunk_id
+                                        AND e.source_message_ids && n.source_message_ids
+                                        AND lower(e.summary || ' ' || e.details) LIKE ANY(%(later)s::text[])))
                           AND NOT {names_later}) DESC,
                          NOT {names_later} DESC,"""
+    # A prefix ("pet:") asks for every value of a family of several: the newest row of each.
+    value = "CASE WHEN right(k.attribute, 1) = ':' THEN f.attribute ELSE '' END"
     statement = f"""
         SELECT id::text FROM (
-            SELECT DISTINCT ON (k.ord) k.ord, f.id, f.created_at
+            SELECT DISTINCT ON (k.ord, {value}) k.ord, f.id, f.created_at
             FROM {_SEMANTIC} AS f
             JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord)
               ON f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))
@@ -777,8 +844,8 @@ def _key_fact_ids(
             WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s
               AND lower(f.name) = ANY(%(names)s::text[])
               {successor}
-            ORDER BY k.ord, {preference} f.created_at DESC, f.id
-        ) AS newest ORDER BY ord LIMIT {ASKED_FACT_ROWS}
+            ORDER BY k.ord, {value}, {preference} f.created_at DESC, f.id
+        ) AS newest ORDER BY ord, created_at DESC, id LIMIT {ASKED_FACT_ROWS}
     """
     params: dict[str, Any] = {
         "organization": subject.organization_id,

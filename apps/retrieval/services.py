@@ -15,7 +15,7 @@ from typing import Any, Literal
 from django.db import transaction
 
 from apps.graph.keys import anchor_key
-from apps.language.facts import asked_key, asked_prior, asks_prior
+from apps.language.facts import asked_anchor, asked_key, asked_prior, asks_prior
 from apps.language.pipeline import PARSES
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
@@ -239,8 +239,9 @@ def _asked_rows(
     """The facts of the key a question asks for (apps.language.facts.asked_key), read from the
     candidates when they hold them, else by id: the current ones for a present question, the
     earlier values for a question about the value before ("before Lyon", "used to"; ADR 0061),
+    the values held with another fact for a question about then ("the car in Porto"; ADR 0086),
     none for other questions."""
-    if plan.time_focus != "present" and not asks_prior(question):
+    if plan.time_focus not in ("present", "history") and not asks_prior(question):
         return []
     span = PARSES.get(question)[:]  # a question asked again is not parsed again
     key = asked_key(span)
@@ -248,6 +249,8 @@ def _asked_rows(
         ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups)
     elif (later := asked_prior(span, key)) is not None:
         ids = reads.prior_fact_ids(subject=subject, names=key.names, groups=key.groups, later=later)
+    elif plan.time_focus == "history" and (anchor := asked_anchor(span, key)) is not None:
+        ids = reads.anchored_fact_ids(subject=subject, names=key.names, groups=key.groups, anchor=anchor)
     else:
         return []
     known = {row.row_id: row for row in candidates}

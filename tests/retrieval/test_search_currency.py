@@ -37,6 +37,13 @@ def _search(tenant: Tenant, query: str) -> dict[str, Any]:
     return response.json()  # type: ignore[no-any-return]
 
 
+def _first_fact(tenant: Tenant, query: str) -> str:
+    """The text of the first row a search returns, which must be a statement (semantic row)."""
+    first = _search(tenant, query)["rows"][0]
+    assert first["type"] == "semantic", first
+    return first["text"]  # type: ignore[no-any-return]
+
+
 def _diet_changed(tenant: Tenant) -> tuple[str, str]:
     """A vegetarian diet, replaced by a vegan one: (old row id, new row id)."""
     tenant.subject("nadia")
@@ -210,6 +217,40 @@ def test_a_question_about_an_earlier_value_gets_the_value_the_named_one_replaced
     _write(tenant, "Big news: I quit the hospital! I started at Loomwork as a designer.", "m5")
     before_loomwork = _search(tenant, "Where did Nadia work before joining Loomwork?")["rows"]
     assert before_loomwork[0]["type"] == "semantic" and "nurse" in before_loomwork[0]["text"]
+
+
+def test_the_value_before_a_named_one_is_read_through_the_messages_that_name_it() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "I'm a QA analyst at Prairie Mutual.", "m1")
+    # The fact's sentence does not name Saltline; its message does.
+    _write(tenant, "They offered me the senior test engineer job and I said yes! I start at Saltline in May.", "m2")
+    _write(tenant, "I'm the QA lead at Saltline now!", "m3")
+    assert "Prairie Mutual" in _first_fact(tenant, "Which company did Nadia work for before Saltline?")
+    assert "senior test engineer" in _first_fact(tenant, "What was Nadia's title before she was promoted to QA lead?")
+
+
+def test_a_value_asked_for_while_another_fact_held_is_the_one_stated_then() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    said = [
+        "I live in Porto.",
+        "The rent is 750 euros a month.",
+        "I'm a nurse at the children's hospital.",
+        "I go to the gym at Holmes Place.",  # still the gym when Loomwork began
+        "We moved from Porto to Lyon last month.",
+        "The rent is 1,100 euros a month now.",
+        "I quit the hospital and started at Loomwork as a designer.",
+        "The rent is 1,250 euros a month now.",
+        "I joined a new gym, the Basic-Fit next to the office.",
+    ]
+    for number, text in enumerate(said, start=1):
+        _write(tenant, text, f"m{number}")
+    assert "750" in _first_fact(tenant, "How much rent did Nadia pay in Porto?")
+    # Held when that time began, or gained in it
+    assert "1,100" in _first_fact(tenant, "How much rent did Nadia pay when she started at Loomwork?")
+    assert "Basic-Fit" in _first_fact(tenant, "Which gym did Nadia join when she started at Loomwork?")
+    assert "1,250" in _first_fact(tenant, "How much rent does Nadia pay?")
 
 
 def test_a_new_value_stated_against_the_old_one_supersedes_the_fact_that_states_it() -> None:
