@@ -332,6 +332,10 @@ def _placed(token: Token) -> bool:
     return _is_place(token) or (named_where and mistaken and not _WEEKDAY.fullmatch(token.text))
 
 
+# Words of a family of several values that name the family, not one value ("a pet", "allergic").
+_FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet"})
+
+
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
     if family.place_attribute and any(map(_placed, values)):
         return family.place_attribute
@@ -340,7 +344,7 @@ def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Tok
             value = next((token for token in values if token.dep_ in ("pobj", "xcomp")), value)
         if value.pos_ == "PROPN":  # "my dog Rex": the kind is the family's word before the name
             value = next((c for c in value.children if c.dep_ == "compound" and _lemma(c) in family.words), value)
-        if _lemma(value) not in ("allergic", "allergy", "pet"):
+        if _lemma(value) not in _FAMILY_NOUNS:
             return f"{family.attribute}: {_lemma(value)}"
     return family.attribute
 
@@ -714,19 +718,30 @@ def _is_place_of_origin(clause: Token) -> bool:
 
 def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
     """Facts a verb states only with its particle or voice, or a bare number states: "I got
-    laid off", "I was fired" (the job ends), "we broke up" (the relationship), "I'm 35 now"
-    (the age)."""
+    laid off", "I was fired" (the job ends), "we broke up", "I've been seeing someone" (the
+    relationship), "I'm 35 now" (the age)."""
     particles = {child.lower_ for child in predicate.children if child.dep_ == "prt"}
     passive = any(child.dep_ in ("auxpass", "nsubjpass") for child in predicate.children)
     if (lemma == "lay" and "off" in particles) or (lemma == "fire" and passive):
         return "job"
-    if lemma in ("break", "split") and "up" in particles:
+    if (lemma in ("break", "split") and "up" in particles) or _sees_someone(predicate):
         return "relationship"
     if lemma == "be" and any(
         child.dep_ == "attr" and child.like_num and not list(child.children) for child in predicate.children
     ):
         return "age"
     return None
+
+
+def _sees_someone(predicate: Token) -> bool:
+    """ "I've been seeing someone for three weeks", "I started seeing Ines": dating; not "I'm
+    seeing Tom tomorrow" (a meeting)."""
+    if _lemma(predicate) != "see" or predicate.tag_ != "VBG":
+        return False
+    if any(token.lower_ in ("someone", "somebody") for token in predicate.subtree):
+        return True
+    ongoing = _lemma(predicate.head) in ("start", "stop") or any(c.lower_ == "been" for c in predicate.children)
+    return ongoing and any(c.dep_ == "dobj" and c.pos_ == "PROPN" for c in predicate.children)
 
 
 def _had(lemma: str, value: Token, subject: Token | None) -> bool:
@@ -1421,8 +1436,9 @@ def _asked_attribute(token: Token) -> list[str]:
     if family.attribute == "job" and lemma not in _JOB_ITSELF and token.pos_ == "NOUN" and lemma in family.words:
         if any(child.dep_ == "poss" for child in token.children):
             return [_owned_name(token)]  # "Nadia's manager": a person the speaker names by role
-    if family.multi_valued:
-        return [f"{family.attribute}:"]
+    if family.multi_valued:  # "Kwame's beagle": that value first, then any of the family's
+        kind = [f"{family.attribute}: {lemma}"] if lemma in family.words and lemma not in _FAMILY_NOUNS else []
+        return [*kind, f"{family.attribute}:"]
     if family.place_attribute:
         return [family.attribute, family.place_attribute]
     return [family.attribute]

@@ -725,12 +725,15 @@ def rows_metadata(*, subject: Subject, ids: Sequence[str]) -> dict[str, dict[str
 ASKED_FACT_ROWS = 2  # the current facts of the asked key a present question puts first
 
 
-def current_fact_ids(*, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]]) -> list[str]:
+def current_fact_ids(
+    *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], unchanged: bool = False
+) -> list[str]:
     """The subject's current semantic rows of these keys (one statement): for each group of
     attributes in order, the newest current row of one of ``names`` (case-folded) with one of
     them (for a prefix, "pet:", of each attribute it begins: the cat and the dog), at most
-    :data:`ASKED_FACT_ROWS` in all."""
-    return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=None)
+    :data:`ASKED_FACT_ROWS` in all. ``unchanged``: only a value that never replaced another,
+    which is the answer whatever the tense of the question ("Where did Kwame study?")."""
+    return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=None, unchanged=unchanged)
 
 
 def prior_fact_ids(
@@ -797,7 +800,12 @@ def anchored_fact_ids(
 
 
 def _key_fact_ids(
-    *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], replaced_by: Sequence[str] | None
+    *,
+    subject: Subject,
+    names: Sequence[str],
+    groups: Sequence[Sequence[str]],
+    replaced_by: Sequence[str] | None,
+    unchanged: bool = False,
 ) -> list[str]:
     attributes = [attribute for group in groups for attribute in group]
     if not names or not attributes:
@@ -805,6 +813,8 @@ def _key_fact_ids(
     if replaced_by is None:  # current: no row supersedes it
         successor = f"""AND NOT EXISTS (SELECT 1 FROM {_SEMANTIC} AS n
                               WHERE n.organization_id = f.organization_id AND n.supersedes_id = f.id)"""
+        if unchanged:
+            successor += " AND f.supersedes_id IS NULL"
         join, preference = "", ""
     else:  # superseded: the successor naming the later value first
         # A later statement replaced it: not the next sentence of the same message ("Big news:
@@ -832,11 +842,12 @@ def _key_fact_ids(
                                         AND lower(e.summary || ' ' || e.details) LIKE ANY(%(later)s::text[])))
                           AND NOT {names_later}) DESC,
                          NOT {names_later} DESC,"""
-    # A prefix ("pet:") asks for every value of a family of several: the newest row of each.
+    # A prefix ("pet:") asks for every value of a family of several: the newest row of each,
+    # after the row of the kind the question names ("pet: beagle"), if any.
     value = "CASE WHEN right(k.attribute, 1) = ':' THEN f.attribute ELSE '' END"
     statement = f"""
         SELECT id::text FROM (
-            SELECT DISTINCT ON (k.ord, {value}) k.ord, f.id, f.created_at
+            SELECT DISTINCT ON (k.ord, {value}) k.ord, f.id, f.created_at, f.attribute = k.attribute AS exact
             FROM {_SEMANTIC} AS f
             JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord)
               ON f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))
@@ -845,7 +856,7 @@ def _key_fact_ids(
               AND lower(f.name) = ANY(%(names)s::text[])
               {successor}
             ORDER BY k.ord, {value}, {preference} f.created_at DESC, f.id
-        ) AS newest ORDER BY ord, created_at DESC, id LIMIT {ASKED_FACT_ROWS}
+        ) AS newest ORDER BY ord, exact DESC, created_at DESC, id LIMIT {ASKED_FACT_ROWS}
     """
     params: dict[str, Any] = {
         "organization": subject.organization_id,
@@ -857,7 +868,7 @@ def _key_fact_ids(
     }
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
-        return [row_id for (row_id,) in cursor.fetchall()]
+        return list(dict.fromkeys(row_id for (row_id,) in cursor.fetchall()))  # a kind is in its prefix too
 
 
 def _like_escaped(word: str) -> str:

@@ -240,7 +240,7 @@ def _asked_rows(
     candidates when they hold them, else by id: the current ones for a present question, the
     earlier values for a question about the value before ("before Lyon", "used to"; ADR 0061),
     the values held with another fact for a question about then ("the car in Porto"; ADR 0086),
-    none for other questions."""
+    and a value that never changed for another question about the past."""
     if plan.time_focus not in ("present", "history") and not asks_prior(question):
         return []
     span = PARSES.get(question)[:]  # a question asked again is not parsed again
@@ -251,6 +251,8 @@ def _asked_rows(
         ids = reads.prior_fact_ids(subject=subject, names=key.names, groups=key.groups, later=later)
     elif plan.time_focus == "history" and (anchor := asked_anchor(span, key)) is not None:
         ids = reads.anchored_fact_ids(subject=subject, names=key.names, groups=key.groups, anchor=anchor)
+    elif plan.time_focus == "history":  # "Where did Kwame study?": a value that never changed
+        ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups, unchanged=True)
     else:
         return []
     known = {row.row_id: row for row in candidates}

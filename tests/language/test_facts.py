@@ -257,7 +257,7 @@ def test_a_pronoun_subject_is_named_for_the_previous_sentence() -> None:
         ("When is Lena's weekly call with Tom?", (("schedule: call",),), ("Lena", "Tom")),
         ("How does Omar get to work?", (("commute",),), ("Omar",)),
         ("What does Omar do for a living?", (("job",),), ("Omar",)),
-        ("What is the name of Lena's dog?", (("pet:",),), ("Lena",)),
+        ("What is the name of Lena's dog?", (("pet: dog", "pet:"),), ("Lena",)),
         ("How was the weather?", (), ()),
         # words that only qualify what is asked
         ("How much is the security deposit for Omar's apartment?", (), ("Omar",)),
@@ -472,6 +472,9 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("I went meat-free in January.", "diet"),
         ("I don't drive anymore.", "car"),
         ("I stopped driving last year.", "car"),
+        # dating, said as seeing someone
+        ("I've been seeing someone for about three weeks.", "relationship"),
+        ("I started seeing Ines in March.", "relationship"),
         # a role the speaker owns is the speaker's, even when the tagger takes it for a name
         ("Yes, my new GP is Dr. Marchand, near Hôtel de Ville.", "doctor"),
     ],
@@ -495,6 +498,7 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "I drove Tom to the airport.",  # a person driven is no car
         "I don't drive on Sundays.",  # no change: a habit of driving
         "She corrects me like I'm six.",  # a comparison states no age
+        "I'm seeing Tom tomorrow.",  # a meeting, no partner
     ],
 )
 def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
