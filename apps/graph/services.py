@@ -20,6 +20,7 @@ from apps.jobs.models import Job
 from apps.jobs.outcomes import job_announce_failed, jobs_announce_succeeded
 from apps.jobs.selectors import job_get
 from apps.jobs.services import job_create_indexing, job_fail, jobs_lock_indexing, jobs_succeed, jobs_touch
+from apps.language.pipeline import PARSES
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.memory.services import REEMBED_BATCH, memory_reembed_step
 from apps.platform.faults import fault_pause
@@ -137,15 +138,16 @@ def index_chunks(*, chunk_ids: list[uuid.UUID]) -> dict[str, Any]:
         for row in rows:
             by_subject[row.subject_id].append(row)
     graph_llm = graph_llm_for(organization_id)
-    if isinstance(graph_llm, LocalGraphLLM):  # every subject's texts in one parse (ADR 0084)
-        graph_llm.parse_ahead([extraction_input(row) for rows in by_subject.values() for row in rows])
     totals = IndexStats()
     failed: list[uuid.UUID] = []
     # The provider replies of every subject, in one insert at the end (a subject whose batch
     # rolls back keeps its replies metered: their tokens were spent).
     meter = BufferedUsageMeter()
-    for subject in Subject.objects.filter(id__in=list(by_subject)):
-        failed += _index_subject_rows(subject, by_subject[subject.id], totals, meter)
+    with PARSES.held():  # the batch's parses stay until every subject has read them
+        if isinstance(graph_llm, LocalGraphLLM):  # every subject's texts in one parse (ADR 0084)
+            graph_llm.parse_ahead([extraction_input(row) for rows in by_subject.values() for row in rows])
+        for subject in Subject.objects.filter(id__in=list(by_subject)):
+            failed += _index_subject_rows(subject, by_subject[subject.id], totals, meter)
     meter.flush()
     return {**totals.as_dict(), "failed": len(failed)}
 

@@ -34,6 +34,7 @@ from apps.jobs.services import (
 )
 from apps.language.dates import parse_event_time
 from apps.language.facts import ENDED, PLAN, is_possession, normalize_attribute, replaced_value
+from apps.language.pipeline import PARSES
 from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
 from apps.memory.manager import (
@@ -587,7 +588,8 @@ def memory_complete_writes(
     )
     if not pending:
         return []
-    completed = _complete(pending, llm=llm, embedder=embedder, stopwatch=Stopwatch())
+    with PARSES.held():  # a batch of more messages than the recent parses keep reads each parse once
+        completed = _complete(pending, llm=llm, embedder=embedder, stopwatch=Stopwatch())
     PendingWrite.objects.filter(id__in=[write.id for write in pending]).delete()
     results: dict[uuid.UUID, dict[str, Any]] = {}
     for done in completed:

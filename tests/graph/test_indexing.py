@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -283,6 +284,55 @@ def test_a_batch_asks_the_anchor_index_once_per_distinct_new_name(monkeypatch: p
         assert set(EpisodicEvent.objects.values_list("index_status", flat=True)) == {"indexed"}
 
 
+def _write_to_three_subjects(tenant: Tenant) -> list[uuid.UUID]:
+    """One message to each of three subjects, accepted (not completed); their chunk ids."""
+    chunk_ids = []
+    for name, text in (("maya", "Priya Raman showed me the kiln at Oakwood Studio."),
+                       ("tomas", "My brother Luis moved to Porto in March, near the river."),
+                       ("ana", "I adopted a grey cat named Miso from the shelter on Elm Street.")):  # fmt: skip
+        tenant.subject(name)
+        message = {"role": "user", "name": name.title(), "content": text}
+        response = tenant.client().post(f"/v1/subjects/{name}/memories", {"messages": [message]}, format="json")
+        assert response.status_code == 202, response.content
+        chunk_ids.append(uuid.UUID(response.json()["chunk_id"]))
+    return chunk_ids
+
+
+def test_a_batch_with_more_texts_than_the_recent_parses_keep_parses_each_text_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The indexer reads its batch's parses subject by subject after parsing them all ahead:
+    the bound of recent parses (here 5: the three messages the writer parsed, then the four
+    texts of the facts about them) must not drop one before it is read (``held``)."""
+    from apps.graph.services import index_chunks
+    from apps.language import pipeline
+    from apps.platform.lru import RecentValues
+
+    monkeypatch.setattr(pipeline.PARSES, "_docs", RecentValues(5))
+    parsed: list[str] = []
+    real = pipeline.spacy_pipeline()
+
+    class Counting:
+        def __call__(self, text: str) -> Any:
+            parsed.append(text)
+            return real(text)
+
+        def pipe(self, texts: Any, **options: Any) -> Any:
+            texts = list(texts)
+            parsed.extend(texts)
+            return real.pipe(texts, **options)
+
+    monkeypatch.setattr(pipeline, "spacy_pipeline", Counting)
+    tenant = make_tenant()
+    chunk_ids = _write_to_three_subjects(tenant)
+    assert complete_writes(tenant.id) == 3  # the writer's parses of the three messages are kept
+    parsed.clear()
+    with organization_scope(tenant.id):
+        stats = index_chunks(chunk_ids=chunk_ids)
+    assert stats["rows"] >= 6 and stats["failed"] == 0, stats  # each message's episode and fact
+    assert parsed and len(parsed) == len(set(parsed)), parsed
+
+
 def test_a_batch_of_several_subjects_is_parsed_in_one_pipeline_call(monkeypatch: pytest.MonkeyPatch) -> None:
     """The indexer parses every subject's texts of a batch together (ADR 0084), not subject by
     subject: the extractor then finds each of its texts parsed."""
@@ -298,13 +348,7 @@ def test_a_batch_of_several_subjects_is_parsed_in_one_pipeline_call(monkeypatch:
 
     monkeypatch.setattr(pipeline.Parses, "warm", counted)
     tenant = make_tenant()
-    for name, text in (("maya", "Priya Raman showed me the kiln at Oakwood Studio."),
-                       ("tomas", "My brother Luis moved to Porto in March, near the river."),
-                       ("ana", "I adopted a grey cat named Miso from the shelter on Elm Street.")):  # fmt: skip
-        tenant.subject(name)
-        message = {"role": "user", "name": name.title(), "content": text}
-        response = tenant.client().post(f"/v1/subjects/{name}/memories", {"messages": [message]}, format="json")
-        assert response.status_code == 202, response.content
+    _write_to_three_subjects(tenant)
     assert complete_writes(tenant.id, index=True) == 3
     # The router's one call over the messages; then the indexer's one call over the rows of all
     # three subjects that routing did not parse, and each subject's extraction finds nothing left.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.language.pipeline import PARSES, entity_words, spacy_pipeline
+from apps.language.pipeline import PARSES, Parses, entity_words, spacy_pipeline
 
 pytestmark = pytest.mark.unit
 
@@ -49,3 +49,43 @@ def test_a_batch_parses_each_distinct_text_once_and_as_a_single_parse_would() ->
     assert [(t.text, t.tag_, t.dep_, t.ent_type_) for t in kept] == [
         (t.text, t.tag_, t.dep_, t.ent_type_) for t in single
     ]
+
+
+HELD_TEXTS = [
+    "Priya Raman showed me the kiln at Oakwood Studio.",
+    "My brother Luis moved to Porto in March, near the river.",
+    "I adopted a grey cat named Miso from the shelter on Elm Street.",
+    "Jonas swam 40 laps at the Wren pool after work.",
+]
+
+
+def test_a_held_block_reads_each_parse_it_made_whatever_the_bound_drops() -> None:
+    parses = Parses(size=2)
+    with parses.held():
+        parses.warm(HELD_TEXTS)  # more texts than the bound keeps
+        first = [parses.get(text) for text in HELD_TEXTS]
+        again = [parses.get(text) for text in reversed(HELD_TEXTS)][::-1]
+    assert all(a is b for a, b in zip(first, again, strict=True))  # none parsed again
+    single = spacy_pipeline()(HELD_TEXTS[0])
+    assert [(t.text, t.tag_, t.dep_, t.ent_type_) for t in first[0]] == [
+        (t.text, t.tag_, t.dep_, t.ent_type_) for t in single
+    ]
+    # Once the block ends, only the bound keeps parses: the first text was dropped.
+    assert parses.get(HELD_TEXTS[0]) is not first[0]
+
+
+def test_a_held_block_keeps_what_it_read_from_the_recent_parses() -> None:
+    parses = Parses(size=2)
+    kept = parses.get(HELD_TEXTS[0])
+    with parses.held():
+        parses.warm(HELD_TEXTS)  # the first is read, the others parsed: the bound drops the first
+        assert parses.get(HELD_TEXTS[0]) is kept
+
+
+def test_a_block_inside_a_held_block_keeps_the_parses_until_the_outer_one_ends() -> None:
+    parses = Parses(size=1)
+    with parses.held():
+        with parses.held():
+            first = parses.get(HELD_TEXTS[0])
+        parses.warm(HELD_TEXTS[1:])
+        assert parses.get(HELD_TEXTS[0]) is first
