@@ -9,6 +9,7 @@ import pytest
 
 from apps.graph.coverage import audit_coverage
 from apps.graph.extraction.local import LocalGraphLLM
+from apps.graph.extraction.parsing import prepared
 from apps.graph.frames import ExtractedFrame, Extraction
 from apps.graph.identity import frame_identity, frame_signature
 from apps.language.words import count_tokens
@@ -88,6 +89,20 @@ def test_a_semantic_records_label_is_its_topic_not_a_speaker(metering: MeteringC
     assert _only(nurse, "be").roles == [("theme", "Tomas"), ("attribute", "nurse"), ("location", "St. Mary's Hospital")]
     lake = _extract("Lake Tahoe: I went to Lake Tahoe with Ana.", metering, kind="semantic", actor="Tomas")
     assert _only(lake, "go").roles == [("agent", "Tomas"), ("destination", "Lake Tahoe"), ("companion", "Ana")]
+
+
+def test_a_semantic_records_sentence_said_again_in_its_details_is_read_once(metering: MeteringContext) -> None:
+    text = "Tomas: I went to Lake Tahoe with Ana.\nI went to Lake Tahoe with Ana.\nPlaces: Lake Tahoe"
+    parsed, _, _ = prepared(_record(text, kind="semantic", actor="Tomas"))
+    assert parsed.count("I went to Lake Tahoe with Ana.") == 1  # parsed once, at half the cost
+    going = [
+        frame for frame in _extract(text, metering, kind="semantic", actor="Tomas").frames if frame.predicate == "go"
+    ]
+    assert [frame.roles for frame in going] == [
+        [("agent", "Tomas"), ("destination", "Lake Tahoe"), ("companion", "Ana")]
+    ]
+    episodic, _, _ = prepared(_record("Ana: I went there.\nAna: I went there."))
+    assert episodic.count("I went there.") == 2  # an episode's lines are each a turn
 
 
 def test_a_frame_needs_two_distinct_anchors(metering: MeteringContext) -> None:

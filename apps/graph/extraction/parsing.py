@@ -76,16 +76,21 @@ def prepared(record: ExtractionInput) -> tuple[str, tuple[Line, ...], tuple[Capt
     line ("Caroline: ..."); a semantic record starts with the name of what it is about, and
     "I" stays its source. A line filed under a generic label ("People: ...", "Places: ...")
     and the writer's metadata lines are left out (blank), and an image marker is replaced by
-    its caption.
+    its caption. A semantic record's line that says again, word for word, a line before it is
+    left out too: its summary opens it, and its details repeat the summary's sentence, so
+    that sentence would be parsed twice, at twice the cost, for the same frames; without the
+    repeat, its text is usually its message's, which the writer parsed already (``PARSES``).
     """
     lines: list[Line] = []
+    said: set[str] = set()
     captions: list[Caption] = []
     parts: list[str] = []
     offset = 0
     for text in record.text.splitlines():
         raw, speaker = _without_labels(text, record.actor, labels_are_speakers=record.kind == "episodic")
-        if _METADATA_LINE.match(raw):
+        if _METADATA_LINE.match(raw) or (record.kind == "semantic" and raw.strip() in said):
             raw = ""
+        said.add(raw.strip())
         pieces: list[str] = []
         cursor = 0
         for marker in _VISUAL.finditer(raw):
