@@ -103,6 +103,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("volunteering", "volunteer", "volunteer volunteering", aliases="volunteer work, volunteers"),
     _family("race", "", "marathon race triathlon 10k 5k half-marathon", aliases="training for", lasting=False),
     _family("tutor", "", "tutor coach instructor", aliases="teacher, private tutor"),
+    _family("team", "", "fan supporter", aliases="favourite team, favorite team, sports team"),
     _family("studies", "study", "student degree major university college school course",
             aliases="education, school, study"),
     _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
@@ -625,7 +626,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     predicate = _predicate(clause)
     if _lemma(predicate) in _PREFERENCE_PREDICATES:
         return None  # likes are many at once: "love hiking" and "love painting" are two facts
-    objects = _objects(predicate)
+    objects = [predicate] if _state_fragment(predicate) else _objects(predicate)
     schedule = _schedule(predicate, subject, objects, span)
     if schedule:
         return schedule, predicate
@@ -678,6 +679,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
             if family.attribute == "relationship" and word == _lemma(value) and _is_qualified_role(value):
                 continue  # "my climbing partner": no partner
+            if family.attribute == "team" and not any(child.pos_ == "PROPN" for child in value.children):
+                continue  # "a fan of jazz", "your biggest fan": no team named
             if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
                 return "job", predicate  # "she's a clinical instructor": what she is, not whom she has
             return _attribute_of(family, value, values), predicate
@@ -689,6 +692,20 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
         return _attribute_of(family, values[0] if values else None, values), predicate
     return None
+
+
+_STILL = frozenset({"still", "now", "officially"})
+
+
+def _state_fragment(clause: Token) -> bool:
+    """A verbless sentence that states what the speaker still or now is: "Still a Jets fan,
+    even out here.", "Still vegan, by the way."."""
+    return (
+        clause == clause.sent.root
+        and clause.pos_ in ("NOUN", "ADJ", "PROPN")
+        and _subject(clause) is None
+        and any(child.dep_ == "advmod" and child.lower_ in _STILL for child in clause.children)
+    )
 
 
 def _elided_speaker(clause: Token) -> bool:
@@ -1060,7 +1077,9 @@ def _family_readings(span: Span, about: Token | None, *, families_only: bool) ->
     for clause in _clauses(span):
         subject = _subject(clause)
         if not _is_about(subject, clause, about) or (
-            families_only and subject is None and not (_is_place_of_origin(clause) or _elided_speaker(clause))
+            families_only
+            and subject is None
+            and not (_is_place_of_origin(clause) or _elided_speaker(clause) or _state_fragment(clause))
         ):
             continue  # a sentence without a subject is the speaker's only as these say
         if _is_past_habit(clause):
@@ -1122,7 +1141,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         return (
             about is None
             and clause == clause.sent.root
-            and (clause.pos_ in ("VERB", "AUX") or _is_place_of_origin(clause))
+            and (clause.pos_ in ("VERB", "AUX") or _is_place_of_origin(clause) or _state_fragment(clause))
         )
     if about is not None:
         return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"
@@ -1290,6 +1309,7 @@ class AskedKey:
 
 
 # Question words that name an attribute the families cue otherwise ("what city" → home city).
+_SUPPORTING = frozenset({"support", "cheer", "follow", "root"})
 _ASKED_WORDS: Mapping[str, str] = MappingProxyType(
     {"city": "home city", "town": "home city", "wake": "wake-up time", "work": "job", "living": "job"}
 )
@@ -1422,6 +1442,9 @@ def _asked_attribute(token: Token) -> list[str]:
         return ["gym"]  # "where does she work out"
     if lemma == "title" and token.pos_ == "NOUN" and not any(child.dep_ == "prep" for child in token.children):
         return ["job"]  # "what was his title", not "the title of her book"
+    if lemma == "team":  # "which team does he support", "her favourite team"; not "the team he works on"
+        supported = any(_lemma(word) in _SUPPORTING for word in token.sent)
+        return ["team"] if supported or any(c.lower_ in ("favourite", "favorite") for c in token.children) else []
     if lemma == "vehicle" and token.pos_ == "NOUN":
         return ["car", "bike"]  # "what vehicle does he own": a car or a bike
     family = _family_of_word(lemma) or _family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None

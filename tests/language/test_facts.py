@@ -472,6 +472,10 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("I went meat-free in January.", "diet"),
         ("I don't drive anymore.", "car"),
         ("I stopped driving last year.", "car"),
+        # what one still is, said without a verb; the team one is a fan of
+        ("Still a Jets fan, even out here.", "team"),
+        ("Still vegan, by the way.", "diet"),
+        ("I'm a huge Leafs fan.", "team"),
         # dating, said as seeing someone
         ("I've been seeing someone for about three weeks.", "relationship"),
         ("I started seeing Ines in March.", "relationship"),
@@ -499,11 +503,14 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "I don't drive on Sundays.",  # no change: a habit of driving
         "She corrects me like I'm six.",  # a comparison states no age
         "I'm seeing Tom tomorrow.",  # a meeting, no partner
+        "I'm a big fan of jazz.",  # no team named
+        "Still a mess, honestly.",  # a fragment of no family
     ],
 )
 def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
     reading = speaker_fact(_sentence(sentence))
     assert reading is None or reading.attribute.removeprefix("pet: ") not in (
+        "team",
         "hobby",
         "relationship",
         "birthplace",
@@ -532,6 +539,8 @@ def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_
         ("What is the title of Nadia's book?", (), ("Nadia",)),  # a book's title is no job
         ("What vehicle does Kwame own?", (("car", "bike"),), ("Kwame",)),  # a car or a bike
         ("Where does Nadia work out?", (("gym",),), ("Nadia",)),  # no job
+        ("Which hockey team does Kwame support?", (("team",),), ("Kwame",)),
+        ("Which team does Kwame work on?", (("job",),), ("Kwame",)),  # a team at work is no team supported
     ],
 )
 def test_roles_states_origins_and_relatives_names_in_questions(
