@@ -104,6 +104,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("race", "", "marathon race triathlon 10k 5k half-marathon", aliases="training for", lasting=False),
     _family("tutor", "", "tutor coach instructor", aliases="teacher, private tutor"),
     _family("team", "", "fan supporter", aliases="favourite team, favorite team, sports team"),
+    _family("language", "speak", "language", multi_valued=True, aliases="languages, spoken language"),
     _family("studies", "study", "student degree major university college school course",
             aliases="education, school, study"),
     _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
@@ -334,7 +335,7 @@ def _placed(token: Token) -> bool:
 
 
 # Words of a family of several values that name the family, not one value ("a pet", "allergic").
-_FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet"})
+_FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet", "language"})
 
 
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
@@ -792,6 +793,8 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
         return any(c.dep_ in ("oprd", "nsubjpass") for c in children) or any(
             c.dep_ == "dobj" and c.pos_ == "PROPN" for c in children
         )
+    if family.attribute == "language":  # "we speak Twi", not "we spoke about it"
+        return any(c.dep_ == "dobj" and (c.pos_ == "PROPN" or c.ent_type_ in ("LANGUAGE", "NORP")) for c in children)
     if family.attribute == "home":
         if any(c.dep_ == "dobj" and c.lower_ not in ("house", "home") for c in children):
             return False

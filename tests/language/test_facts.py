@@ -476,6 +476,9 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("Still a Jets fan, even out here.", "team"),
         ("Still vegan, by the way.", "diet"),
         ("I'm a huge Leafs fan.", "team"),
+        # the languages one speaks, one fact each
+        ("She insists we speak Twi the whole call.", "language: twi"),
+        ("I speak French at work.", "language: french"),
         # dating, said as seeing someone
         ("I've been seeing someone for about three weeks.", "relationship"),
         ("I started seeing Ines in March.", "relationship"),
@@ -504,12 +507,14 @@ def test_a_pastime_an_origin_and_a_car_said_without_their_family_word(sentence: 
         "She corrects me like I'm six.",  # a comparison states no age
         "I'm seeing Tom tomorrow.",  # a meeting, no partner
         "I'm a big fan of jazz.",  # no team named
+        "We spoke about the trip.",  # no language
         "Still a mess, honestly.",  # a fragment of no family
     ],
 )
 def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_one(sentence: str) -> None:
     reading = speaker_fact(_sentence(sentence))
-    assert reading is None or reading.attribute.removeprefix("pet: ") not in (
+    assert reading is None or reading.attribute.removeprefix("pet: ").partition(":")[0] not in (
+        "language",
         "team",
         "hobby",
         "relationship",
@@ -540,6 +545,7 @@ def test_no_pastime_partner_origin_studies_or_pet_where_the_words_only_resemble_
         ("What vehicle does Kwame own?", (("car", "bike"),), ("Kwame",)),  # a car or a bike
         ("Where does Nadia work out?", (("gym",),), ("Nadia",)),  # no job
         ("Which hockey team does Kwame support?", (("team",),), ("Kwame",)),
+        ("What language does Kwame speak with his mother?", (("language:",),), ("Kwame",)),
         ("Which team does Kwame work on?", (("job",),), ("Kwame",)),  # a team at work is no team supported
     ],
 )
