@@ -450,9 +450,9 @@ _ENDED_FAMILIES = frozenset({"car", "bike", "gym", "job", "diet", "drink", "hobb
 # Verbs by which the speaker ends a thing of theirs they call by name ("We lost Moose", "I sold
 # the Caravan", "I cancelled Holmes Place"), and the particles some need ("gave Rex away").
 _ENDING_PREDICATES = frozenset({"lose", "sell", "cancel", "quit", "leave", "scrap", "rehome", "ditch", "bury"})
-_ENDING_PARTICLES = MappingProxyType({"give": "away", "put": "down", "get": "rid"})
+_ENDING_PARTICLES = MappingProxyType({"give": "away", "put": "down"})
 # What one says of a named thing that is no more ("Moose died", "the Caravan was stolen").
-_GONE_PASSIVES = frozenset({"sell", "steal", "total", "scrap", "write", "rehome"})
+_GONE_PASSIVES = frozenset({"sell", "steal", "total", "scrap", "rehome"})
 
 
 def ended_name(span: Span) -> str | None:
