@@ -1582,6 +1582,15 @@ def _asked_names(span: Span) -> tuple[str, ...]:
 _VALUE_POS = frozenset({"PROPN", "NOUN", "NUM"})
 
 
+_AMOUNT = re.compile(r"^\W*how\s+(?:much|many)\b|\bwhat\s+(?:is|was)\s+the\s+(?:price|cost|fee)\b", re.IGNORECASE)
+
+
+def asks_an_amount(question: str) -> bool:
+    """ "How much does Kwame pay for his gym?", "What is the price of …": the question asks for a
+    number the fact states."""
+    return _AMOUNT.search(question) is not None
+
+
 def asks_prior(question: str) -> bool:
     """Whether a question asks for an earlier value of a fact (a cheap test before parsing);
     "Where is she originally from?" asks where she comes from, which has no later value."""

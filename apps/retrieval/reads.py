@@ -726,14 +726,24 @@ ASKED_FACT_ROWS = 2  # the current facts of the asked key a present question put
 
 
 def current_fact_ids(
-    *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], unchanged: bool = False
+    *,
+    subject: Subject,
+    names: Sequence[str],
+    groups: Sequence[Sequence[str]],
+    unchanged: bool = False,
+    amount: bool = False,
 ) -> list[str]:
     """The subject's current semantic rows of these keys (one statement): for each group of
     attributes in order, the newest current row of one of ``names`` (case-folded) with one of
     them (for a prefix, "pet:", of each attribute it begins: the cat and the dog), at most
     :data:`ASKED_FACT_ROWS` in all. ``unchanged``: only a value that never replaced another,
-    which is the answer whatever the tense of the question ("Where did Kwame study?")."""
-    return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=None, unchanged=unchanged)
+    which is the answer whatever the tense of the question ("Where did Kwame study?").
+    ``amount``: the newest value of the key that states a number, current or not, when the
+    current one states none ("How much is his gym?" after "I moved my membership to Young
+    Street"); not for a family of several values."""
+    return _key_fact_ids(
+        subject=subject, names=names, groups=groups, replaced_by=None, unchanged=unchanged, amount=amount
+    )
 
 
 def prior_fact_ids(
@@ -806,16 +816,20 @@ def _key_fact_ids(
     groups: Sequence[Sequence[str]],
     replaced_by: Sequence[str] | None,
     unchanged: bool = False,
+    amount: bool = False,
 ) -> list[str]:
     attributes = [attribute for group in groups for attribute in group]
     if not names or not attributes:
         return []
-    if replaced_by is None:  # current: no row supersedes it
+    join = ""
+    if replaced_by is None and amount and not any(attribute.endswith(":") for attribute in attributes):
+        successor, preference = "", "f.summary ~ '[0-9]' DESC,"  # the newest value with a number
+    elif replaced_by is None:  # current: no row supersedes it
         successor = f"""AND NOT EXISTS (SELECT 1 FROM {_SEMANTIC} AS n
                               WHERE n.organization_id = f.organization_id AND n.supersedes_id = f.id)"""
         if unchanged:
             successor += " AND f.supersedes_id IS NULL"
-        join, preference = "", ""
+        preference = ""
     else:  # superseded: the successor naming the later value first
         # A later statement replaced it: not the next sentence of the same message ("Big news:
         # I got promoted! I'm the design lead now" is one statement of the new value).

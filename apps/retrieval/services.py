@@ -15,7 +15,7 @@ from typing import Any, Literal
 from django.db import transaction
 
 from apps.graph.keys import anchor_key
-from apps.language.facts import asked_anchor, asked_key, asked_prior, asks_prior
+from apps.language.facts import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
 from apps.language.pipeline import PARSES
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
@@ -246,7 +246,8 @@ def _asked_rows(
     span = PARSES.get(question)[:]  # a question asked again is not parsed again
     key = asked_key(span)
     if plan.time_focus == "present":
-        ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups)
+        amount = asks_an_amount(question)
+        ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups, amount=amount)
     elif (later := asked_prior(span, key)) is not None:
         ids = reads.prior_fact_ids(subject=subject, names=key.names, groups=key.groups, later=later)
     elif plan.time_focus == "history" and (anchor := asked_anchor(span, key)) is not None:

@@ -12,6 +12,7 @@ from apps.language.facts import (
     asked_anchor,
     asked_key,
     asked_prior,
+    asks_an_amount,
     asks_prior,
     ended_name,
     introduced_pet,
@@ -554,6 +555,14 @@ def test_roles_states_origins_and_relatives_names_in_questions(
 ) -> None:
     asked = asked_key(_sentence(question))
     assert (asked.groups, asked.names) == (groups, names)
+
+
+def test_a_question_for_an_amount() -> None:
+    assert asks_an_amount("How much does Kwame pay for his gym membership each month?")
+    assert asks_an_amount("How many cats does Nadia have?")
+    assert asks_an_amount("What is the price of Kwame's membership?")
+    assert not asks_an_amount("Which gym does Kwame go to?")
+    assert not asks_an_amount("How long is his commute?")
 
 
 def test_where_someone_is_originally_from_is_not_a_past_value() -> None:

@@ -253,6 +253,16 @@ def test_a_value_asked_for_while_another_fact_held_is_the_one_stated_then() -> N
     assert "1,250" in _first_fact(tenant, "How much rent does Nadia pay?")
 
 
+def test_an_amount_asked_for_is_the_newest_value_of_the_key_that_states_one() -> None:
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    _write(tenant, "I joined a gym, Anchor Fitness by the ferry, 35 a month.", "m1")
+    _write(tenant, "The gym membership is 42 dollars a month now instead of 35.", "m2")
+    _write(tenant, "I moved my gym membership to the Anchor Fitness on Young Street.", "m3")
+    assert "42" in _first_fact(tenant, "How much does Nadia pay for her gym membership each month?")
+    assert "Young Street" in _first_fact(tenant, "Which gym does Nadia go to?")  # the current one
+
+
 def test_a_new_value_stated_against_the_old_one_supersedes_the_fact_that_states_it() -> None:
     tenant = make_tenant()
     tenant.subject("nadia")
