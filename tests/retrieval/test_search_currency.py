@@ -37,6 +37,15 @@ def _search(tenant: Tenant, query: str) -> dict[str, Any]:
     return response.json()  # type: ignore[no-any-return]
 
 
+def _said(*texts: str) -> Tenant:
+    """A tenant whose subject Nadia said ``texts``, one message each (m1, m2, …), indexed."""
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    for number, text in enumerate(texts, start=1):
+        _write(tenant, text, f"m{number}")
+    return tenant
+
+
 def _first_fact(tenant: Tenant, query: str) -> str:
     """The text of the first row a search returns, which must be a statement (semantic row)."""
     first = _search(tenant, query)["rows"][0]
@@ -220,20 +229,18 @@ def test_a_question_about_an_earlier_value_gets_the_value_the_named_one_replaced
 
 
 def test_the_value_before_a_named_one_is_read_through_the_messages_that_name_it() -> None:
-    tenant = make_tenant()
-    tenant.subject("nadia")
-    _write(tenant, "I'm a QA analyst at Prairie Mutual.", "m1")
-    # The fact's sentence does not name Saltline; its message does.
-    _write(tenant, "They offered me the senior test engineer job and I said yes! I start at Saltline in May.", "m2")
-    _write(tenant, "I'm the QA lead at Saltline now!", "m3")
+    tenant = _said(
+        "I'm a QA analyst at Prairie Mutual.",
+        # The fact's sentence does not name Saltline; its message does.
+        "They offered me the senior test engineer job and I said yes! I start at Saltline in May.",
+        "I'm the QA lead at Saltline now!",
+    )
     assert "Prairie Mutual" in _first_fact(tenant, "Which company did Nadia work for before Saltline?")
     assert "senior test engineer" in _first_fact(tenant, "What was Nadia's title before she was promoted to QA lead?")
 
 
 def test_a_value_asked_for_while_another_fact_held_is_the_one_stated_then() -> None:
-    tenant = make_tenant()
-    tenant.subject("nadia")
-    said = [
+    tenant = _said(
         "I live in Porto.",
         "The rent is 750 euros a month.",
         "I'm a nurse at the children's hospital.",
@@ -243,9 +250,7 @@ def test_a_value_asked_for_while_another_fact_held_is_the_one_stated_then() -> N
         "I quit the hospital and started at Loomwork as a designer.",
         "The rent is 1,250 euros a month now.",
         "I joined a new gym, the Basic-Fit next to the office.",
-    ]
-    for number, text in enumerate(said, start=1):
-        _write(tenant, text, f"m{number}")
+    )
     assert "750" in _first_fact(tenant, "How much rent did Nadia pay in Porto?")
     # Held when that time began, or gained in it
     assert "1,100" in _first_fact(tenant, "How much rent did Nadia pay when she started at Loomwork?")
@@ -254,11 +259,11 @@ def test_a_value_asked_for_while_another_fact_held_is_the_one_stated_then() -> N
 
 
 def test_an_amount_asked_for_is_the_newest_value_of_the_key_that_states_one() -> None:
-    tenant = make_tenant()
-    tenant.subject("nadia")
-    _write(tenant, "I joined a gym, Anchor Fitness by the ferry, 35 a month.", "m1")
-    _write(tenant, "The gym membership is 42 dollars a month now instead of 35.", "m2")
-    _write(tenant, "I moved my gym membership to the Anchor Fitness on Young Street.", "m3")
+    tenant = _said(
+        "I joined a gym, Anchor Fitness by the ferry, 35 a month.",
+        "The gym membership is 42 dollars a month now instead of 35.",
+        "I moved my gym membership to the Anchor Fitness on Young Street.",
+    )
     assert "42" in _first_fact(tenant, "How much does Nadia pay for her gym membership each month?")
     assert "Young Street" in _first_fact(tenant, "Which gym does Nadia go to?")  # the current one
 
