@@ -257,12 +257,11 @@ def _semantic_rows(
     rows: list[SemanticItem] = []
     for draft in drafts:
         key = _fact_key(draft.name, draft.attribute)
-        values = [(k, row.summary) for k, row in current.items() if k[0] == key[0] and not k[1].startswith(PLAN)]
         if key not in current and (old := replaced_value(draft.summary)) is not None:
             # "980 a month instead of 1,100": a new value of the fact that states 1,100
-            key = replaced_fact(old, values) or key
+            key = replaced_fact(old, _stated_values(key[0], current)) or key
         elif key not in current and key[1].startswith(ENDED):
-            key = _ended_key(key, values, current)
+            key = _ended_key(key, current)
         previous = current.get(key)
         if previous is not None and previous.id in stored:
             replaced.setdefault(key, previous)
@@ -282,15 +281,18 @@ def _semantic_rows(
     return rows, [_fact_change(old, current[key]) for key, old in replaced.items()]
 
 
-def _ended_key(
-    key: tuple[str, str], values: list[tuple[tuple[str, str], str]], current: dict[tuple[str, str], SemanticItem]
-) -> tuple[str, str]:
+def _stated_values(name: str, current: dict[tuple[str, str], SemanticItem]) -> list[tuple[tuple[str, str], str]]:
+    """The current facts of ``name`` (case-folded) with their texts, plans left out."""
+    return [(k, row.summary) for k, row in current.items() if k[0] == name and not k[1].startswith(PLAN)]
+
+
+def _ended_key(key: tuple[str, str], current: dict[tuple[str, str], SemanticItem]) -> tuple[str, str]:
     """The key a sentence ending a thing the speaker calls by name ends ("We lost Moose"): the
     speaker's fact that names it ("I have a beagle called Moose"), else the speaker's key of a
     possession stated of the thing itself ((Moose, pet: beagle) → (Kwame, pet: beagle)); else
     its own key ("ended: moose"), which a later end of the same thing supersedes."""
     thing = key[1].removeprefix(ENDED)
-    named = replaced_fact(thing, values)
+    named = replaced_fact(thing, _stated_values(key[0], current))
     if named is not None:
         return named
     owned = [k[1] for k in current if k[0] == thing and is_possession(k[1])]

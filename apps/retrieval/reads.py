@@ -756,6 +756,34 @@ def prior_fact_ids(
     return _key_fact_ids(subject=subject, names=names, groups=groups, replaced_by=later)
 
 
+def _asked_attribute_sql(row: str) -> str:
+    """SQL: the row ``row`` has the attribute ``k.attribute`` asks for (a prefix, "pet:", asks
+    for every attribute it begins)."""
+    return f"({row}.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with({row}.attribute, k.attribute)))"
+
+
+def _key_params(*, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The parameters every asked-key statement binds: whose rows, and the groups' attributes
+    with each one's group number (``ords``)."""
+    return {
+        "organization": subject.organization_id,
+        "subject": subject.id,
+        "names": [name.casefold() for name in names],
+        "attributes": [attribute for group in groups for attribute in group],
+        "ords": [index for index, group in enumerate(groups) for _ in group],
+    }
+
+
+def _message_episode_names_later(row: str, text: str = "e.summary") -> str:
+    """SQL: the episode of the message the semantic row ``row`` was read from names one of the
+    ``later`` words in ``text`` (the sentence that names it may state no fact: "I said yes! I
+    start at Saltline")."""
+    return f"""EXISTS (SELECT 1 FROM {_EPISODIC} AS e
+                       WHERE e.organization_id = {row}.organization_id AND e.chunk_id = {row}.chunk_id
+                         AND e.source_message_ids && {row}.source_message_ids
+                         AND lower({text}) LIKE ANY(%(later)s::text[]))"""
+
+
 def anchored_fact_ids(
     *, subject: Subject, names: Sequence[str], groups: Sequence[Sequence[str]], anchor: AskedAnchor
 ) -> list[str]:
@@ -765,12 +793,11 @@ def anchored_fact_ids(
     stated in it; for a value gained then ("which gym did she join when she started at
     Loomwork"), the first one stated in it first. At most :data:`ASKED_FACT_ROWS`. Time is the
     order rows were written, as for currency."""
-    attributes = [attribute for group in groups for attribute in group]
-    if not names or not attributes:
+    params = _key_params(subject=subject, names=names, groups=groups)
+    if not names or not params["attributes"]:
         return []
     held_first = "f.created_at < held.start DESC, CASE WHEN f.created_at < held.start THEN f.created_at END DESC"
     order = "f.created_at >= held.start DESC," if anchor.acquired else f"{held_first},"
-    asked = "f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))"
     statement = f"""
         WITH held AS (
             SELECT min(a.created_at) AS start, max(COALESCE(n.created_at, 'infinity'::timestamptz)) AS stop
@@ -781,12 +808,12 @@ def anchored_fact_ids(
               AND lower(a.summary) LIKE ANY(%(patterns)s::text[])
               AND NOT starts_with(a.attribute, %(plan)s)
               AND NOT EXISTS (SELECT 1 FROM unnest(%(attributes)s::text[]) AS k(attribute)
-                              WHERE {asked.replace("f.", "a.")})
+                              WHERE {_asked_attribute_sql("a")})
         )
         SELECT id::text FROM (
             SELECT DISTINCT ON (k.ord) k.ord, f.id
             FROM held, {_SEMANTIC} AS f
-            JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord) ON {asked}
+            JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord) ON {_asked_attribute_sql("f")}
             LEFT JOIN {_SEMANTIC} AS n ON n.organization_id = f.organization_id AND n.supersedes_id = f.id
             WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s
               AND lower(f.name) = ANY(%(names)s::text[])
@@ -794,15 +821,10 @@ def anchored_fact_ids(
             ORDER BY k.ord, {order} f.created_at ASC, f.id
         ) AS held_values ORDER BY ord LIMIT {ASKED_FACT_ROWS}
     """
-    params: dict[str, Any] = {
-        "organization": subject.organization_id,
-        "subject": subject.id,
-        "names": [name.casefold() for name in names],
+    params |= {
         "anchor": list(anchor.words),
         "patterns": [f"%{_like_escaped(word)}%" for word in anchor.words],
         "plan": PLAN,
-        "attributes": attributes,
-        "ords": [index for index, group in enumerate(groups) for _ in group],
     }
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
@@ -818,7 +840,8 @@ def _key_fact_ids(
     unchanged: bool = False,
     amount: bool = False,
 ) -> list[str]:
-    attributes = [attribute for group in groups for attribute in group]
+    params = _key_params(subject=subject, names=names, groups=groups)
+    attributes = params["attributes"]
     if not names or not attributes:
         return []
     join = ""
@@ -839,21 +862,13 @@ def _key_fact_ids(
         # ("I quit the bakery and joined a startup! I started at Loomwork"), and it does not
         # itself, nor does its message ("We found a flat in Lyon" restated before "We moved to
         # Lyon" is not what "before Lyon" asks); failing that, the newest value not naming it.
-        names_later = f"""(lower(f.summary) LIKE ANY(%(later)s::text[])
-                           OR EXISTS (SELECT 1 FROM {_EPISODIC} AS o
-                                      WHERE o.organization_id = f.organization_id AND o.chunk_id = f.chunk_id
-                                        AND o.source_message_ids && f.source_message_ids
-                                        AND lower(o.summary) LIKE ANY(%(later)s::text[])))"""
-        # The message is read through its rows: its facts, and its episode (the sentence that
-        # names the later value may state no fact: "I said yes! I start at Saltline").
+        names_later = f"(lower(f.summary) LIKE ANY(%(later)s::text[]) OR {_message_episode_names_later('f')})"
+        # The message is read through its rows: its facts, and its episode.
         preference = f"""((EXISTS (SELECT 1 FROM {_SEMANTIC} AS m
                                    WHERE m.organization_id = n.organization_id AND m.chunk_id = n.chunk_id
                                      AND m.source_message_ids && n.source_message_ids
                                      AND lower(m.summary || ' ' || m.details) LIKE ANY(%(later)s::text[]))
-                           OR EXISTS (SELECT 1 FROM {_EPISODIC} AS e
-                                      WHERE e.organization_id = n.organization_id AND e.chunk_id = n.chunk_id
-                                        AND e.source_message_ids && n.source_message_ids
-                                        AND lower(e.summary || ' ' || e.details) LIKE ANY(%(later)s::text[])))
+                           OR {_message_episode_names_later("n", "e.summary || ' ' || e.details")})
                           AND NOT {names_later}) DESC,
                          NOT {names_later} DESC,"""
     # A prefix ("pet:") asks for every value of a family of several: the newest row of each,
@@ -863,8 +878,7 @@ def _key_fact_ids(
         SELECT id::text FROM (
             SELECT DISTINCT ON (k.ord, {value}) k.ord, f.id, f.created_at, f.attribute = k.attribute AS exact
             FROM {_SEMANTIC} AS f
-            JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord)
-              ON f.attribute = k.attribute OR (right(k.attribute, 1) = ':' AND starts_with(f.attribute, k.attribute))
+            JOIN unnest(%(attributes)s::text[], %(ords)s::int[]) AS k(attribute, ord) ON {_asked_attribute_sql("f")}
             {join}
             WHERE f.organization_id = %(organization)s AND f.subject_id = %(subject)s
               AND lower(f.name) = ANY(%(names)s::text[])
@@ -872,14 +886,7 @@ def _key_fact_ids(
             ORDER BY k.ord, {value}, {preference} f.created_at DESC, f.id
         ) AS newest ORDER BY ord, exact DESC, created_at DESC, id LIMIT {ASKED_FACT_ROWS}
     """
-    params: dict[str, Any] = {
-        "organization": subject.organization_id,
-        "subject": subject.id,
-        "names": [name.casefold() for name in names],
-        "attributes": attributes,
-        "ords": [index for index, group in enumerate(groups) for _ in group],
-        "later": [f"%{_like_escaped(word)}%" for word in replaced_by or ()],
-    }
+    params["later"] = [f"%{_like_escaped(word)}%" for word in replaced_by or ()]
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
         return list(dict.fromkeys(row_id for (row_id,) in cursor.fetchall()))  # a kind is in its prefix too
