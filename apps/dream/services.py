@@ -66,7 +66,7 @@ from apps.providers.dream_schemas import DreamAnchor, DreamQuestion
 from apps.providers.interfaces import DreamJudge, MeteringContext
 from apps.providers.registry import dream_judge_for
 from apps.providers.services import DatabaseUsageMeter
-from apps.retrieval.reads import EXACT_SCAN_LIMIT, HNSW_DIMENSION, HNSW_MODEL
+from apps.retrieval.reads import EXACT_SCAN_LIMIT, HNSW_DIMENSION, HNSW_MODELS
 from apps.tenancy.models import Subject
 from apps.webhooks.events import DREAM_COMPLETED
 from apps.webhooks.services import webhook_event_emit
@@ -249,7 +249,7 @@ def _neighbours(subject: Subject, keys: Sequence[str]) -> dict[str, list[Neighbo
     found: dict[str, list[Neighbour]] = {}
     for model, model_keys in sorted(models.items()):
         total = AnchorVector.objects.filter(subject=subject, embedding_model=model)[: EXACT_SCAN_LIMIT + 1].count()
-        nearest = _nearest(subject, model, model_keys, exact=model != HNSW_MODEL or total <= EXACT_SCAN_LIMIT)
+        nearest = _nearest(subject, model, model_keys, exact=model not in HNSW_MODELS or total <= EXACT_SCAN_LIMIT)
         short = [key for key in model_keys if len(nearest[key]) < min(NEIGHBOURS, total)]
         if short:  # the index scan came back short: the exact scan answers, so nothing is missed
             nearest.update(_nearest(subject, model, short, exact=True))

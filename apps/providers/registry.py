@@ -144,7 +144,7 @@ def dream_judge_for(organization_id: uuid.UUID | None = None, *, override: Provi
 
 
 @functools.cache
-def _embedder(provider: str, dimension: int, config: OpenAIConfig) -> Embedder:
+def _embedder(provider: str, dimension: int, config: OpenAIConfig, precision: str) -> Embedder:
     if provider == "openai":
         remote: Embedder = _build("embedder.openai", config=config, dimension=dimension)
         return remote
@@ -152,7 +152,7 @@ def _embedder(provider: str, dimension: int, config: OpenAIConfig) -> Embedder:
         raise ImproperlyConfigured(
             f"MIRIX_EMBEDDING_DIMENSION is {dimension} but the local embedder makes {LOCAL_DIMENSION}-d vectors"
         )
-    return LocalEmbedder()
+    return LocalEmbedder(precision)
 
 
 def embedder() -> Embedder:
@@ -161,6 +161,7 @@ def embedder() -> Embedder:
         settings.EMBEDDING_PROVIDER,
         settings.EMBEDDING_DIMENSION,
         _deployment_openai(model=settings.OPENAI_EMBEDDING_MODEL),
+        settings.LOCAL_EMBEDDING_PRECISION,
     )
 
 

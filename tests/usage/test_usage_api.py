@@ -19,7 +19,7 @@ from django.utils import timezone
 from apps.jobs.models import Job
 from apps.language.words import count_tokens
 from apps.memory.models import STORES
-from apps.providers.local_embedder import MODEL_NAME as MINILM
+from apps.providers.local_embedder import MODEL_NAMES
 from apps.providers.local_usage import ANSWERER, MEMORY_WRITER
 from apps.providers.minilm_onnx import weights_path
 from apps.providers.models import ProviderUsage
@@ -33,6 +33,8 @@ from tests.processes import wait_for
 from tests.providers.openai_stub import OpenAIStub, deployment_settings, json_reply
 from tests.retrieval.test_answering import ingest_conversation, row_id_containing
 from workers.indexing import ingest_batch
+
+MINILM = MODEL_NAMES["int8"]  # the deployment's default precision (ADR 0091)
 
 MESSAGES = [{"role": "user", "content": "I adopted a cat named Miso last Sunday."}]
 

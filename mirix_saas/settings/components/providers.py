@@ -29,6 +29,13 @@ LLM_PROVIDER = _choice("MIRIX_LLM_PROVIDER")
 EMBEDDING_PROVIDER = _choice("MIRIX_EMBEDDING_PROVIDER")
 # The vector dimension is fixed per deployment: every stored embedding has it.
 EMBEDDING_DIMENSION = env_int("MIRIX_EMBEDDING_DIMENSION", 384)
+# The local embedder's weights (ADR 0091): int8 (about twice as fast) or float32. Each is its
+# own embedding model: after changing it, `manage.py reembed` re-embeds the stored rows.
+LOCAL_EMBEDDING_PRECISION = env_str("MIRIX_LOCAL_EMBEDDING_PRECISION", "int8").strip().lower()
+if LOCAL_EMBEDDING_PRECISION not in ("int8", "float32"):
+    raise MissingSetting(
+        f"environment variable MIRIX_LOCAL_EMBEDDING_PRECISION must be int8 or float32, got {LOCAL_EMBEDDING_PRECISION!r}"
+    )
 
 _USES_OPENAI = "openai" in (LLM_PROVIDER, EMBEDDING_PROVIDER)
 OPENAI_BASE_URL = env_optional("MIRIX_OPENAI_BASE_URL")  # None: api.openai.com

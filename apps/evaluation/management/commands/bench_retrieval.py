@@ -293,7 +293,7 @@ def analyze(graph_name: str) -> None:
             cursor.execute(sql.SQL("ANALYZE {}.{}").format(graph, sql.Identifier(label)))
 
 
-def hnsw_build_seconds(subject: Subject) -> float:
+def hnsw_build_seconds(subject: Subject, *, model: str) -> float:
     """What building the partial HNSW index costs for this subject's anchors alone: a copy of
     graph_anchor_vector_hnsw limited to the subject, built and dropped (the real index is
     shared by every tenant and was maintained row by row during the load)."""
@@ -301,7 +301,7 @@ def hnsw_build_seconds(subject: Subject) -> float:
     statement = sql.SQL(
         "CREATE INDEX {} ON graph_anchor_vector USING hnsw ((embedding::vector({})) vector_cosine_ops) "
         "WHERE embedding_model = {} AND subject_id = {}"
-    ).format(name, sql.Literal(reads.HNSW_DIMENSION), sql.Literal(reads.HNSW_MODEL), sql.Literal(str(subject.id)))
+    ).format(name, sql.Literal(reads.HNSW_DIMENSION), sql.Literal(model), sql.Literal(str(subject.id)))
     with connections["owner"].cursor() as cursor:
         started = time.perf_counter()
         try:
@@ -502,7 +502,7 @@ class Command(BaseCommand):
             load.seconds = {"generation": generated, **load.seconds}
             with _timed(load.seconds, "analyze"):
                 analyze(organization.graph_name)
-            build = hnsw_build_seconds(subject)
+            build = hnsw_build_seconds(subject, model=vectors.model_name)
             result = SizeResult(
                 size=size, load=load, hnsw_build_seconds=build, hnsw_path=load.anchors > reads.EXACT_SCAN_LIMIT
             )
