@@ -8,15 +8,17 @@ by Celery's ``worker_process_init`` (``mirix_saas.celery``) in every pool proces
 from __future__ import annotations
 
 import logging
+import os
 import time
 
+from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connections
+from django.db import connections, transaction
 from django.urls import get_resolver
 
 from apps.jobs.services import publisher_warm
-from apps.platform.cpu import api_torch_threads, available_cores, process_policy_apply
+from apps.platform.cpu import ProcessPolicy, api_torch_threads, available_cores, process_policy_apply
 from apps.providers.local_embedder import inference_threads
 from apps.providers.registry import providers_warm
 
@@ -29,7 +31,7 @@ def api_process_start(*, processes: int) -> None:
     cores = available_cores()
     threads = api_torch_threads(configured=settings.API_TORCH_THREADS, processes=processes, cores=cores)
     policy = process_policy_apply(torch_threads=threads, nice=0)
-    _warm("api", policy.torch_threads, policy.nice, processes=processes, cores=cores)
+    _warm("api", policy, processes=processes, cores=cores)
     connections["default"].ensure_connection()
     if settings.WARM_START:
         _request_path_warm()
@@ -45,31 +47,46 @@ def _request_path_warm() -> None:
         resolver.reverse_dict  # noqa: B018 - compiles every pattern, for reverse() (a write's Location)
         cache.get("warm-start")
         publisher_warm()
+        _catalog_warm()
     except Exception:
         logger.warning("request path warm-up failed", exc_info=True)
 
 
+def _catalog_warm() -> None:
+    """Plan one empty read of every model's table on the process's database session, so that
+    its backend has loaded their catalog entries (columns, indexes, row-level policies) before
+    the first request, which would otherwise pay for them statement by statement."""
+    tables = sorted({model._meta.db_table for model in apps.get_models() if model._meta.managed})
+    quote = connections["default"].ops.quote_name
+    with transaction.atomic(), connections["default"].cursor() as cursor:
+        cursor.execute("; ".join(f"SELECT 1 FROM {quote(table)} LIMIT 0" for table in tables))
+
+
 def worker_process_start() -> None:
     """A Celery pool process: one inference thread, lower priority, warm models."""
-    policy = process_policy_apply(torch_threads=settings.WORKER_TORCH_THREADS, nice=settings.WORKER_NICE)
-    _warm("worker", policy.torch_threads, policy.nice, processes=0, cores=available_cores())
+    # The pool's parent leads the session: the session is the worker's own (make run, the image).
+    policy = process_policy_apply(
+        torch_threads=settings.WORKER_TORCH_THREADS, nice=settings.WORKER_NICE, own_session=os.getsid(0) == os.getppid()
+    )
+    _warm("worker", policy, processes=0, cores=available_cores())
 
 
-def _warm(kind: str, threads: int, nice: int, *, processes: int, cores: int) -> None:
+def _warm(kind: str, policy: ProcessPolicy, *, processes: int, cores: int) -> None:
     began = time.perf_counter()
     if settings.WARM_START:
         providers_warm()
-    in_use = inference_threads() or threads
+    in_use = inference_threads() or policy.torch_threads
     # The values are in the message too: Celery's log format shows no extra fields.
     logger.info(
         "process policy applied (kind=%s, inference_threads=%d, nice=%d)",
         kind,
         in_use,
-        nice,
+        policy.nice,
         extra={
             "process_kind": kind,
             "inference_threads": in_use,
-            "nice": nice,
+            "nice": policy.nice,
+            "session_nice": policy.session_nice,
             "processes": processes,
             "cores": cores,
             "warm_seconds": round(time.perf_counter() - began, 2),

@@ -6,6 +6,14 @@ inference threads than there are cores (one thread by default: ADR 0052 has the 
 priority (``nice``) with one torch thread, so a backlog of indexing takes the cores only when
 the API leaves them idle.
 
+Where the kernel groups processes by session for scheduling (``sched_autogroup``, on by default
+on desktop and many server kernels), a process's niceness only orders it against the processes
+of its own session: a worker started in a session of its own (as ``make run`` and the
+benchmarks start it) would compete with the API's session as an equal, whatever its nice
+level. The worker's pool processes then give that niceness to their session's group too
+(``/proc/self/autogroup``), when the session is the worker's own: its leader is the pool's
+parent. A session shared with other programs (a shell that started both) is left alone.
+
 The thread count reaches the model through ``MIRIX_TORCH_THREADS`` (the local embedder reads it
 when it loads: its ONNX Runtime session's intra-op threads, ADR 0063; the names are older than
 the runtime), and torch is told at once when it is already imported.
@@ -16,8 +24,10 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 TORCH_THREADS_VARIABLE = "MIRIX_TORCH_THREADS"
+AUTOGROUP = Path("/proc/self/autogroup")  # "/autogroup-<id> nice <n>" where the kernel has it
 
 
 def available_cores() -> int:
@@ -49,14 +59,32 @@ def torch_threads() -> int:
 class ProcessPolicy:
     torch_threads: int
     nice: int  # the process's niceness once applied (0 is the default priority)
+    session_nice: int | None = None  # its session's scheduling group's, where the kernel groups sessions
 
 
-def process_policy_apply(*, torch_threads: int, nice: int = 0) -> ProcessPolicy:
-    """Pin this process's torch threads and lower (never raise) its CPU priority to ``nice``."""
+def autogroup_nice() -> int | None:
+    """The niceness of this process's session group, None where the kernel has no such groups."""
+    try:
+        return int(AUTOGROUP.read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_policy_apply(*, torch_threads: int, nice: int = 0, own_session: bool = False) -> ProcessPolicy:
+    """Pin this process's torch threads and lower (never raise) its CPU priority to ``nice``;
+    with ``own_session`` (the session holds only this program's processes), its session's
+    scheduling group's priority too."""
     os.environ[TORCH_THREADS_VARIABLE] = str(torch_threads)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(torch_threads)
     current = os.getpriority(os.PRIO_PROCESS, 0)
     if nice > current:
         os.setpriority(os.PRIO_PROCESS, 0, nice)
-    return ProcessPolicy(torch_threads=torch_threads, nice=os.getpriority(os.PRIO_PROCESS, 0))
+    group = autogroup_nice()
+    if own_session and group is not None and nice > group:
+        try:
+            AUTOGROUP.write_text(str(nice))
+        except OSError:
+            pass  # not permitted here: the process's own niceness still orders it within its session
+        group = autogroup_nice()
+    return ProcessPolicy(torch_threads=torch_threads, nice=os.getpriority(os.PRIO_PROCESS, 0), session_nice=group)

@@ -17,6 +17,11 @@ DEFAULT_VAR_DIR = PROJECT_ROOT / "var"
 DEFAULT_DATABASE = "mirix"
 
 
+def worker_concurrency() -> int:
+    """Celery pool processes of the stack's worker: ``MIRIX_WORKER_CONCURRENCY``, else 2."""
+    return int(os.environ.get("MIRIX_WORKER_CONCURRENCY", "2"))
+
+
 def var_dir() -> Path:
     return Path(os.environ.get("MIRIX_VAR_DIR", DEFAULT_VAR_DIR))
 

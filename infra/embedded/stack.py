@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra.embedded import postgres, redis
-from infra.embedded.environment import PROJECT_ROOT, configure_embedded_environment, postgres_dir, redis_dir, var_dir
+from infra.embedded.environment import (
+    PROJECT_ROOT,
+    configure_embedded_environment,
+    postgres_dir,
+    redis_dir,
+    var_dir,
+    worker_concurrency,
+)
 
 STOP_TIMEOUT_SECONDS = 20
 
@@ -62,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default=os.environ.get("MIRIX_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("MIRIX_PORT", "8000")))
     parser.add_argument("--api-workers", type=int, default=int(os.environ.get("MIRIX_API_WORKERS", "2")))
-    parser.add_argument("--worker-concurrency", type=int, default=int(os.environ.get("MIRIX_WORKER_CONCURRENCY", "2")))
+    parser.add_argument("--worker-concurrency", type=int, default=worker_concurrency())
     options = parser.parse_args(argv)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mirix_saas.settings.local")

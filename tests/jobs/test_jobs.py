@@ -96,3 +96,20 @@ def test_an_api_process_warms_its_request_path_before_its_first_request() -> Non
     assert get_resolver()._populated
     with app.producer_or_acquire() as producer:  # the pooled producer the warm-up connected
         assert producer.connection.connected
+
+
+def test_an_api_process_plans_a_read_of_every_table_before_its_first_request() -> None:
+    """Its database session loads every table's catalog entries in one round trip, so the
+    first write does not pay for them statement by statement."""
+    from django.apps import apps
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mirix_saas.processes import _catalog_warm
+
+    with CaptureQueriesContext(connection) as queries:
+        _catalog_warm()
+    planned = [q["sql"] for q in queries.captured_queries if "LIMIT 0" in q["sql"]]
+    assert len(planned) == 1
+    tables = {model._meta.db_table for model in apps.get_models() if model._meta.managed}
+    assert len(tables) > 30 and all(f'FROM "{table}" LIMIT 0' in planned[0] for table in tables)

@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from apps.language import pipeline
-from apps.platform.cpu import available_cores, torch_threads_for
+from apps.platform import cpu
+from apps.platform.cpu import autogroup_nice, available_cores, torch_threads_for
 from apps.providers import local_embedder
 from apps.providers.registry import providers_warm
 from tests.processes import ROOT, celery_worker, wait_for, worker_log
@@ -59,9 +61,32 @@ def test_worker_pool_processes_run_one_torch_thread_at_a_lower_priority() -> Non
         (child,) = _children(process.pid)
         assert _nice(child) == 10
         assert _nice(process.pid) == 0  # the pool's parent only supervises
+        # The worker leads a session of its own: its scheduling group yields to the API's too.
+        if autogroup_nice() is not None:
+            group = Path(f"/proc/{child}/autogroup").read_text()
+            assert group.split()[-1] == "10" and group == Path(f"/proc/{process.pid}/autogroup").read_text()
+            assert autogroup_nice() == 0  # this session's (the test runner's) is not the worker's
+
+
+@pytest.mark.unit
+def test_a_session_group_is_lowered_only_when_the_session_is_the_processs_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    group = tmp_path / "autogroup"
+    monkeypatch.setattr(cpu, "AUTOGROUP", group)
+    monkeypatch.setattr(cpu.os, "setpriority", lambda *args: None)  # this test process keeps its priority
+    monkeypatch.delenv(cpu.TORCH_THREADS_VARIABLE, raising=False)  # and its thread setting, afterwards
+    group.write_text("/autogroup-7 nice 0")
+    assert cpu.process_policy_apply(torch_threads=1, nice=10, own_session=False).session_nice == 0
+    assert group.read_text() == "/autogroup-7 nice 0"  # a shared session is left alone
+    assert cpu.process_policy_apply(torch_threads=1, nice=10, own_session=True).session_nice == 10
+    group.write_text("/autogroup-7 nice 15")
+    assert cpu.process_policy_apply(torch_threads=1, nice=10, own_session=True).session_nice == 15  # never raised
+    group.unlink()
+    assert cpu.process_policy_apply(torch_threads=1, nice=10, own_session=True).session_nice is None  # no groups
 
 
 def test_the_warm_start_loads_the_models_a_first_request_would() -> None:
     providers_warm()
-    assert local_embedder._MODEL._value is not None
+    assert local_embedder._MODELS[settings.LOCAL_EMBEDDING_PRECISION]._value is not None
     assert pipeline._PIPELINE._value is not None

@@ -4,7 +4,7 @@ from mirix_saas.settings.env import env_str
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "apps.platform.redis_cache.PooledRedisCache",
         "LOCATION": env_str("CACHE_URL"),
         "KEY_PREFIX": "mirix",
     }

@@ -152,13 +152,14 @@ def _process(argv: list[str], *, log_name: str, env: dict[str, str]) -> Iterator
             _stop(process)
 
 
-def _wait_warm(*, log_name: str) -> None:
-    """Wait until the child logging to ``log_name`` has a pool process with its models loaded."""
+def _wait_warm(*, log_name: str, kind: str = "worker", processes: int = 1) -> None:
+    """Wait until the child logging to ``log_name`` has ``processes`` processes of ``kind`` (a
+    worker's pool processes, a server's API processes) with their models loaded."""
     log_path = Path(settings.BASE_DIR) / "var" / f"bench-api-{log_name}.log"
     deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
-    while "process policy applied (kind=worker" not in log_path.read_text(errors="replace"):
+    while log_path.read_text(errors="replace").count(f"process policy applied (kind={kind}") < processes:
         if time.monotonic() > deadline:
-            raise CommandError(f"the worker did not warm up in time (see {log_path})")
+            raise CommandError(f"the {kind} processes did not warm up in time (see {log_path})")
         time.sleep(0.2)
 
 
@@ -439,6 +440,9 @@ class Command(BaseCommand):
                     "-w", str(workers), "--backlog", "256"]  # fmt: skip
         with _process(gunicorn, log_name=f"api-{workers}", env=env) as server:
             _wait_ready(base, server)
+            # /readyz answers once one process is warm; the first request is measured once all
+            # are, not while another warms up beside it on the same cores.
+            _wait_warm(log_name=f"api-{workers}", kind="api", processes=workers)
             yield base
 
     def _cell(self, send: loadgen.Request, *, clients: int, seconds: float, status: int, label: str) -> loadgen.Summary:

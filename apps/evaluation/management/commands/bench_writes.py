@@ -2,8 +2,9 @@
 accepted, and how many messages per second go through the API into searchable rows with the
 worker running.
 
-A gunicorn server and one Celery worker process (the indexing queue: it completes and indexes
-the writes) are started here, on the configured (by default embedded) Postgres and Redis.
+A gunicorn server and a Celery worker on the indexing queue (it completes and indexes the
+writes; ``--worker-processes`` pool processes, by default the embedded stack's) are started
+here, on the configured (by default embedded) Postgres and Redis.
 First one client writes one chat message at a time for ``--seconds`` (the accepted write's
 latency, the worker completing those writes meanwhile). Then ``--clients`` clients write for
 ``--seconds`` and the command waits until every write's job is finished: the messages written
@@ -67,7 +68,7 @@ from apps.platform.stats import percentile
 from apps.providers.registry import embedder, llm_for
 from apps.tenancy import services as tenancy
 from apps.tenancy.scope import organization_scope
-from infra.embedded.environment import postgres_dir
+from infra.embedded.environment import postgres_dir, worker_concurrency
 from mirix_saas.celery import app as celery_app
 
 DISTINCT_POOL, DISTINCT_SEED = 20_000, 7  # the general case's texts: enough that none is dealt twice
@@ -138,11 +139,17 @@ def _write_distinct(
 
 
 class Command(BaseCommand):
-    help = "Accepted-write latency and sustained ingestion through the API, with one worker process."
+    help = "Accepted-write latency and sustained ingestion through the API, with the worker running."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--clients", type=int, default=4, help="Concurrent clients of the sustained run.")
         parser.add_argument("--api-workers", type=int, default=1, help="gunicorn worker processes.")
+        parser.add_argument(
+            "--worker-processes",
+            type=int,
+            default=worker_concurrency(),
+            help="Celery pool processes (default: the embedded stack's, MIRIX_WORKER_CONCURRENCY or 2).",
+        )
         parser.add_argument("--seconds", type=float, default=20.0, help="Seconds each run sends writes.")
         parser.add_argument("--in-process", type=int, default=40, help="Writes of each in-process comparison.")
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
@@ -168,6 +175,7 @@ class Command(BaseCommand):
                 clients=clients,
                 seconds=seconds,
                 api=options["api_workers"],
+                pool=options["worker_processes"],
             )
             body += "\n\n" + self._in_process(organization.id, texts=texts, count=int(options["in_process"]))
             self.stdout.write(body)
@@ -186,12 +194,13 @@ class Command(BaseCommand):
         clients: int,
         seconds: float,
         api: int,
+        pool: int,
     ) -> str:
         headers = {"Authorization": f"Bearer {key}"}
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
         celery = [sys.executable, "-m", "celery", "-A", "mirix_saas", "worker", "-n", f"bench-writes-{os.getpid()}@%h",
-                  "-Q", "indexing", "-c", "1", "-P", "prefork",
+                  "-Q", "indexing", "-c", str(pool), "-P", "prefork",
                   "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"]  # fmt: skip
         gunicorn = [sys.executable, "-m", "gunicorn", "mirix_saas.wsgi:application", "-b", f"127.0.0.1:{port}",
                     "-w", str(api), "--timeout", "120", "--backlog", "256"]  # fmt: skip
@@ -224,7 +233,7 @@ class Command(BaseCommand):
         lines = [
             "## Writes over HTTP (`python manage.py bench_writes --write-docs`)",
             "",
-            f"gunicorn ({api} sync process), one Celery worker process on the indexing queue (it completes and "
+            f"gunicorn ({api} sync process), a Celery worker of {pool} pool process(es) on the indexing queue (it completes and "
             f"indexes the writes, ADR 0054), local providers, {platform.machine()}, {os.cpu_count()} cores; load "
             f"average {load:.1f} at the end (other work ran on the machine). A write counts when it is answered 202; "
             "searchable means from the first write to the last job finished.",
@@ -242,7 +251,7 @@ class Command(BaseCommand):
             f"| sustained ingestion, {clients} clients, {seconds:.0f} s of writes | {old.messages} messages in "
             f"{old.total:.1f} s from the first write to the last job finished: **{old.messages / old.total:.1f} "
             f"messages/s** searchable (the backlog drained {old.lag:.1f} s after the last write) |",
-            f"| indexing, one worker process | {old.rows} rows (episodic and semantic) completed, embedded and indexed: "
+            f"| indexing, {pool} worker process(es) | {old.rows} rows (episodic and semantic) completed, embedded and indexed: "
             f"**{old.rows / old.total:.1f} records/s** |",
             f"| jobs not succeeded | {old.failed} |",
             "",
