@@ -7,10 +7,11 @@ from mirix_saas.settings.env import MissingSetting, env_bool, env_int, env_optio
 _PROVIDERS = ("local", "openai")
 
 
-def _choice(name: str) -> str:
-    value = env_str(name, "local").strip().lower()
-    if value not in _PROVIDERS:
-        raise MissingSetting(f"environment variable {name} must be one of {', '.join(_PROVIDERS)}, got {value!r}")
+def _choice(name: str, options: tuple[str, ...] = _PROVIDERS) -> str:
+    """The variable's value, one of ``options`` (the first is the default)."""
+    value = env_str(name, options[0]).strip().lower()
+    if value not in options:
+        raise MissingSetting(f"environment variable {name} must be one of {', '.join(options)}, got {value!r}")
     return value
 
 
@@ -31,11 +32,7 @@ EMBEDDING_PROVIDER = _choice("MIRIX_EMBEDDING_PROVIDER")
 EMBEDDING_DIMENSION = env_int("MIRIX_EMBEDDING_DIMENSION", 384)
 # The local embedder's weights (ADR 0091): int8 (about twice as fast) or float32. Each is its
 # own embedding model: after changing it, `manage.py reembed` re-embeds the stored rows.
-LOCAL_EMBEDDING_PRECISION = env_str("MIRIX_LOCAL_EMBEDDING_PRECISION", "int8").strip().lower()
-if LOCAL_EMBEDDING_PRECISION not in ("int8", "float32"):
-    raise MissingSetting(
-        f"environment variable MIRIX_LOCAL_EMBEDDING_PRECISION must be int8 or float32, got {LOCAL_EMBEDDING_PRECISION!r}"
-    )
+LOCAL_EMBEDDING_PRECISION = _choice("MIRIX_LOCAL_EMBEDDING_PRECISION", ("int8", "float32"))
 
 _USES_OPENAI = "openai" in (LLM_PROVIDER, EMBEDDING_PROVIDER)
 OPENAI_BASE_URL = env_optional("MIRIX_OPENAI_BASE_URL")  # None: api.openai.com
