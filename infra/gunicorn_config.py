@@ -12,8 +12,9 @@ the command line. What it sets:
   JSON error shape instead of an HTML page.
 - the control socket under the var directory: one per stack, not one per machine.
 - every worker process, once it has loaded the application and before it takes a request,
-  applies its share of the cores and warms the local models (``mirix_saas.processes``,
-  ADR 0052): the first request after a start costs what a warm one does.
+  applies its share of the cores, warms the local models (``mirix_saas.processes``,
+  ADR 0052) and rehearses a write (ADR 0093): the first request after a start costs about
+  what a warm one does.
 """
 
 from __future__ import annotations
@@ -68,4 +69,4 @@ def post_worker_init(worker: Any) -> None:
     # Imported here: the application (and Django's settings) is loaded in the worker, not the master.
     from mirix_saas.processes import api_process_start
 
-    api_process_start(processes=worker.cfg.workers)
+    api_process_start(processes=worker.cfg.workers, application=worker.wsgi)

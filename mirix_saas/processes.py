@@ -14,6 +14,7 @@ import time
 from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIHandler
 from django.db import connections, transaction
 from django.urls import get_resolver
 
@@ -21,26 +22,28 @@ from apps.jobs.services import publisher_warm
 from apps.platform.cpu import ProcessPolicy, api_torch_threads, available_cores, process_policy_apply
 from apps.providers.local_embedder import inference_threads
 from apps.providers.registry import providers_warm
+from mirix_saas.rehearsal import write_rehearse
 
 logger = logging.getLogger("mirix_saas.processes")
 
 
-def api_process_start(*, processes: int) -> None:
-    """An API process of ``processes``: inference threads within its share of the cores, warm
-    models, a database connection."""
+def api_process_start(*, processes: int, application: WSGIHandler) -> None:
+    """An API process of ``processes`` serving ``application``: inference threads within its
+    share of the cores, warm models, a database connection, a rehearsed write."""
     cores = available_cores()
     threads = api_torch_threads(configured=settings.API_TORCH_THREADS, processes=processes, cores=cores)
     policy = process_policy_apply(torch_threads=threads, nice=0)
     _warm("api", policy, processes=processes, cores=cores)
     connections["default"].ensure_connection()
     if settings.WARM_START:
-        _request_path_warm()
+        _request_path_warm(application)
 
 
-def _request_path_warm() -> None:
+def _request_path_warm(application: WSGIHandler) -> None:
     """What a process's first request would otherwise do once: import every view (the URL
     configuration is imported on first resolve), connect the cache that holds the throttles,
-    and connect the task publisher. A failure here is logged: the request does it again."""
+    connect the task publisher, and rehearse a write (ADR 0093). A failure here is logged: the
+    request does it again."""
     try:
         resolver = get_resolver()
         resolver.url_patterns  # noqa: B018 - imports the URL configuration and its views
@@ -48,6 +51,9 @@ def _request_path_warm() -> None:
         cache.get("warm-start")
         publisher_warm()
         _catalog_warm()
+        status = write_rehearse(application)
+        if status != 202:
+            logger.warning("the write rehearsal answered %d, not 202", status)
     except Exception:
         logger.warning("request path warm-up failed", exc_info=True)
 

@@ -86,13 +86,14 @@ def test_job_of_another_organization_is_not_found() -> None:
 def test_an_api_process_warms_its_request_path_before_its_first_request() -> None:
     """ADR 0052: the URL configuration, its reverse map and the task publisher's broker
     connection are ready before the first request, which would otherwise pay for them."""
+    from django.core.handlers.wsgi import WSGIHandler
     from django.urls import get_resolver
 
     from mirix_saas.processes import _request_path_warm
 
     app.amqp._producer_pool = None  # as in a new process: no producer, no broker connection yet
     app._pool = None
-    _request_path_warm()
+    _request_path_warm(WSGIHandler())
     assert get_resolver()._populated
     with app.producer_or_acquire() as producer:  # the pooled producer the warm-up connected
         assert producer.connection.connected

@@ -559,7 +559,7 @@ class Command(BaseCommand):
             f"store, on the embedded Postgres and Redis, {platform.machine()} with {os.cpu_count()} cores shared by "
             "server, pool, database, the load generator and other work on the machine. Closed-loop clients over "
             f"HTTP keep-alive, {seconds:.0f} s per cell after a warm-up; the indexing a write cell queued is "
-            "drained before the next cell. A write is one chat message to the client's own subject (201); a "
+            "drained before the next cell. A write is one chat message to the client's own subject (202, accepted); a "
             "search is a graph-mode retrieval over that subject's history (200), the client cycling through "
             f"{questions} benchmark questions (so a question repeats after {questions} searches). Latencies "
             f"are of successful requests; any other status is an error ({errors} in all). Machine load "
