@@ -43,6 +43,16 @@ class Summary:
     error_kinds: dict[str, int]
 
 
+def merged(first: Sample | None, second: Sample) -> Sample:
+    """Two windows of the same cell as one: their requests, errors and seconds added up."""
+    if first is None:
+        return second
+    errors = dict(first.errors)
+    for kind, count in second.errors.items():
+        errors[kind] = errors.get(kind, 0) + count
+    return Sample(latencies=first.latencies + second.latencies, errors=errors, seconds=first.seconds + second.seconds)
+
+
 def summarize(sample: Sample, clients: int) -> Summary:
     successful = sample.latencies
     return Summary(

@@ -90,3 +90,14 @@ def test_batches_of_groups_writes_by_their_batch() -> None:
     batches = loadgen.batches_of(["t1", "t1", "t1", "t2", "t3", "t3"])
     assert (batches.count, batches.mean, batches.largest) == (3, 2.0, 3)
     assert loadgen.batches_of([]) == loadgen.Batches(count=0, mean=0.0, largest=0)
+
+
+def test_two_windows_of_a_cell_add_up_to_one() -> None:
+    first = loadgen.Sample(latencies=[0.010, 0.030], errors={"503": 1}, seconds=2.0)
+    second = loadgen.Sample(latencies=[0.020], errors={"503": 2, "429": 1}, seconds=1.0)
+    assert loadgen.merged(None, second) is second
+    both = loadgen.merged(first, second)
+    assert both.latencies == [0.010, 0.030, 0.020] and both.seconds == 3.0
+    assert both.errors == {"503": 3, "429": 1} and first.errors == {"503": 1}  # the windows are left as they were
+    summary = loadgen.summarize(both, clients=2)
+    assert summary.per_second == 1.0 and summary.requests == 7 and summary.p50_ms == 20.0

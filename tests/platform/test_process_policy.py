@@ -57,14 +57,15 @@ def test_api_processes_take_their_share_of_the_cores_at_normal_priority() -> Non
 def test_worker_pool_processes_run_one_torch_thread_at_a_lower_priority() -> None:
     with celery_worker(name="policy", concurrency=1, env=STARTING) as process:
         policies = wait_for(lambda: _policies(worker_log("policy"), "worker"), timeout=300)
-        assert policies == [(1, 10)]  # the loaded model's count once the warm start loaded it
+        assert policies == [(1, settings.WORKER_NICE)]  # the loaded model's count once the warm start loaded it
+        assert settings.WORKER_NICE == 19  # the lowest priority (ADR 0094)
         (child,) = _children(process.pid)
-        assert _nice(child) == 10
+        assert _nice(child) == 19
         assert _nice(process.pid) == 0  # the pool's parent only supervises
         # The worker leads a session of its own: its scheduling group yields to the API's too.
         if autogroup_nice() is not None:
             group = Path(f"/proc/{child}/autogroup").read_text()
-            assert group.split()[-1] == "10" and group == Path(f"/proc/{process.pid}/autogroup").read_text()
+            assert group.split()[-1] == "19" and group == Path(f"/proc/{process.pid}/autogroup").read_text()
             assert autogroup_nice() == 0  # this session's (the test runner's) is not the worker's
 
 

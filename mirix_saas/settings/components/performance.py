@@ -17,10 +17,11 @@ QUERY_EMBEDDING_CACHE_SIZE = env_int("MIRIX_QUERY_EMBEDDING_CACHE_SIZE", 1024)
 # Processes and threads (ADR 0052). An API process's torch threads, never more than its share
 # of the cores (cores // API processes; 0 asks for all of that share): one by default, as a
 # query's embedding gains little from more and loses much when another process takes a core;
-# a worker process's, and the niceness it lowers itself to, so indexing yields the cores.
+# a worker process's, and the niceness it lowers itself to (and its session's group, ADR
+# 0092), so indexing yields the cores: the lowest priority, ADR 0094.
 API_TORCH_THREADS = env_int("MIRIX_API_TORCH_THREADS", 1)
 WORKER_TORCH_THREADS = env_int("MIRIX_WORKER_TORCH_THREADS", 1)
-WORKER_NICE = env_int("MIRIX_WORKER_NICE", 10)
+WORKER_NICE = env_int("MIRIX_WORKER_NICE", 19)
 # Load and run the local models once before a process takes traffic.
 WARM_START = env_bool("MIRIX_WARM_START", True)
 # A Celery pool process has this long to warm up before the pool gives up on it.

@@ -254,7 +254,10 @@ class Run:
     """Everything one invocation measured."""
 
     measurements: list[Measurement] = field(default_factory=list)
-    cold_ms: dict[tuple[int, str], float] = field(default_factory=dict)  # (API processes, operation)
+    cold_ms: dict[tuple[int, str], list[float]] = field(
+        default_factory=dict
+    )  # (API processes, operation): each start's
+    round_rates: dict[tuple[int, str], list[float]] = field(default_factory=dict)  # each round's rate, most clients
     idle: loadgen.Summary | None = None
     busy: loadgen.Summary | None = None
     busy_indexed: int = 0  # records indexed during the busy window
@@ -282,6 +285,9 @@ class Command(BaseCommand):
         parser.add_argument("--clients", default="1,8", help="Concurrent client counts (comma-separated).")
         parser.add_argument("--api-workers", default="1,2", help="gunicorn worker counts (comma-separated).")
         parser.add_argument("--seconds", type=float, default=8.0, help="Measured seconds per operation and level.")
+        parser.add_argument(
+            "--rounds", type=int, default=2, help="Rounds of the process counts in turn; a cell's rounds add up."
+        )
         parser.add_argument("--worker-concurrency", type=int, default=2, help="Celery pool processes.")
         parser.add_argument("--profile", action="store_true", help="Report the server's own phase timings.")
         parser.add_argument("--baseline", action="store_true", help="Run with the policy before ADR 0052/0053.")
@@ -291,6 +297,8 @@ class Command(BaseCommand):
         logging.getLogger("apps").setLevel(logging.WARNING)
         clients = [int(c) for c in str(options["clients"]).split(",")]
         api_workers = [int(w) for w in str(options["api_workers"]).split(",")]
+        if int(options["rounds"]) < 1:
+            raise CommandError("--rounds must be at least 1")
         if max(clients) > BACKLOG_SUBJECTS.start:
             raise CommandError(f"at most {BACKLOG_SUBJECTS.start} clients")
         baseline = bool(options["baseline"])
@@ -310,6 +318,7 @@ class Command(BaseCommand):
                 clients=clients,
                 api_workers=api_workers,
                 seconds=float(options["seconds"]),
+                rounds=int(options["rounds"]),
                 worker_concurrency=int(options["worker_concurrency"]),
                 env=BASELINE_ENV if baseline else {},
                 profile=Profile(enabled=bool(options["profile"])),
@@ -317,6 +326,7 @@ class Command(BaseCommand):
             body = self._report(
                 run,
                 seconds=float(options["seconds"]),
+                rounds=int(options["rounds"]),
                 concurrency=options["worker_concurrency"],
                 baseline=baseline,
                 questions=len(questions),
@@ -341,11 +351,15 @@ class Command(BaseCommand):
         clients: list[int],
         api_workers: list[int],
         seconds: float,
+        rounds: int,
         worker_concurrency: int,
         env: dict[str, str],
         profile: Profile,
     ) -> Run:
-        headers = {"Authorization": f"Bearer {key}", **profile.headers()}
+        # The load cells go untimed: timing each statement costs CPU (and the in-process search
+        # pays none). The phase profile comes from cells of its own, on the first process count.
+        headers = {"Authorization": f"Bearer {key}"}
+        timed_headers = {**headers, **profile.headers()}
         celery = [sys.executable, "-m", "celery", "-A", "mirix_saas", "worker", "-n", f"bench-api-{os.getpid()}@%h",
                   "-Q", ",".join(settings.CELERY_QUEUES), "-c", str(worker_concurrency), "-P", "prefork",
                   "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"]  # fmt: skip
@@ -366,7 +380,9 @@ class Command(BaseCommand):
                 # must not run during the idle window. The backlog below is queued with none too.
                 _stop(seeding_worker)
                 loadgen.run_closed_loop(search, clients=1, seconds=3.0, expected_status=200)  # warm-up
-                run.idle = self._cell(search, clients=1, seconds=seconds, status=200, label="search, no worker")
+                run.idle = loadgen.summarize(
+                    self._cell(search, clients=1, seconds=seconds, status=200, label="search, no worker"), 1
+                )
                 configured = int(env.get("MIRIX_API_TORCH_THREADS") or settings.API_TORCH_THREADS)
                 run.in_process, run.alternating_http = self._in_process(
                     organization_id=organization_id,
@@ -390,7 +406,9 @@ class Command(BaseCommand):
                     _tree_cpu_seconds(indexer.pid),
                     time.monotonic(),
                 )
-                run.busy = self._cell(search, clients=1, seconds=seconds, status=200, label="search, worker indexing")
+                run.busy = loadgen.summarize(
+                    self._cell(search, clients=1, seconds=seconds, status=200, label="search, worker indexing"), 1
+                )
                 run.busy_worker_cpu = (_tree_cpu_seconds(indexer.pid) - cpu_start) / (time.monotonic() - window_start)
                 run.busy_indexed = self._indexed(organization_id) - indexed_start
                 run.busy_pending_at_end = self._pending(organization_id)
@@ -400,37 +418,86 @@ class Command(BaseCommand):
                 )
                 self._drain(organization_id)
 
-            # 2. Each process count: cold requests, then the load cells.
-            for workers in api_workers:
-                with self._server(workers, env) as base:
-                    write = functools.partial(_write, base=base, headers=headers, texts=texts)
-                    search = functools.partial(_search, base=base, headers=headers, questions=questions)
-                    for operation, first in (("search", search), ("write", write)):  # the first after the start
-                        began = time.perf_counter()
-                        with requests.Session() as session:
-                            status = first(session, 0, 0).status_code
-                        run.cold_ms[(workers, operation)] = (time.perf_counter() - began) * 1000
-                        if status != OPERATIONS[operation]:
-                            raise CommandError(f"the first {operation} answered {status}")
-                    loadgen.run_closed_loop(
-                        write, clients=2 * workers, seconds=3.0, expected_status=OPERATIONS["write"]
-                    )
-                    loadgen.run_closed_loop(search, clients=2 * workers, seconds=3.0, expected_status=200)
-                    self._drain(organization_id)
-                    for count in clients:
-                        for operation, status in OPERATIONS.items():
-                            send = functools.partial(
-                                write if operation == "write" else search,
-                                on_response=functools.partial(profile.collect, (workers, count, operation)),
+            # 2. Rounds of each process count in turn (the machine's speed drifts between
+            # minutes, and the ratios compare counts measured minutes apart): a server started
+            # afresh, its first requests, then the load cells. A cell's samples add up over rounds.
+            samples: dict[tuple[int, int, str], loadgen.Sample] = {}
+            for round_number in range(rounds):
+                for workers in api_workers:
+                    with self._server(workers, env) as base:
+                        write = functools.partial(_write, base=base, headers=headers, texts=texts)
+                        search = functools.partial(_search, base=base, headers=headers, questions=questions)
+                        for operation, first in (("search", search), ("write", write)):  # the first after the start
+                            began = time.perf_counter()
+                            with requests.Session() as session:
+                                status = first(session, 0, 0).status_code
+                            run.cold_ms.setdefault((workers, operation), []).append(
+                                (time.perf_counter() - began) * 1000
                             )
-                            summary = self._cell(
-                                send, clients=count, seconds=seconds, status=status,
-                                label=f"{workers} api × {count:>2} clients {operation:<6}",
+                            if status != OPERATIONS[operation]:
+                                raise CommandError(f"the first {operation} answered {status}")
+                        loadgen.run_closed_loop(
+                            write, clients=2 * workers, seconds=3.0, expected_status=OPERATIONS["write"]
+                        )
+                        loadgen.run_closed_loop(search, clients=2 * workers, seconds=3.0, expected_status=200)
+                        self._drain(organization_id)
+                        for count in clients:
+                            for operation, status in OPERATIONS.items():
+                                sample = self._cell(
+                                    write if operation == "write" else search, clients=count, seconds=seconds,
+                                    status=status,
+                                    label=f"round {round_number + 1}: {workers} api × {count:>2} clients {operation:<6}",
+                                )  # fmt: skip
+                                samples[(workers, count, operation)] = loadgen.merged(
+                                    samples.get((workers, count, operation)), sample
+                                )
+                                if count == max(clients):
+                                    run.round_rates.setdefault((workers, operation), []).append(
+                                        loadgen.summarize(sample, count).per_second
+                                    )
+                                if operation == "write":
+                                    self._drain(organization_id)
+                        if profile.enabled and round_number == 0 and workers == api_workers[0]:
+                            self._profile_cells(
+                                profile, base=base, headers=timed_headers, texts=texts, questions=questions,
+                                workers=workers, clients=clients, seconds=seconds, organization_id=organization_id,
                             )  # fmt: skip
-                            run.measurements.append(Measurement(workers, operation, summary))
-                            if operation == "write":
-                                self._drain(organization_id)
+            run.measurements = [
+                Measurement(workers, operation, loadgen.summarize(sample, count))
+                for (workers, count, operation), sample in samples.items()
+            ]
         return run
+
+    def _profile_cells(
+        self,
+        profile: Profile,
+        *,
+        base: str,
+        headers: dict[str, str],
+        texts: list[str],
+        questions: list[str],
+        workers: int,
+        clients: list[int],
+        seconds: float,
+        organization_id: uuid.UUID,
+    ) -> None:
+        """The load cells again with ``X-Server-Timing``, each answer's phases collected."""
+        for count in clients:
+            for operation, status in OPERATIONS.items():
+                collect = functools.partial(profile.collect, (workers, count, operation))
+                send: loadgen.Request = (
+                    functools.partial(_write, base=base, headers=headers, texts=texts, on_response=collect)
+                    if operation == "write"
+                    else functools.partial(
+                        _search, base=base, headers=headers, questions=questions, on_response=collect
+                    )
+                )
+                self._cell(
+                    send, clients=count, seconds=seconds, status=status,
+                    label=f"{workers} api × {count:>2} clients {operation:<6} timed",
+                )  # fmt: skip
+                if operation == "write":
+                    self._drain(organization_id)
 
     @contextmanager
     def _server(self, workers: int, env: dict[str, str]) -> Iterator[str]:
@@ -445,16 +512,15 @@ class Command(BaseCommand):
             _wait_warm(log_name=f"api-{workers}", kind="api", processes=workers)
             yield base
 
-    def _cell(self, send: loadgen.Request, *, clients: int, seconds: float, status: int, label: str) -> loadgen.Summary:
-        summary = loadgen.summarize(
-            loadgen.run_closed_loop(send, clients=clients, seconds=seconds, expected_status=status), clients
-        )
+    def _cell(self, send: loadgen.Request, *, clients: int, seconds: float, status: int, label: str) -> loadgen.Sample:
+        sample = loadgen.run_closed_loop(send, clients=clients, seconds=seconds, expected_status=status)
+        summary = loadgen.summarize(sample, clients)
         tqdm.write(
             f"  {label}: {summary.per_second:7.1f} req/s  p50 {summary.p50_ms:6.0f} ms  "
             f"p95 {summary.p95_ms:6.0f} ms  p99 {summary.p99_ms:6.0f} ms  errors {summary.errors} "
             f"{summary.error_kinds or ''}"
         )
-        return summary
+        return sample
 
     def _send_all(self, send: loadgen.Request, *, clients: int, each: int, status: int) -> None:
         """``each`` requests from each of ``clients`` clients, all of which must succeed."""
@@ -537,7 +603,9 @@ class Command(BaseCommand):
         )
         return in_process, over_http
 
-    def _report(self, run: Run, *, seconds: float, concurrency: int, baseline: bool, questions: int) -> str:
+    def _report(
+        self, run: Run, *, seconds: float, rounds: int, concurrency: int, baseline: bool, questions: int
+    ) -> str:
         measurements = run.measurements
         errors = sum(m.summary.errors for m in measurements)
         load = os.getloadavg()
@@ -547,8 +615,8 @@ class Command(BaseCommand):
             "every process, the worker at normal priority, no query-embedding cache)"
             if baseline
             else "The policy of ADR 0052/0053 (models warmed before traffic, one inference thread per API process "
-            "within cores // API processes, worker pool processes at nice 10 with one inference thread (ONNX "
-            "Runtime, ADR 0063), query embeddings cached per organization)"
+            f"within cores // API processes, worker pool processes at nice {settings.WORKER_NICE} with one "
+            "inference thread (ONNX Runtime, ADR 0063), query embeddings cached per organization)"
         )
         title = "## API load (`python manage.py bench_api --profile --write-docs" + (" --baseline" if baseline else "")
         lines = [
@@ -558,7 +626,9 @@ class Command(BaseCommand):
             f"`infra.gunicorn_config`) and a Celery pool of {concurrency} prefork processes indexing what the writes "
             f"store, on the embedded Postgres and Redis, {platform.machine()} with {os.cpu_count()} cores shared by "
             "server, pool, database, the load generator and other work on the machine. Closed-loop clients over "
-            f"HTTP keep-alive, {seconds:.0f} s per cell after a warm-up; the indexing a write cell queued is "
+            f"HTTP keep-alive, {seconds:.0f} s per cell after a warm-up, in {rounds} round(s) of every process "
+            "count in turn, each with a server started afresh (a cell's figures add its rounds up); the "
+            "indexing a write cell queued is "
             "drained before the next cell. A write is one chat message to the client's own subject (202, accepted); a "
             "search is a graph-mode retrieval over that subject's history (200), the client cycling through "
             f"{questions} benchmark questions (so a question repeats after {questions} searches). Latencies "
@@ -573,21 +643,23 @@ class Command(BaseCommand):
                 for m in measurements
             ],
             "",
-            "Scaling with API processes (requests/s at the largest client count, relative to one process):",
+            "Scaling with API processes (requests/s at the largest client count, relative to one process; "
+            "then each round's ratio of the most processes to one):",
             "",
-            "| operation | " + " | ".join(f"{w} process(es)" for w in counts) + " |",
-            "|---|" + "---|" * len(counts),
-            *[self._scaling_row(measurements, operation) for operation in OPERATIONS],
+            "| operation | " + " | ".join(f"{w} process(es)" for w in counts) + " | each round |",
+            "|---|" + "---|" * (len(counts) + 1),
+            *[self._scaling_row(run, operation) for operation in OPERATIONS],
             "",
-            "First request after the server is ready (cold) against the warm p50 of the same process count at "
-            "one client:",
+            "First request after the server is ready (cold, each start) against the warm p50 of the same process "
+            "count at one client:",
             "",
             "| API processes | operation | first ms | warm p50 ms | first / warm |",
             "|---|---|---|---|---|",
             *[
-                f"| {workers} | {operation} | {first:.0f} | {run.warm_p50(workers, operation):.0f} | "
-                f"{first / run.warm_p50(workers, operation):.2f}× |"
-                for (workers, operation), first in sorted(run.cold_ms.items())
+                f"| {workers} | {operation} | {', '.join(f'{ms:.0f}' for ms in firsts)} | "
+                f"{run.warm_p50(workers, operation):.0f} | "
+                f"{', '.join(f'{ms / run.warm_p50(workers, operation):.2f}×' for ms in firsts)} |"
+                for (workers, operation), firsts in sorted(run.cold_ms.items())
             ],
         ]
         if (
@@ -627,7 +699,9 @@ class Command(BaseCommand):
     def _profile_table(self, profile: Profile, workers: int) -> list[str]:
         """Mean and p50 of each phase per operation and client count, from ``Server-Timing``."""
         lines = [
-            f"Where the time goes ({workers} API process(es); the server's own `Server-Timing` phases, exclusive: "
+            f"Where the time goes ({workers} API process(es), cells of their own after the load cells: the load "
+            "cells above send no timing header, since timing every statement costs the server CPU; the server's "
+            "own `Server-Timing` phases, exclusive: "
             "`sql` is every SQL statement, `graph` every statement over the graph and its adjacency index, `retrieval` the search's own Python "
             "(planning, ranking, fusion), `routing`/`writing`/`embedding`/`database` the write path's stopwatch "
             "(`database`: its ORM work outside SQL), `auth` key, scopes and throttles, `audit` the audit entry, "
@@ -647,16 +721,21 @@ class Command(BaseCommand):
             lines.append(f"| {operation} | {clients} | {len(timings)} | " + " | ".join(cells) + " |")
         return lines
 
-    def _scaling_row(self, measurements: list[Measurement], operation: str) -> str:
-        top = max(m.summary.clients for m in measurements)
+    def _scaling_row(self, run: Run, operation: str) -> str:
+        top = max(m.summary.clients for m in run.measurements)
         rates = {
             m.api_workers: m.summary.per_second
-            for m in measurements
+            for m in run.measurements
             if m.operation == operation and m.summary.clients == top
         }
         base = rates.get(min(rates), math.nan) if rates else math.nan
         cells = [f"{rate:.1f} ({rate / base:.2f}×)" for _, rate in sorted(rates.items())]
-        return f"| {operation} | " + " | ".join(cells) + " |"
+        fewest, most = (
+            run.round_rates.get((min(rates), operation), []),
+            run.round_rates.get((max(rates), operation), []),
+        )
+        each = ", ".join(f"{high / low:.2f}×" for low, high in zip(fewest, most, strict=True))
+        return f"| {operation} | " + " | ".join(cells) + f" | {each} |"
 
     def _plot(self, measurements: list[Measurement], clients: list[int]) -> None:
         import matplotlib
