@@ -11,6 +11,10 @@ hiking"), so unrelated facts never share a key.
 A change stated as a change ("moved from Porto to Lyon", "I don't eat meat anymore", "the call
 moved to Mondays", "I quit the bakery and joined a startup") is recognised too: the reading
 says it is one and names the old value when the sentence does.
+
+The vocabulary here (the families, their cue words, a token's lemma) is shared with the reader
+of questions (``apps.language.questions``), which imports from this module and never the
+other way round.
 """
 
 from __future__ import annotations
@@ -140,12 +144,12 @@ _CHANGE_MARKERS = re.compile(r"\b(?:any\s*more|no\s+longer|no\s+more|instead|the
 _PREFERENCE_PREDICATES = frozenset({"like", "love", "enjoy", "prefer", "adore", "hate", "dislike"})
 _FIRST_PERSON = frozenset({"i", "we"})
 _FIRST_PERSON_POSSESSIVE = frozenset({"my", "our"})
-_SUBJECT_DEPS = ("nsubj", "nsubjpass")
+SUBJECT_DEPS = ("nsubj", "nsubjpass")
 _OBJECT_DEPS = ("dobj", "attr", "acomp", "oprd", "pobj")
 _PLACE_LABELS = frozenset({"GPE", "LOC"})
 _NOT_PLACES = frozenset({"PERSON", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "PRODUCT", "WORK_OF_ART"})
 # Job words that, owned by the speaker, name a person rather than the job ("my manager is Claire").
-_JOB_ITSELF = frozenset({"job", "career", "employer", "company", "workplace", "startup", "firm", "office"})
+JOB_ITSELF = frozenset({"job", "career", "employer", "company", "workplace", "startup", "firm", "office"})
 # Verbs whose "for" object is the value: "I pay for a gym membership", "signed up for the 10k".
 _FOR_VALUE_PREDICATES = frozenset({"pay", "sign", "register", "enter", "train", "enrol", "enroll", "apply"})
 # A commitment to a passing thing ("signed up for the Lyon 10k") is a lasting fact of the speaker.
@@ -158,8 +162,8 @@ _ROUTINE_FAMILIES = frozenset({"rent", "wake-up time", "commute", "gym", "diet",
 # A recurring conversation is a call ("now we talk every other Wednesday").
 _TALK_PREDICATES = frozenset({"talk", "speak", "chat", "videochat", "facetime", "call", "phone", "ring"})
 _THIRD_PERSON = frozenset({"he", "she"})
-_COMMUTE_PREDICATES = frozenset({"ride", "cycle", "bike", "walk", "drive", "take", "commute", "get", "go"})
-_WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
+COMMUTE_PREDICATES = frozenset({"ride", "cycle", "bike", "walk", "drive", "take", "commute", "get", "go"})
+WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
 # Verbs that give the speaker one more value of a family of several ("we adopted a greyhound",
 # "I have two cats", "I'm allergic to peanuts"); with another verb the thing is only its object.
 _HAVING_PREDICATES = frozenset({"have", "adopt", "get", "own", "rescue", "foster", "be", "keep", "buy"})
@@ -216,14 +220,14 @@ def attribute_vocabulary() -> list[str]:
 # --- reading a sentence -------------------------------------------------------------------
 
 
-def _lemma(token: Token) -> str:
+def token_lemma(token: Token) -> str:
     return token.lemma_.lower()
 
 
 def _subject(clause: Token) -> Token | None:
     """The clause's subject, or for a verb joined to another without one ("Efua packed up and
     moved to Calgary"), the subject of the verb it is joined to."""
-    own = next((child for child in clause.children if child.dep_ in _SUBJECT_DEPS), None)
+    own = next((child for child in clause.children if child.dep_ in SUBJECT_DEPS), None)
     if own is None and _shares_subject(clause):
         return _subject(clause.head)
     return own
@@ -234,7 +238,7 @@ def _shares_subject(token: Token) -> bool:
         token.dep_ == "conj"
         and token.pos_ in ("VERB", "AUX")
         and token.head.pos_ in ("VERB", "AUX")
-        and not any(child.dep_ in _SUBJECT_DEPS for child in token.children)
+        and not any(child.dep_ in SUBJECT_DEPS for child in token.children)
     )
 
 
@@ -253,7 +257,7 @@ def _predicate(clause: Token) -> Token:
     for child in clause.children:
         if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX"):
             return child
-    if _lemma(clause) in _RETURN_PREDICATES:
+    if token_lemma(clause) in _RETURN_PREDICATES:
         heads = [clause, *(child for child in clause.children if child.dep_ == "advmod")]  # "went back to"
         for child in (c for head in heads for c in head.children):
             if child.dep_ == "prep" and child.lower_ == "to":
@@ -295,23 +299,23 @@ _SEEKING = frozenset({"hunting", "hunt", "search", "searching", "seeking"})
 def _words_of(token: Token) -> list[str]:
     """The lemma of a value's head and of its compounds ("bakery life" → life, bakery); none
     for a search ("I'm job hunting" states no job)."""
-    if _lemma(token) in _SEEKING or token.lower_ in _SEEKING:
+    if token_lemma(token) in _SEEKING or token.lower_ in _SEEKING:
         return []
     # "car-free", "meat-free": the thing one is free of is the value's word
-    freed = [_lemma(child) for child in token.children if child.dep_ == "npadvmod" and token.lower_ == "free"]
+    freed = [token_lemma(child) for child in token.children if child.dep_ == "npadvmod" and token.lower_ == "free"]
     return [
-        _lemma(token),
+        token_lemma(token),
         token.lower_,
-        *(_lemma(child) for child in token.children if child.dep_ == "compound"),
+        *(token_lemma(child) for child in token.children if child.dep_ == "compound"),
         *freed,
     ]
 
 
-def _family_of_word(word: str) -> AttributeFamily | None:
+def family_of_word(word: str) -> AttributeFamily | None:
     return next((family for family in ATTRIBUTE_FAMILIES if word in family.words), None)
 
 
-def _family_of_predicate(lemma: str) -> AttributeFamily | None:
+def family_of_predicate(lemma: str) -> AttributeFamily | None:
     return next((family for family in ATTRIBUTE_FAMILIES if lemma in family.predicates), None)
 
 
@@ -327,7 +331,7 @@ _WEEKDAY = re.compile(rf"(?:{weekday_alternation()})s?", re.IGNORECASE)
 def _placed(token: Token) -> bool:
     """A place where one lives: a city or country, or a proper name after "in", "to" or "from"
     that the tagger took for a person ("We moved to Lyon"); a street names none."""
-    if _lemma(token) in _STREET_WORDS:
+    if token_lemma(token) in _STREET_WORDS:
         return False
     named_where = token.pos_ == "PROPN" and token.dep_ == "pobj" and token.head.lower_ in ("in", "to", "from")
     mistaken = token.ent_type_ == "PERSON" or (token.ent_type_ == "DATE" and month_number(token.lower_) is None)
@@ -335,7 +339,7 @@ def _placed(token: Token) -> bool:
 
 
 # Words of a family of several values that name the family, not one value ("a pet", "allergic").
-_FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet", "language"})
+FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet", "language"})
 
 
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
@@ -345,9 +349,9 @@ def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Tok
         if family.attribute == "allergy":  # "allergic to peanuts": the value is what one is allergic to
             value = next((token for token in values if token.dep_ in ("pobj", "xcomp")), value)
         if value.pos_ == "PROPN":  # "my dog Rex": the kind is the family's word before the name
-            value = next((c for c in value.children if c.dep_ == "compound" and _lemma(c) in family.words), value)
-        if _lemma(value) not in _FAMILY_NOUNS:
-            return f"{family.attribute}: {_lemma(value)}"
+            value = next((c for c in value.children if c.dep_ == "compound" and token_lemma(c) in family.words), value)
+        if token_lemma(value) not in FAMILY_NOUNS:
+            return f"{family.attribute}: {token_lemma(value)}"
     return family.attribute
 
 
@@ -357,15 +361,15 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
     recurring = bool(_RECURRENCE.search(span.text))
     if (
         subject is not None
-        and _lemma(subject) in SCHEDULE_WORDS
-        and (_lemma(clause) in _SCHEDULE_PREDICATES or recurring)
+        and token_lemma(subject) in SCHEDULE_WORDS
+        and (token_lemma(clause) in _SCHEDULE_PREDICATES or recurring)
     ):
-        return f"schedule: {_lemma(subject)}"
+        return f"schedule: {token_lemma(subject)}"
     if recurring:
         for token in objects:
-            if _lemma(token) in SCHEDULE_WORDS:
-                return f"schedule: {_lemma(token)}"
-        if _lemma(clause) in _TALK_PREDICATES:
+            if token_lemma(token) in SCHEDULE_WORDS:
+                return f"schedule: {token_lemma(token)}"
+        if token_lemma(clause) in _TALK_PREDICATES:
             return "schedule: call"  # "now we talk every other Wednesday at lunchtime"
     return None
 
@@ -383,7 +387,7 @@ def with_schedule_referent(span: Span, before: str) -> str | None:
     sentence with "it" replaced by the recurring event the text before it names last ("We moved
     the call to Saturdays"), when the sentence moves "it" to a recurring time; else None."""
     predicate = _predicate(span.root)
-    if _lemma(predicate) not in _SCHEDULE_PREDICATES or not _RECURRENCE.search(span.text):
+    if token_lemma(predicate) not in _SCHEDULE_PREDICATES or not _RECURRENCE.search(span.text):
         return None
     named = [
         f"the {word.removesuffix('s')}" for word in _words_before(before) if word.removesuffix("s") in SCHEDULE_WORDS
@@ -402,7 +406,7 @@ def with_ended_referent(span: Span, before: str, question: Span | None = None) -
     you still go to Basic-Fit?" — "I cancelled Basic-Fit"): the stored fact naming it says
     what it is."""
     predicate = _predicate(span.root)
-    if _lemma(predicate) not in _LEAVE_PREDICATES:
+    if token_lemma(predicate) not in _LEAVE_PREDICATES:
         return None
     things = [f"the {word}" for word in _words_before(before) if _ended_thing(word)]
     named = things or [name for name in [_asked_thing(question)] if name]
@@ -440,7 +444,7 @@ def _it_replaced(span: Span, predicate: Token, deps: frozenset[str], named: list
 
 def _ended_thing(word: str) -> bool:
     """A word of a family whose value one can end: a car, a gym membership, a diet, a job."""
-    family = _family_of_word(word)
+    family = family_of_word(word)
     return family is not None and family.attribute in _ENDED_FAMILIES
 
 
@@ -463,7 +467,7 @@ def ended_name(span: Span) -> str | None:
     for clause in _clauses(span):
         predicate = _predicate(clause)
         subject = _subject(clause)
-        had_to = _lemma(clause) == "have" and clause.tag_ == "VBD"  # "We had to put Moose down": done
+        had_to = token_lemma(clause) == "have" and clause.tag_ == "VBD"  # "We had to put Moose down": done
         if (_is_unrealised(clause) and not had_to) or _is_unrealised(predicate):
             continue  # "I'll sell the Caravan before the move": a plan
         if subject is not None and is_first_person(subject) and _ends_object(predicate):
@@ -478,7 +482,7 @@ def ended_name(span: Span) -> str | None:
 
 
 def _ends_object(predicate: Token) -> bool:
-    lemma = _lemma(predicate)
+    lemma = token_lemma(predicate)
     particle = _ENDING_PARTICLES.get(lemma)
     if particle is not None:
         return any(child.lower_ == particle for child in predicate.children)
@@ -487,7 +491,7 @@ def _ends_object(predicate: Token) -> bool:
 
 def _is_gone(predicate: Token) -> bool:
     """ "… died", "… passed away", "… is gone", "… was sold"."""
-    lemma = _lemma(predicate)
+    lemma = token_lemma(predicate)
     if lemma == "die" or (lemma == "pass" and any(child.lower_ == "away" for child in predicate.children)):
         return True
     if lemma == "be":
@@ -498,7 +502,7 @@ def _is_gone(predicate: Token) -> bool:
 
 def is_possession(attribute: str) -> bool:
     """An attribute of a thing one has and can lose: a pet, a car, a gym membership."""
-    family = _family_named(attribute.partition(":")[0])
+    family = family_named(attribute.partition(":")[0])
     return family is not None and (family.attribute == "pet" or family.attribute in _ENDED_FAMILIES)
 
 
@@ -511,18 +515,18 @@ def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
     """A pet introduced without a verb of having: "Meet Biscuit, our new puppy!", "Say hi to
     Luna, a rescue greyhound.", or "And meet Pickle! A three-legged grey tabby cat …" (the name
     in the sentence before); else None."""
-    if any(token.dep_ in _SUBJECT_DEPS for token in span):
+    if any(token.dep_ in SUBJECT_DEPS for token in span):
         return None  # "Moose is a beagle": a sentence about the animal, not an introduction
     for token in span:
-        family = _family_of_word(_lemma(token))
+        family = family_of_word(token_lemma(token))
         if family is None or family.attribute != "pet" or token.pos_ != "NOUN":
             continue
         if token.dep_ == "appos" and token.head.pos_ == "PROPN":
-            return PetIntroduction(f"I have a {_lemma(token)} named {token.head.text}", named_before=False)
-        if token.dep_ == "ROOT" and previous is not None and not any(t.dep_ in _SUBJECT_DEPS for t in previous):
+            return PetIntroduction(f"I have a {token_lemma(token)} named {token.head.text}", named_before=False)
+        if token.dep_ == "ROOT" and previous is not None and not any(t.dep_ in SUBJECT_DEPS for t in previous):
             name = next((t for t in previous if t.pos_ == "PROPN" and t.dep_ in ("dobj", "pobj")), None)
             if name is not None:  # "Meet Pickle! A … cat"
-                return PetIntroduction(f"I have a {_lemma(token)} named {name.text}", named_before=True)
+                return PetIntroduction(f"I have a {token_lemma(token)} named {name.text}", named_before=True)
     return None
 
 
@@ -537,39 +541,19 @@ def accepted_offer(span: Span) -> str | None:
     offered and accepted, as a statement of taking it ("I took the senior test engineer job");
     else None (an offer alone is not the speaker's job)."""
     for token in span:
-        if _lemma(token) != "offer" or not any(
+        if token_lemma(token) != "offer" or not any(
             c.dep_ in ("dative", "dobj") and c.lower_ == "me" for c in token.children
         ):
             continue
-        job = next((c for c in token.children if c.dep_ == "dobj" and _lemma(c) in _OFFERED), None)
+        job = next((c for c in token.children if c.dep_ == "dobj" and token_lemma(c) in _OFFERED), None)
         if job is not None and _ACCEPTING.search(span.doc[job.i : span.end].text):
             return f"I took {span.doc[job.left_edge.i : job.i + 1].text}"
     return None
 
 
-def with_asked_attribute(span: Span, question: Span | None) -> str | None:
-    """ "14 September, same as always.", said as the answer to "When is your birthday
-    again?": the sentence read as a statement of the attribute asked ("My birthday is 14
-    September, same as always."), when it is a fragment (no subject) that holds a value and
-    the question asks the listener for one of their facts; else None."""
-    if question is None or not any(token.lower_ in ("you", "your") for token in question):
-        return None
-    if any(token.dep_ in _SUBJECT_DEPS for token in span):
-        return None  # a sentence of its own, not a fragment
-    for group in asked_key(question).groups:
-        for attribute in group:
-            family = _family_named(attribute.removesuffix(":"))
-            if family is None or family.attribute not in family.words:
-                continue
-            if any(token.ent_type_ or token.like_num or _lemma(token) in family.words for token in span):
-                return f"My {family.attribute} is {span.text}"  # a value: a name, a date, a number, a family word
-            return None
-    return None
-
-
 def _previous_value(predicate: Token, span: Span) -> tuple[bool, str | None]:
     """Is the clause stated as a change, and which old value does it name?"""
-    lemma = _lemma(predicate)
+    lemma = token_lemma(predicate)
     for child in predicate.children:
         if child.dep_ == "prep" and child.lower_ == "from" and lemma in _FROM_TO_PREDICATES:
             value = next((g for g in child.children if g.dep_ == "pobj"), None)
@@ -617,30 +601,30 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     verb before it ("I cancelled the gym and joined Basic-Fit") states a family's fact by its
     words or a place, not by a verb alone: "join" is as often a gym as a job."""
     by_verb = not _shares_subject(clause)
-    if _lemma(clause) in _COMMUTE_PREDICATES and any(
-        child.dep_ == "xcomp" and _lemma(child) == "work" and not any(g.dep_ == "prt" for g in child.children)
+    if token_lemma(clause) in COMMUTE_PREDICATES and any(
+        child.dep_ == "xcomp" and token_lemma(child) == "work" and not any(g.dep_ == "prt" for g in child.children)
         for child in clause.children
     ):
         return "commute", clause  # "I take the bus to work"
     if _is_place_of_origin(clause):
         return "birthplace", clause  # "Kumasi, born and raised", "I grew up in Kumasi"
     predicate = _predicate(clause)
-    if _lemma(predicate) in _PREFERENCE_PREDICATES:
+    if token_lemma(predicate) in _PREFERENCE_PREDICATES:
         return None  # likes are many at once: "love hiking" and "love painting" are two facts
     objects = [predicate] if _state_fragment(predicate) else _objects(predicate)
     schedule = _schedule(predicate, subject, objects, span)
     if schedule:
         return schedule, predicate
-    lemma = _lemma(predicate)
-    if _reports_to(predicate):
+    lemma = token_lemma(predicate)
+    if reports_to(predicate):
         return "manager", predicate  # "I report to Annika Lund now"
     phrasal = _phrasal_reading(predicate, lemma)
     if phrasal is not None:
         return phrasal, predicate
-    if lemma in _EVENT_VERBS and _RECURRENCE.search(span.text):
-        return f"schedule: {_EVENT_VERBS[lemma]}", predicate  # "we rehearse on Wednesday nights"
-    if lemma in _COMMUTE_PREDICATES and any(
-        child.dep_ == "prep" and child.lower_ == "to" and any(_lemma(g) in _WORKPLACES for g in child.children)
+    if lemma in EVENT_VERBS and _RECURRENCE.search(span.text):
+        return f"schedule: {EVENT_VERBS[lemma]}", predicate  # "we rehearse on Wednesday nights"
+    if lemma in COMMUTE_PREDICATES and any(
+        child.dep_ == "prep" and child.lower_ == "to" and any(token_lemma(g) in WORKPLACES for g in child.children)
         for child in predicate.children
     ):
         return "commute", predicate  # "I ride my bike to the office"
@@ -669,23 +653,23 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         if not _is_value(value, owned):
             continue
         for word in _words_of(value):
-            family = _family_of_word(word)
+            family = family_of_word(word)
             if family is None:
                 continue
-            if value in owned and family.attribute == "job" and word not in _JOB_ITSELF:
-                return _owned_name(value), predicate  # "my manager", "Rafael is my manager"
+            if value in owned and family.attribute == "job" and word not in JOB_ITSELF:
+                return owned_name(value), predicate  # "my manager", "Rafael is my manager"
             if family.multi_valued and value not in owned and not _had(lemma, value, subject):
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
-            if family.attribute == "relationship" and word == _lemma(value) and _is_qualified_role(value):
+            if family.attribute == "relationship" and word == token_lemma(value) and is_qualified_role(value):
                 continue  # "my climbing partner": no partner
             if family.attribute == "team" and not any(child.pos_ == "PROPN" for child in value.children):
                 continue  # "a fan of jazz", "your biggest fan": no team named
             if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
                 return "job", predicate  # "she's a clinical instructor": what she is, not whom she has
             return _attribute_of(family, value, values), predicate
-    family = _family_of_predicate(lemma)
+    family = family_of_predicate(lemma)
     if family is None and lemma == "get" and any(c.lower_ == "up" for c in predicate.children):
         family = next(f for f in ATTRIBUTE_FAMILIES if f.attribute == "wake-up time")
     if family is not None and not _verb_states(family, predicate, values):
@@ -720,10 +704,10 @@ def _is_place_of_origin(clause: Token) -> bool:
     """A place stated as where one was born or grew up: "Kumasi, born and raised" (a place the
     verbless sentence describes) or "I grew up in Kumasi"."""
     if _is_place(clause) and clause.dep_ == "ROOT":
-        return any(child.dep_ == "acl" and _lemma(child) == "bear" for child in clause.children)
+        return any(child.dep_ == "acl" and token_lemma(child) == "bear" for child in clause.children)
     particles = {child.lower_ for child in clause.children if child.dep_ == "prt"}
     return (
-        _lemma(clause) == "grow"
+        token_lemma(clause) == "grow"
         and "up" in particles
         and any(
             child.dep_ == "prep"
@@ -754,11 +738,11 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
 def _sees_someone(predicate: Token) -> bool:
     """ "I've been seeing someone for three weeks", "I started seeing Ines": dating; not "I'm
     seeing Tom tomorrow" (a meeting)."""
-    if _lemma(predicate) != "see" or predicate.tag_ != "VBG":
+    if token_lemma(predicate) != "see" or predicate.tag_ != "VBG":
         return False
     if any(token.lower_ in ("someone", "somebody") for token in predicate.subtree):
         return True
-    ongoing = _lemma(predicate.head) in ("start", "stop") or any(c.lower_ == "been" for c in predicate.children)
+    ongoing = token_lemma(predicate.head) in ("start", "stop") or any(c.lower_ == "been" for c in predicate.children)
     return ongoing and any(c.dep_ == "dobj" and c.pos_ == "PROPN" for c in predicate.children)
 
 
@@ -784,7 +768,7 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
     is a job only with an employer's name ("I joined a community choir" is not); "work on" is
     an effort, not a job ("we can work on that")."""
     children = list(predicate.children)
-    lemma = _lemma(predicate)
+    lemma = token_lemma(predicate)
     if family.attribute == "job":
         if lemma in ("join", "quit", "leave") and values and not any(map(_names_a_workplace, values)):
             return False  # "I joined a choir", "I quit smoking", "I left the party early"
@@ -800,7 +784,7 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
             return False
         preps = [c for c in children if c.dep_ == "prep"]
         if lemma == "live" and preps and all(c.lower_ == "on" for c in preps):
-            return any(_is_place(v) or _lemma(v) in _STREET_WORDS for v in values)
+            return any(_is_place(v) or token_lemma(v) in _STREET_WORDS for v in values)
     return True
 
 
@@ -826,7 +810,7 @@ def _group_pastime(predicate: Token) -> bool:
     """A pastime stated by its group: joining or leaving one ("I joined a community choir",
     "quit the Granite league") or taking part in one now ("I curl in a league", "I sing in a
     choir"); not a past or one-off visit ("we played in a band in college" is no fact of now)."""
-    lemma = _lemma(predicate)
+    lemma = token_lemma(predicate)
     for child in predicate.children:
         if child.dep_ == "dobj" and lemma in _MEMBERSHIP_PREDICATES:
             groups = [child]
@@ -834,22 +818,22 @@ def _group_pastime(predicate: Token) -> bool:
             groups = [g for g in child.children if g.dep_ == "pobj"]
         else:
             continue
-        if any(_lemma(group) in _PASTIME_GROUPS and group.pos_ == "NOUN" for group in groups):
+        if any(token_lemma(group) in _PASTIME_GROUPS and group.pos_ == "NOUN" for group in groups):
             return True
     return False
 
 
 def _is_relative(token: Token) -> bool:
     """A word for a relative ("mum", "brother", "landlord"), read as its canonical relation."""
-    return SAME_WORD.get(_lemma(token), _lemma(token)) in _RELATIONS
+    return SAME_WORD.get(token_lemma(token), token_lemma(token)) in _RELATIONS
 
 
 def _pet_gone(clause: Token, subject: Token) -> bool:
     """ "Our cat died on Sunday", "my dog Rex passed away": the speaker no longer has the pet."""
-    lemma = _lemma(clause)
+    lemma = token_lemma(clause)
     ending = lemma == "die" or (lemma == "pass" and any(c.lower_ == "away" for c in clause.children))
     return ending and any(
-        (f := _family_of_word(word)) is not None and f.attribute == "pet" for word in _words_of(subject)
+        (f := family_of_word(word)) is not None and f.attribute == "pet" for word in _words_of(subject)
     )
 
 
@@ -859,12 +843,12 @@ _STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
 def _studied_at(predicate: Token) -> bool:
     """A subject done or studied at a school: "I did engineering at the University of
     Manitoba", "she graduated from McGill University"."""
-    if _lemma(predicate) not in _STUDYING_PREDICATES:
+    if token_lemma(predicate) not in _STUDYING_PREDICATES:
         return False
     return any(
         child.dep_ == "prep"
         and child.lower_ in ("at", "from")
-        and any(g.dep_ == "pobj" and _family_of_word(_lemma(g)) is _STUDIES for g in child.children)
+        and any(g.dep_ == "pobj" and family_of_word(token_lemma(g)) is _STUDIES for g in child.children)
         for child in predicate.children
     )
 
@@ -873,10 +857,10 @@ def _drives_own(predicate: Token) -> bool:
     """ "I drive there in my old Dodge", "I now drive a Tesla": the vehicle one drives is one's
     car, whatever its make (a name, or one's own); "I don't drive anymore", "I stopped
     driving": one has none."""
-    if _lemma(predicate) != "drive":
+    if token_lemma(predicate) != "drive":
         return False
     if not any(child.dep_ == "dobj" for child in predicate.children) and (
-        _lemma(predicate.head) in ("stop", "quit")
+        token_lemma(predicate.head) in ("stop", "quit")
         or (any(child.dep_ == "neg" for child in predicate.children) and _CHANGE_MARKERS.search(predicate.sent.text))
     ):
         return True
@@ -897,12 +881,12 @@ def _states_work(predicate: Token, value: Token) -> bool:
     """A job word states the speaker's work as what they are ("I'm a nurse", "I became the
     lead"), after a verb of working, joining or leaving ("I quit the bakery"), or as a role
     ("hired as a designer"); as the object of any other verb it is only a thing or a person."""
-    lemma = _lemma(predicate)
+    lemma = token_lemma(predicate)
     if lemma in _WORK_PREDICATES or any(lemma in f.predicates for f in ATTRIBUTE_FAMILIES if f.attribute == "job"):
         return True
     if value.dep_ in ("attr", "acomp", "oprd") or (value.dep_ == "pobj" and value.head.lower_ == "as"):
         return True
-    if lemma in _GAINING_PREDICATES and value.dep_ == "dobj" and _lemma(value) in ("job", "position", "role"):
+    if lemma in _GAINING_PREDICATES and value.dep_ == "dobj" and token_lemma(value) in ("job", "position", "role"):
         return True  # "Dan got a job at NASA"
     return lemma in _LEAVE_PREDICATES or lemma in _BECOME_PREDICATES
 
@@ -919,10 +903,11 @@ _STREET_WORDS = frozenset(
 def _home_reading(predicate: Token, subject: Token | None) -> str | None:
     """ "Porto is home" (a place stated as home), "we're in the Croix-Rousse now", "Tiago is
     still in Madrid" (a stay stated as lasting): the home, or the home city when it is a place."""
-    if _lemma(predicate) != "be":
+    if token_lemma(predicate) != "be":
         return None
     if subject is not None and any(
-        child.dep_ == "attr" and _lemma(child) == "home" and not list(child.children) for child in predicate.children
+        child.dep_ == "attr" and token_lemma(child) == "home" and not list(child.children)
+        for child in predicate.children
     ):
         return "home city" if _is_place(subject) else "home"
     lasting = any(child.dep_ == "advmod" and child.lower_ in ("now", "still") for child in predicate.children)
@@ -940,7 +925,7 @@ def _home_reading(predicate: Token, subject: Token | None) -> str | None:
 
 def _based_in(predicate: Token) -> str | None:
     """ "I'm based in Denver these days": where one is based is one's home (city)."""
-    if _lemma(predicate) != "base":
+    if token_lemma(predicate) != "base":
         return None
     places = [
         grandchild
@@ -962,7 +947,7 @@ def _workplace(predicate: Token) -> Token | None:
         for value in child.children:
             if value.dep_ != "pobj":
                 continue
-            family = next((f for word in _words_of(value) if (f := _family_of_word(word)) is not None), None)
+            family = next((f for word in _words_of(value) if (f := family_of_word(word)) is not None), None)
             if (family is not None and family.attribute in ("job", "studies")) or value.ent_type_ == "ORG":
                 return value
     return None
@@ -974,9 +959,9 @@ def _is_value(token: Token, owned: list[Token]) -> bool:
     if token in owned or token.dep_ != "pobj":
         return True
     preposition = token.head
-    if preposition.lower_ in ("from", "to") and _lemma(preposition.head) in _FROM_TO_PREDICATES:
+    if preposition.lower_ in ("from", "to") and token_lemma(preposition.head) in _FROM_TO_PREDICATES:
         return True  # "switched from coffee to tea"
-    if preposition.lower_ == "for" and _lemma(preposition.head) in _FOR_VALUE_PREDICATES:
+    if preposition.lower_ == "for" and token_lemma(preposition.head) in _FOR_VALUE_PREDICATES:
         return True  # "I pay for a gym membership", "I signed up for the Lyon 10k"
     return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"
 
@@ -984,21 +969,21 @@ def _is_value(token: Token, owned: list[Token]) -> bool:
 def _owned_reading(clause: Token, subject: Token | None) -> str | None:
     """ "My favourite film is Amélie", "my cello is old": the attribute is what the speaker owns
     (no family's: such a sentence alone does not make a fact of the speaker)."""
-    if _lemma(clause) != "be":
+    if token_lemma(clause) != "be":
         return None
     objects = _objects(clause)
     owned = [token for token in [subject, *objects] if token is not None and _possessed_by_speaker(token)]
-    return _owned_name(owned[0]) if owned else None
+    return owned_name(owned[0]) if owned else None
 
 
-def _owned_name(token: Token) -> str:
+def owned_name(token: Token) -> str:
     """What the speaker's possession is called: "my best friend" → "best friend"."""
     modifiers = [
         child.lower_
         for child in token.children
         if child.dep_ == "compound" or (child.dep_ == "amod" and child.lower_ in _NAMING_ADJECTIVES)
     ]
-    return normalize_attribute(" ".join([*modifiers, _lemma(token)]))
+    return normalize_attribute(" ".join([*modifiers, token_lemma(token)]))
 
 
 _NAMING_ADJECTIVES = frozenset({"favourite", "favorite", "best", "older", "younger", "little", "big", "eldest"})
@@ -1006,10 +991,10 @@ _NAMING_ADJECTIVES = frozenset({"favourite", "favorite", "best", "older", "young
 
 def _generic(predicate: Token) -> str:
     """The predicate lemma (with its particle) and the object's head: "love hiking", "have tutor"."""
-    parts = [_lemma(predicate), *(child.lower_ for child in predicate.children if child.dep_ == "prt")]
+    parts = [token_lemma(predicate), *(child.lower_ for child in predicate.children if child.dep_ == "prt")]
     objects = _objects(predicate)
     if objects:
-        parts.append(_lemma(objects[0]))
+        parts.append(token_lemma(objects[0]))
     return normalize_attribute(" ".join(parts))
 
 
@@ -1133,7 +1118,7 @@ def _clauses(span: Span) -> Iterator[Token]:
     for token in span:
         if token.i == root.i or (
             token.pos_ in ("VERB", "AUX")
-            and (any(child.dep_ in _SUBJECT_DEPS for child in token.children) or _shares_subject(token))
+            and (any(child.dep_ in SUBJECT_DEPS for child in token.children) or _shares_subject(token))
         ):
             yield token
 
@@ -1150,7 +1135,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"
     if subject.lower_ in _FIRST_PERSON or any(token.lower_ in _FIRST_PERSON for token in subject.conjuncts):
         return True  # "I", "we", "Joon and I"
-    copula = _lemma(clause) == "be"
+    copula = token_lemma(clause) == "be"
     if _possessed_by_speaker(subject):
         # "my birthday is …", "our standup moved …", "my alarm goes off at 4:30"; not "my
         # brother lives …" or "my sister is a nurse", facts about them
@@ -1158,19 +1143,19 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
             return True  # "my dog Rex passed away": the speaker has the dog no more
         if _is_relative(subject) or subject.ent_type_ == "PERSON" or any(map(_is_relative, subject.children)):
             return False
-        return copula or _lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)
+        return copula or token_lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)
     if copula and (
         (_is_routine(subject) and any(child.lower_ == "the" and child.dep_ == "det" for child in subject.children))
-        or any(child.dep_ == "attr" and _lemma(child) == "home" for child in clause.children)
+        or any(child.dep_ == "attr" and token_lemma(child) == "home" for child in clause.children)
     ):
         # "the rent is 750 euros a month", "Porto is home"; not "he says the rent is fine"
         return not any(
-            t.dep_ in _SUBJECT_DEPS and (t.lower_ in _THIRD_PERSON or t.pos_ == "PROPN")
+            t.dep_ in SUBJECT_DEPS and (t.lower_ in _THIRD_PERSON or t.pos_ == "PROPN")
             for t in clause.sent
             if t.head != clause
         )
     # "the call moved to Mondays", "Rafael is my manager": the speaker's own event or relation
-    return _lemma(subject) in SCHEDULE_WORDS or (
+    return token_lemma(subject) in SCHEDULE_WORDS or (
         copula and any(child.dep_ == "attr" and _possessed_by_speaker(child) for child in clause.children)
     )
 
@@ -1178,8 +1163,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
 def _is_routine(token: Token) -> bool:
     """A word for one of the speaker's own things or routines ("alarm", "rent", "commute")."""
     return any(
-        family is not None and family.attribute in _ROUTINE_FAMILIES
-        for family in map(_family_of_word, _words_of(token))
+        family is not None and family.attribute in _ROUTINE_FAMILIES for family in map(family_of_word, _words_of(token))
     )
 
 
@@ -1215,7 +1199,7 @@ def named_relatives(span: Span, owner: str) -> list[tuple[str, str]]:
     for token in span:
         if not _is_relative(token) or not _possessed_by_speaker(token):
             continue
-        relation = SAME_WORD.get(_lemma(token), _lemma(token))
+        relation = SAME_WORD.get(token_lemma(token), token_lemma(token))
         name = next((c for c in token.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"), None)
         if name is not None:
             attribute = "name" if relation in _SINGLE_RELATIONS else f"name: {normalize_attribute(name.text)}"
@@ -1223,7 +1207,7 @@ def named_relatives(span: Span, owner: str) -> list[tuple[str, str]]:
     return named
 
 
-def _asks_a_relatives_name(token: Token) -> bool:
+def asks_a_relatives_name(token: Token) -> bool:
     """ "Kwame's mother's name", "the name of Kwame's brother": the name of a relative."""
     relatives = [c for c in token.children if c.dep_ == "poss"] + [
         g for c in token.children if c.dep_ == "prep" and c.lower_ == "of" for g in c.children if g.dep_ == "pobj"
@@ -1237,7 +1221,7 @@ def speaker_relatives(span: Span) -> list[Token]:
     return [
         token
         for token in span
-        if token.dep_ in _SUBJECT_DEPS and _possessed_by_speaker(token) and relative_name("", token) is not None
+        if token.dep_ in SUBJECT_DEPS and _possessed_by_speaker(token) and relative_name("", token) is not None
     ]
 
 
@@ -1257,13 +1241,13 @@ def _is_habit(clause: Token, span: Span) -> bool:
     predicate = _predicate(clause)
     return (
         predicate.tag_ in ("VBP", "VBZ")
-        and _lemma(predicate) not in ("be", "have")
+        and token_lemma(predicate) not in ("be", "have")
         and bool(_RECURRENCE.search(span.text))
     )
 
 
 def _is_past_habit(clause: Token) -> bool:
-    return _lemma(clause) == "use" and _has_to_infinitive(clause)
+    return token_lemma(clause) == "use" and _has_to_infinitive(clause)
 
 
 def _has_to_infinitive(clause: Token) -> bool:
@@ -1285,7 +1269,7 @@ def _is_unrealised(clause: Token) -> bool:
     through". A plan is a fact of its own key (:data:`PLAN`); it does not replace the value."""
     if any(child.dep_ in ("aux", "auxpass") and child.lower_ in _UNREALISED_AUX for child in clause.children):
         return True
-    if _lemma(clause) in _UNREALISED_VERBS and _has_to_infinitive(clause):
+    if token_lemma(clause) in _UNREALISED_VERBS and _has_to_infinitive(clause):
         return True
     return any(
         child.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in ("if", "unless") for g in child.children)
@@ -1293,390 +1277,23 @@ def _is_unrealised(clause: Token) -> bool:
     )
 
 
-# --- reading a question -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AskedKey:
-    """The fact keys a question asks for: groups of attributes in the order the question names
-    them (one group per word: "live" asks for the home or the home city, whichever is newer; an
-    attribute ending in ":" is a prefix, for families of several values: "pet:"), and the names
-    of whom it asks about."""
-
-    groups: tuple[tuple[str, ...], ...]
-    names: tuple[str, ...]
-
-    @property
-    def attributes(self) -> tuple[str, ...]:
-        return tuple(attribute for group in self.groups for attribute in group)
-
-
-# Question words that name an attribute the families cue otherwise ("what city" → home city).
-_SUPPORTING = frozenset({"support", "cheer", "follow", "root"})
-_ASKED_WORDS: Mapping[str, str] = MappingProxyType(
-    {"city": "home city", "town": "home city", "wake": "wake-up time", "work": "job", "living": "job"}
-)
-
-
 # Verbs of a recurring event that name the event ("the choir rehearses on Thursdays").
-_EVENT_VERBS: Mapping[str, str] = MappingProxyType({"rehearse": "rehearsal"})
+EVENT_VERBS: Mapping[str, str] = MappingProxyType({"rehearse": "rehearsal"})
 
 
-def _reports_to(predicate: Token) -> bool:
+def reports_to(predicate: Token) -> bool:
     """ "I report to Annika now": whom one reports to is one's manager."""
-    return _lemma(predicate) == "report" and any(
+    return token_lemma(predicate) == "report" and any(
         child.dep_ == "prep" and child.lower_ == "to" for child in predicate.children
     )
 
 
-# Nouns that only say what kind of answer is wanted: "the name of her pet" asks for the pet.
-_KIND_NOUNS = frozenset({"name", "kind", "type", "sort"})
-
-
-# Adjectives that "how" turns into a question about a measure, not about the thing itself.
-_HOW_VALUES = frozenset({"much", "many", "often"})
-
-
-def _on_another_noun(token: Token) -> bool:
-    """Within a prepositional phrase on a noun: "the deposit for her flat", "the inventory of
-    her flat done" (however deep the phrase's own words)."""
-    for word in (token, *token.ancestors):
-        head = word.head
-        if word.dep_ in ("pobj", "pcomp") and head.dep_ == "prep" and head.head.pos_ in ("NOUN", "PROPN"):
-            return _lemma(head.head) not in _KIND_NOUNS
-    return False
-
-
-def _beside_asked_noun(token: Token) -> bool:
-    """The object of a preposition on the verb when the verb's subject or object is a common
-    noun: that noun is what is asked ("Which storage unit comes with her flat?")."""
-    head = token.head
-    if token.dep_ != "pobj" or head.dep_ != "prep" or head.head.pos_ not in ("VERB", "AUX"):
-        return False
-    return any(
-        child.dep_ in ("nsubj", "nsubjpass", "dobj") and child.pos_ == "NOUN" and _lemma(child) not in _KIND_NOUNS
-        for child in head.head.children
-    )
-
-
-def _opens_clause(token: Token) -> bool:
-    return token.dep_ == "mark" or (token.dep_ == "advmod" and token.lower_ in ("when", "while", "once"))
-
-
-def _in_clause_aside(token: Token) -> bool:
-    """Within a subordinate clause ("if she wants to leave her flat", "when she started at
-    Loomwork"): it sets the scene of the question, not what it asks."""
-    return any(
-        word.dep_ == "advcl" and any(_opens_clause(child) for child in word.children)
-        for word in (token, *token.ancestors)
-    )
-
-
-def _is_setting(token: Token) -> bool:
-    """ "at work", "at home", "at school" on a verb: where something is done, not what is asked
-    ("Who does he report to at work?")."""
-    return (
-        token.dep_ == "pobj"
-        and token.head.lower_ == "at"
-        and token.head.head.pos_ in ("VERB", "AUX")
-        and (token.lower_ in ("work", "home", "school") and not list(token.children))
-    )
-
-
-def _modifies_another(token: Token) -> bool:
-    """A word that only qualifies what is asked: a compound ("a home insurance certificate"),
-    a word of a prepositional phrase on another noun ("the deposit for her flat") or on a verb
-    whose subject or object is the asked noun, or of a subordinate clause."""
-    return (
-        token.dep_ == "compound"
-        or _on_another_noun(token)
-        or _beside_asked_noun(token)
-        or _in_clause_aside(token)
-        or _is_setting(token)
-    )
-
-
-def _asks_a_measure(span: Span) -> bool:
-    """ "How big a dog …", "How long has she …": the question asks a measure of something, not
-    for a fact's value ("how much rent" and "how often" still do, and so does "How long is his
-    commute?": what is measured is the fact itself)."""
-    doc = span.doc
-    return any(
-        token.lower_ == "how"
-        and token.i + 2 < len(doc)
-        and doc[token.i + 1].pos_ in ("ADJ", "ADV")
-        and doc[token.i + 1].lower_ not in _HOW_VALUES
-        and doc[token.i + 2].lemma_ != "be"
-        for token in span
-    )
-
-
-def _asked_attribute(token: Token) -> list[str]:
-    """The attributes one word of a question asks for (one group)."""
-    if _modifies_another(token):
-        return []
-    lemma = _lemma(token)
-    if (
-        lemma in SCHEDULE_WORDS
-        and not _bare_state(token)
-        and (
-            token.dep_ in ("dobj", "pobj", "nsubj", "attr")
-            or any(c.dep_ in ("poss", "det", "compound") for c in token.children)
-        )
-    ):
-        return [f"schedule: {lemma}"]  # "her call", "Nadia's book club"
-    head = token.head
-    to_work = (head.lower_ == "to" and _lemma(head.head) in _COMMUTE_PREDICATES) or (
-        token.dep_ == "xcomp" and _lemma(head) in _COMMUTE_PREDICATES and any(c.lower_ == "to" for c in token.children)
-    )
-    if lemma in _WORKPLACES and to_work:
-        return ["commute"]  # "how does she get to work"
-    if lemma in _ASKED_WORDS and (token.pos_ in ("NOUN", "ADJ") or lemma == "wake"):
-        return [_ASKED_WORDS[lemma]]
-    if lemma == "teach" and any(child.lower_ == "who" for child in token.children):
-        return ["tutor"]  # "who teaches her French"
-    if lemma in _EVENT_VERBS:  # the tagger may take the verb for a noun
-        return [f"schedule: {_EVENT_VERBS[lemma]}"]  # "which night does his choir rehearse"
-    if _reports_to(token):
-        return ["manager"]  # "who does he report to"
-    if (lemma == "work" and any(c.dep_ == "prt" and c.lower_ == "out" for c in token.children)) or (
-        lemma == "exercise" and token.pos_ == "VERB"
-    ):
-        return ["gym"]  # "where does she work out"
-    if lemma == "title" and token.pos_ == "NOUN" and not any(child.dep_ == "prep" for child in token.children):
-        return ["job"]  # "what was his title", not "the title of her book"
-    if lemma == "team":  # "which team does he support", "her favourite team"; not "the team he works on"
-        supported = any(_lemma(word) in _SUPPORTING for word in token.sent)
-        return ["team"] if supported or any(c.lower_ in ("favourite", "favorite") for c in token.children) else []
-    if lemma == "vehicle" and token.pos_ == "NOUN":
-        return ["car", "bike"]  # "what vehicle does he own": a car or a bike
-    family = _family_of_word(lemma) or _family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
-    if family is None and _is_verb(token) and not any(c.dep_ == "prt" for c in token.children):
-        family = _family_of_predicate(lemma)
-    if family is not None and family.attribute == "name" and _asks_a_relatives_name(token):
-        return ["name", "name:"]  # "Kwame's mother's name", "the name of his brother"
-    if family is None or family.attribute == "name":  # "the name of her pet" asks for the pet
-        return []
-    if family.attribute == "relationship" and _is_qualified_role(token):
-        return []  # "her People Operations partner", "his tennis partner": a role, not a partner
-    if family.attribute == "job" and lemma not in _JOB_ITSELF and token.pos_ == "NOUN" and lemma in family.words:
-        if any(child.dep_ == "poss" for child in token.children):
-            return [_owned_name(token)]  # "Nadia's manager": a person the speaker names by role
-    if family.multi_valued:  # "Kwame's beagle": that value first, then any of the family's
-        kind = [f"{family.attribute}: {lemma}"] if lemma in family.words and lemma not in _FAMILY_NOUNS else []
-        return [*kind, f"{family.attribute}:"]
-    if family.place_attribute:
-        return [family.attribute, family.place_attribute]
-    return [family.attribute]
-
-
-def _is_verb(token: Token) -> bool:
-    """A verb, or the root the tagger took for a noun after an auxiliary ("Where did Kwame study?")."""
-    return token.pos_ in ("VERB", "AUX") or (
-        token.dep_ == "ROOT" and any(child.dep_ == "aux" and child.lemma_ == "do" for child in token.children)
-    )
-
-
-def _bare_state(token: Token) -> bool:
-    """ "on call", "on duty": a state a preposition puts something in, not an event of one's own."""
-    return token.dep_ == "pobj" and token.head.lower_ == "on" and not list(token.children)
-
-
-def _is_qualified_role(token: Token) -> bool:
+def is_qualified_role(token: Token) -> bool:
     """A relationship word another noun qualifies ("business partner", "People Operations
     partner", "tennis partner"): a role someone plays, not one's partner."""
     return any(child.dep_ == "compound" and child.pos_ in ("NOUN", "PROPN") for child in token.children)
 
 
-def _family_named(word: str) -> AttributeFamily | None:
+def family_named(word: str) -> AttributeFamily | None:
     """The family a question names by its attribute ("What is her relationship status?")."""
     return next((family for family in ATTRIBUTE_FAMILIES if family.attribute == word), None)
-
-
-# Names of an attribute in several words ("job title", "relationship status", "date of birth"),
-# longest first: a question that says one asks for that attribute, whatever its words' roles.
-_ASKED_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(rf"\b{re.escape(phrase)}\b", re.IGNORECASE), family.attribute)
-    for family in ATTRIBUTE_FAMILIES
-    for phrase in sorted(family.aliases, key=len, reverse=True)
-    if " " in phrase and not family.multi_valued and family.lasting and family.attribute not in ("origin", "name")
-)
-
-
-def _asked_phrases(text: str) -> list[str]:
-    return list(dict.fromkeys(attribute for pattern, attribute in _ASKED_PHRASES if pattern.search(text)))
-
-
-def _names_another(token: Token) -> bool:
-    """ "Nadia" in "Nadia's brother Tiago": the possessor of a relative who has a name of their own."""
-    return token.dep_ == "poss" and any(
-        child.dep_ == "appos" and child.pos_ == "PROPN" for child in token.head.children
-    )
-
-
-# A question about the value a fact had before its current one ("Where did Nadia live before
-# Lyon?", "What did she used to eat?"), and the cue after which the question names the later value.
-_PRIOR_CUE = re.compile(r"\b(?:before|prior to|used to|previous(?:ly)?|former(?:ly)?|original(?:ly)?|at first)\b", re.I)
-_LATER_VALUE_CUE = re.compile(r"\b(?:before|prior to)\b", re.I)
-# "Which city is Kwame originally from?", "Where does she come from?": a question of origin.
-_ASKS_ORIGIN = re.compile(r"\bfrom\W*$", re.I)
-_ORIGINALLY_FROM = re.compile(r"\boriginally\s+from\W*$", re.I)
-
-
-def asked_key(span: Span) -> AskedKey:
-    """The keys of the facts a question about someone's attributes asks for ("What diet does
-    Nadia follow?" → diet of Nadia; "Where does Nadia's brother Tiago live?" → home of Tiago):
-    nouns first (the value's kind), then verbs unless the noun after "which" or "what" named
-    a key ("Which gym did she join?" asks for the gym, not the job "join" can state); about
-    the named people that are not only the possessor of someone named in turn ("Nadia's
-    brother Tiago": Tiago). A question about a measure ("How big a dog …") asks for no key."""
-    if _asks_a_measure(span):
-        return AskedKey(groups=(), names=_asked_names(span))
-    if _ASKS_ORIGIN.search(span.text) and _lemma(span.root) in ("be", "come", "hail"):
-        return AskedKey(groups=(("origin", "birthplace"),), names=_asked_names(span))
-    # The words after "before" name the value that replaced the asked one (asked_prior).
-    later = _LATER_VALUE_CUE.search(span.text)
-    cut = span.start_char + later.start() if later is not None else span.end_char
-    asking = [token for token in span if token.idx < cut]
-    groups: list[tuple[str, ...]] = []
-    for attribute in _asked_phrases(span.text[: cut - span.start_char]):
-        _add_group(groups, [attribute])
-    for token in asking:
-        if token.pos_ not in ("VERB", "AUX"):
-            _add_group(groups, _asked_attribute(token))
-    if not (groups and any(_determined_by_wh(token) for token in asking)):
-        for token in asking:
-            if token.pos_ in ("VERB", "AUX"):
-                _add_group(groups, _asked_attribute(token))
-    return AskedKey(groups=tuple(groups), names=_asked_names(span))
-
-
-def _add_group(groups: list[tuple[str, ...]], attributes: list[str]) -> None:
-    seen = {attribute for group in groups for attribute in group}
-    group = tuple(attribute for attribute in attributes if attribute not in seen)
-    if group:
-        groups.append(group)
-
-
-def _determined_by_wh(token: Token) -> bool:
-    """ "gym" in "Which gym …": a noun the question word picks, when it names a key."""
-    return (
-        token.pos_ == "NOUN"
-        and any(child.dep_ == "det" and child.lower_ in ("which", "what") for child in token.children)
-        and bool(_asked_attribute(token))
-    )
-
-
-def _asked_names(span: Span) -> tuple[str, ...]:
-    """The people a question asks about: its names, but the possessor of a relative, who is
-    asked about instead ("Nadia's brother Tiago": Tiago; "Kwame's mother": Kwame's mother)."""
-    names = []
-    for token in span:
-        if token.pos_ != "PROPN" or _names_another(token):
-            continue
-        relative = relative_name(token.text, token.head) if token.dep_ == "poss" else None
-        names.append(relative or token.text)
-    return tuple(dict.fromkeys(names))
-
-
-_VALUE_POS = frozenset({"PROPN", "NOUN", "NUM"})
-
-
-_AMOUNT = re.compile(r"^\W*how\s+(?:much|many)\b|\bwhat\s+(?:is|was)\s+the\s+(?:price|cost|fee)\b", re.IGNORECASE)
-
-
-def asks_an_amount(question: str) -> bool:
-    """ "How much does Kwame pay for his gym?", "What is the price of …": the question asks for a
-    number the fact states."""
-    return _AMOUNT.search(question) is not None
-
-
-def asks_prior(question: str) -> bool:
-    """Whether a question asks for an earlier value of a fact (a cheap test before parsing);
-    "Where is she originally from?" asks where she comes from, which has no later value."""
-    return _PRIOR_CUE.search(question) is not None and _ORIGINALLY_FROM.search(question) is None
-
-
-def asked_prior(span: Span, key: AskedKey) -> tuple[str, ...] | None:
-    """For a question about an earlier value of a fact: the words naming the value that
-    replaced it ("before she moved to Lyon" → ("lyon",); "what did she used to eat" → ()), or
-    ``None`` when the question does not ask for an earlier value."""
-    if not asks_prior(span.text):
-        return None
-    later = _LATER_VALUE_CUE.search(span.text)
-    if later is None:
-        return ()
-    cut = span.start_char + later.end()
-    # Whom the question is about is named before the cue; a name after it is the later value.
-    about = {token.lower_ for token in span if token.idx < cut} & {name.casefold() for name in key.names}
-    return tuple(
-        dict.fromkeys(
-            token.lower_
-            for token in span
-            if token.idx >= cut and token.pos_ in _VALUE_POS and token.lower_ not in about and len(token.text) > 1
-        )
-    )
-
-
-_ANCHOR_PREPOSITIONS = frozenset({"in", "at"})
-_WHEN_PREPOSITIONS = frozenset({"in", "at", "for", "with", "to"})
-# Verbs that ask for a value gained in a time, not one held through it ("which gym did she join").
-_ACQUIRING_PREDICATES = frozenset(
-    {"join", "get", "buy", "adopt", "start", "take", "sign", "switch", "land", "find", "accept", "lease"}
-)
-
-
-class AskedAnchor(NamedTuple):
-    words: tuple[str, ...]  # naming the other fact's value: ("porto",)
-    acquired: bool  # the value gained in that time ("which gym did she join"), not the one held
-
-
-def asked_anchor(span: Span, key: AskedKey) -> AskedAnchor | None:
-    """For a question about a value while another fact held ("What car did Nadia have in
-    Porto?", "… when he lived in Winnipeg", "Which gym did she join when she started at
-    Loomwork?"): the words naming that other value; ``None`` when the question names none. A
-    date is no anchor: the question's date constraint is."""
-    if not key.groups:
-        return None
-    words = []
-    for token in span:
-        if token.pos_ != "PROPN" or token.ent_type_ in ("DATE", "TIME") or token.head.dep_ != "prep":
-            continue
-        preposition, verb = token.head, token.head.head
-        in_when = verb.dep_ == "advcl" and any(c.dep_ == "advmod" and c.lower_ == "when" for c in verb.children)
-        if (in_when and preposition.lower_ in _WHEN_PREPOSITIONS) or (
-            verb.dep_ == "ROOT" and preposition.lower_ in _ANCHOR_PREPOSITIONS
-        ):
-            words.append(token.lower_)
-    if not words:
-        return None
-    return AskedAnchor(words=tuple(dict.fromkeys(words)), acquired=_lemma(span.root) in _ACQUIRING_PREDICATES)
-
-
-def _matches(attribute: str, asked: tuple[str, ...]) -> bool:
-    return any(attribute == wanted or (wanted.endswith(":") and attribute.startswith(wanted)) for wanted in asked)
-
-
-def is_asked_fact(name: str, attribute: str, key: AskedKey) -> bool:
-    """Whether a stored fact key (name, attribute) is one the question asks for: the name is
-    one the question asks about and the attribute one of its asked attributes."""
-    names = {asked.casefold() for asked in key.names}
-    return bool(attribute) and name.casefold() in names and _matches(normalize_attribute(attribute), key.attributes)
-
-
-def states_key(sentences: Iterator[Span] | list[Span], *, speaker: str, key: AskedKey) -> bool:
-    """Whether one of the sentences states a fact of the asked key: the speaker's own fact when
-    the speaker is one of the asked names, or a fact of an asked name the sentence names."""
-    if not key.attributes:
-        return False
-    names = {name.casefold() for name in key.names}
-    for span in sentences:
-        if speaker.casefold() in names:
-            reading = speaker_fact(span)
-            if reading is not None and _matches(reading.attribute, key.attributes):
-                return True
-        for token in span:
-            if token.text.casefold() in names and token.dep_ in _SUBJECT_DEPS:
-                if _matches(read_fact(span, about=token).attribute, key.attributes):
-                    return True
-    return False

@@ -50,9 +50,9 @@ from typing import TYPE_CHECKING
 
 from apps.language.calendar import month_alternation
 from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
-from apps.language.facts import AskedKey, asked_key, asks_prior, is_asked_fact, states_key
 from apps.language.lexicon import predicate_families
 from apps.language.pipeline import spacy_pipeline
+from apps.language.questions import AskedKey, asked_key, asks_prior, is_asked_fact, states_key
 from apps.language.words import content_stems, same_stem, stem
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,

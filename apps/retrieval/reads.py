@@ -23,7 +23,8 @@ from psycopg.pq import Format
 
 from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
-from apps.language.facts import PLAN, AskedAnchor
+from apps.language.facts import PLAN
+from apps.language.questions import AskedAnchor
 from apps.memory.currency import rows_currency, successor_columns_sql, successor_join_sql, valid_from_sql
 from apps.memory.filter_sql import NamedParams, filter_sql
 from apps.memory.filters import Filter

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from django.db import transaction
 
 from apps.graph.keys import anchor_key
-from apps.language.facts import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
 from apps.language.pipeline import PARSES
+from apps.language.questions import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
 from apps.memory.filters import Filter
@@ -236,7 +236,7 @@ def _asked_rows(
     where: Filter | None,
     candidates: Sequence[RowCandidate],
 ) -> list[RowCandidate]:
-    """The facts of the key a question asks for (apps.language.facts.asked_key), read from the
+    """The facts of the key a question asks for (apps.language.questions.asked_key), read from the
     candidates when they hold them, else by id: the current ones for a present question, the
     earlier values for a question about the value before ("before Lyon", "used to"; ADR 0061),
     the values held with another fact for a question about then ("the car in Porto"; ADR 0086),

@@ -30,11 +30,11 @@ from apps.language.facts import (
     speaker_clause_facts,
     speaker_fact,
     speaker_relatives,
-    with_asked_attribute,
     with_ended_referent,
     with_schedule_referent,
 )
 from apps.language.pipeline import PARSES, entity_words
+from apps.language.questions import with_asked_attribute
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
 from apps.memory.passages import is_document
