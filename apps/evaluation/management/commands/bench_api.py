@@ -253,11 +253,10 @@ def _search(
 class Run:
     """Everything one invocation measured."""
 
-    measurements: list[Measurement] = field(default_factory=list)
-    cold_ms: dict[tuple[int, str], list[float]] = field(
-        default_factory=dict
-    )  # (API processes, operation): each start's
-    round_rates: dict[tuple[int, str], list[float]] = field(default_factory=dict)  # each round's rate, most clients
+    # Each round's load cells: (API processes, clients, operation) → what the cell measured.
+    rounds: list[dict[tuple[int, int, str], loadgen.Sample]] = field(default_factory=list)
+    # (API processes, operation) → the first request's milliseconds after each start.
+    cold_ms: dict[tuple[int, str], list[float]] = field(default_factory=dict)
     idle: loadgen.Summary | None = None
     busy: loadgen.Summary | None = None
     busy_indexed: int = 0  # records indexed during the busy window
@@ -266,6 +265,18 @@ class Run:
     in_process: loadgen.Summary | None = None
     alternating_http: loadgen.Summary | None = None  # the HTTP searches taken in turn with in_process
     profile: Profile = field(default_factory=lambda: Profile(enabled=False))
+
+    @property
+    def measurements(self) -> list[Measurement]:
+        """Each load cell with its rounds added up."""
+        cells: dict[tuple[int, int, str], loadgen.Sample] = {}
+        for samples in self.rounds:
+            for cell, sample in samples.items():
+                cells[cell] = loadgen.merged(cells.get(cell), sample)
+        return [
+            Measurement(workers, operation, loadgen.summarize(sample, clients))
+            for (workers, clients, operation), sample in cells.items()
+        ]
 
     def warm_p50(self, workers: int, operation: str) -> float:
         return next(
@@ -421,8 +432,9 @@ class Command(BaseCommand):
             # 2. Rounds of each process count in turn (the machine's speed drifts between
             # minutes, and the ratios compare counts measured minutes apart): a server started
             # afresh, its first requests, then the load cells. A cell's samples add up over rounds.
-            samples: dict[tuple[int, int, str], loadgen.Sample] = {}
             for round_number in range(rounds):
+                samples: dict[tuple[int, int, str], loadgen.Sample] = {}
+                run.rounds.append(samples)
                 for workers in api_workers:
                     with self._server(workers, env) as base:
                         write = functools.partial(_write, base=base, headers=headers, texts=texts)
@@ -448,13 +460,7 @@ class Command(BaseCommand):
                                     status=status,
                                     label=f"round {round_number + 1}: {workers} api × {count:>2} clients {operation:<6}",
                                 )  # fmt: skip
-                                samples[(workers, count, operation)] = loadgen.merged(
-                                    samples.get((workers, count, operation)), sample
-                                )
-                                if count == max(clients):
-                                    run.round_rates.setdefault((workers, operation), []).append(
-                                        loadgen.summarize(sample, count).per_second
-                                    )
+                                samples[(workers, count, operation)] = sample
                                 if operation == "write":
                                     self._drain(organization_id)
                         if profile.enabled and round_number == 0 and workers == api_workers[0]:
@@ -462,10 +468,6 @@ class Command(BaseCommand):
                                 profile, base=base, headers=timed_headers, texts=texts, questions=questions,
                                 workers=workers, clients=clients, seconds=seconds, organization_id=organization_id,
                             )  # fmt: skip
-            run.measurements = [
-                Measurement(workers, operation, loadgen.summarize(sample, count))
-                for (workers, count, operation), sample in samples.items()
-            ]
         return run
 
     def _profile_cells(
@@ -722,19 +724,20 @@ class Command(BaseCommand):
         return lines
 
     def _scaling_row(self, run: Run, operation: str) -> str:
-        top = max(m.summary.clients for m in run.measurements)
+        measurements = run.measurements
+        top = max(m.summary.clients for m in measurements)
         rates = {
             m.api_workers: m.summary.per_second
-            for m in run.measurements
+            for m in measurements
             if m.operation == operation and m.summary.clients == top
         }
         base = rates.get(min(rates), math.nan) if rates else math.nan
         cells = [f"{rate:.1f} ({rate / base:.2f}×)" for _, rate in sorted(rates.items())]
-        fewest, most = (
-            run.round_rates.get((min(rates), operation), []),
-            run.round_rates.get((max(rates), operation), []),
-        )
-        each = ", ".join(f"{high / low:.2f}×" for low, high in zip(fewest, most, strict=True))
+
+        def rate(samples: dict[tuple[int, int, str], loadgen.Sample], workers: int) -> float:
+            return loadgen.summarize(samples[(workers, top, operation)], top).per_second
+
+        each = ", ".join(f"{rate(samples, max(rates)) / rate(samples, min(rates)):.2f}×" for samples in run.rounds)
         return f"| {operation} | " + " | ".join(cells) + f" | {each} |"
 
     def _plot(self, measurements: list[Measurement], clients: list[int]) -> None:
