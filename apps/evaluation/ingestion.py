@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from typing import Literal
 
 from tqdm import tqdm
 
@@ -21,6 +22,8 @@ from apps.tenancy import services as tenancy
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 
+Voice = Literal["named", "user", "user-opaque"]
+
 
 def conversation_ingest(
     *,
@@ -28,19 +31,28 @@ def conversation_ingest(
     conversation: Conversation,
     index: bool,
     after_session: Callable[[Subject, uuid.UUID], None] | None = None,
+    voice: Voice = "named",
 ) -> Subject:
     """Write every session of ``conversation`` for a new subject of the organization, indexing
-    each chunk into the graph when ``index``; ``after_session`` sees each written chunk's id."""
+    each chunk into the graph when ``index``; ``after_session`` sees each written chunk's id.
+
+    ``voice``: ``named``, each turn named after its speaker; ``user``, the first speaker's turns
+    unnamed ``user`` messages and the other's ``assistant`` ones, for a subject whose id is the
+    first speaker's name (ADR 0095); ``user-opaque``, the same for a subject whose id is no name."""
     llm, vectors = llm_for(organization_id), embedder()
+    user = conversation.speakers[0] if voice != "named" else None
+    external_id = conversation.sample_id
+    if voice == "user":
+        external_id = conversation.speakers[0].casefold()
+    elif voice == "user-opaque":
+        external_id = f"u-{uuid.uuid4().hex[:8]}"
     with organization_scope(organization_id):
-        subject = tenancy.subject_create(
-            organization_id=organization_id, external_id=conversation.sample_id, kind="user"
-        )
+        subject = tenancy.subject_create(organization_id=organization_id, external_id=external_id, kind="user")
     for session in tqdm(conversation.sessions, desc=f"ingest {conversation.sample_id}", unit="session"):
         with organization_scope(organization_id):
             written = memory_write_messages(
                 subject=subject,
-                messages=incoming_messages(list(session_messages(session))),
+                messages=incoming_messages(list(session_messages(session, user=user))),
                 source_kind="chat",
                 session_id=f"session_{session.number}",
                 llm=llm,

@@ -134,13 +134,12 @@ def load_conversations(directory: Path | None = None, data_file: str | None = No
     return conversations
 
 
-def session_messages(session: Session) -> Iterator[dict[str, object]]:
-    """A session as chat messages for the write API: one per turn, the dia_id as its id."""
+def session_messages(session: Session, *, user: str | None = None) -> Iterator[dict[str, object]]:
+    """A session as chat messages for the write API: one per turn, the dia_id as its id, each
+    named after its speaker; or, given ``user``, as most integrations send a chat: that
+    speaker's turns as unnamed ``user`` messages and the other's as ``assistant`` ones."""
     for turn in session.turns:
-        yield {
-            "id": turn.dia_id,
-            "role": "user",
-            "name": turn.speaker,
-            "content": turn.text,
-            "timestamp": session.date_time,
-        }
+        voice: dict[str, object] = {"role": "user", "name": turn.speaker}
+        if user is not None:
+            voice = {"role": "user" if turn.speaker == user else "assistant"}
+        yield {"id": turn.dia_id, **voice, "content": turn.text, "timestamp": session.date_time}

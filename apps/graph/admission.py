@@ -27,6 +27,7 @@ has more, the gate keeps the first by a deterministic priority:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -76,6 +77,35 @@ DIALOGUE_ROLES: frozenset[str] = _keys(
     i me my myself you your yourself we us our ourselves he him his she her they them their it
     """.split()
 )
+
+
+# The roles a subject's own unnamed turns are written under ({"role": "user"} and no name).
+SUBJECT_ROLES: frozenset[str] = frozenset({"user", "human"})
+
+_READS_AS_A_NAME = re.compile(r"[^\W\d_]+(?:[ .'\u2019-]+[^\W\d_]+)*\.?")
+
+
+# The name of a subject that has no readable one: the product's own word for whom memories are of.
+UNNAMED_SUBJECT = "Subject"
+
+
+def subject_speaker(display_name: str, external_id: str) -> str:
+    """The name a subject's own unnamed turns speak under, so that "I" in them is an anchor
+    (ADR 0095): its display name, else its external id when that reads as a name ("ana",
+    "Ana Silva"; not "u_8f3a91" or a UUID), when the gate admits it; else
+    :data:`UNNAMED_SUBJECT`."""
+    for name, as_a_name in ((display_name.strip(), True), (external_id.strip(), False)):
+        if not name or not (as_a_name or _READS_AS_A_NAME.fullmatch(name)):
+            continue
+        key = anchor_key(name)
+        if key and rejection_reason(key) is None:
+            return name
+    return UNNAMED_SUBJECT
+
+
+def speaks_as_subject(actor: str | None) -> bool:
+    """The actor of a subject's own unnamed turn ("user")."""
+    return bool(actor) and anchor_key(actor or "") in SUBJECT_ROLES
 
 
 def anchor_cap(kind: RecordKind) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 from django.db import connection
 
 from apps.graph import adjacency, store
-from apps.graph.admission import Admission, admit_anchors
+from apps.graph.admission import Admission, admit_anchors, speaks_as_subject, subject_speaker
 from apps.graph.coverage import audit_coverage
 from apps.graph.frames import ExtractedEntity, ExtractedFrame, Extraction, RecordKind
 from apps.graph.identity import frame_identity
@@ -103,19 +103,31 @@ def _episode_text(summary: str, details: str, actor: str) -> str:
     return f"{summary}\n{details}"
 
 
-def extraction_input(row: IndexedRecord) -> ExtractionInput:
+def subject_speaker_of(subject: Subject) -> str | None:
+    """Whom a user subject's own unnamed turns speak as (ADR 0095); an agent subject's unnamed
+    user turns are its users', not its own."""
+    if subject.kind != Subject.Kind.USER:
+        return None
+    return subject_speaker(subject.display_name, subject.external_id)
+
+
+def extraction_input(row: IndexedRecord, *, speaker: str | None = None) -> ExtractionInput:
+    """``speaker``: the name the subject's own unnamed turns speak under (``subject_speaker``);
+    "I" in a row written as "user" is then that person, an anchor like any other (ADR 0095)."""
     if isinstance(row, EpisodicEvent):
         return ExtractionInput(
             kind="episodic",
             text=_graph_text(_episode_text(row.summary, row.details, row.actor)),
             mention_time=row.mention_time,
             event_time=_event_time_iso(row),
-            actor=row.actor,
+            actor=speaker if speaker and speaks_as_subject(row.actor) else row.actor,
             status=row.status,  # type: ignore[arg-type]
         )
     assert isinstance(row, SemanticItem)
     return ExtractionInput(
-        kind="semantic", text=_graph_text(f"{row.name}: {without_about(row.summary)}\n{row.details}"), actor=row.source
+        kind="semantic",
+        text=_graph_text(f"{row.name}: {without_about(row.summary)}\n{row.details}"),
+        actor=speaker if speaker and speaks_as_subject(row.source) else row.source,
     )
 
 
@@ -268,7 +280,8 @@ class SubjectIndexer:
         return repaired
 
     def plan(self, rows: Sequence[IndexedRecord]) -> list[RecordGraph]:
-        records = [extraction_input(row) for row in rows]
+        speaker = subject_speaker_of(self.subject)
+        records = [extraction_input(row, speaker=speaker) for row in rows]
         extractions = self.graph_llm.extract_frames_many(records, metering=self.metering)
         entity_keys = sorted({k for x in extractions for e in x.entities if (k := anchor_key(e.name))})
         existing_keys = set(

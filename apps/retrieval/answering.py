@@ -154,17 +154,20 @@ def answer_question(
         return result.plan
 
     plan = run_search(question)
-    draft = answerer.answer(ledger.request(question, searches_left=MAX_RETRIEVAL_CALLS - 1), metering=metering)
+    # The answerer reads the question as search planned it: about the subject in its third
+    # person ("Where does Ana live?"), as its rows and facts name it (ADR 0095).
+    asked = plan.question
+    draft = answerer.answer(ledger.request(asked, searches_left=MAX_RETRIEVAL_CALLS - 1), metering=metering)
     while (query := _followup(draft, ledger)) is not None:
         run_search(query)
         searches_left = MAX_RETRIEVAL_CALLS - ledger.searches
-        draft = answerer.answer(ledger.request(question, searches_left=searches_left), metering=metering)
+        draft = answerer.answer(ledger.request(asked, searches_left=searches_left), metering=metering)
 
     check = check_answer(plan, draft.answer, rows=list(ledger.rows.values()), facts=list(ledger.facts.values()))
     rewritten = check.fired
     if rewritten:
         run_search(check.query or question)  # the one extra search (MAX_EXTRA_SEARCHES)
-        rewrite = ledger.request(question, searches_left=0, draft=draft.answer, rules=check.rules)
+        rewrite = ledger.request(asked, searches_left=0, draft=draft.answer, rules=check.rules)
         draft = answerer.answer(rewrite, metering=metering)
 
     allowed = ledger.cited_ids()

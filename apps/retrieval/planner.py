@@ -33,6 +33,9 @@ no parser (≈0.1 ms a question), and returns a :class:`~apps.retrieval.types.Pl
   cue of the past or of a change such as "before", "used to", "previously", "moved", no date
   named), else ``history``; search ranks current values first only for ``present``
   (apps.retrieval.currency).
+- **The subject spoken of**: :func:`spoken_of` rewrites a question in the first person ("Where
+  do I live?", "the user's sister") or by one of the subject's names into the third person of
+  the name the subject's own turns speak under (ADR 0095), before it is planned.
 - **Budgets** from :data:`OPERATOR_BUDGETS`.
 """
 
@@ -571,6 +574,47 @@ def _time_focus(tokens: list[_Token], lowered: str, temporal: TemporalConstraint
 
 
 # --- the plan ------------------------------------------------------------------------------
+
+
+# First-person forms, as the subject's name says them (a contraction keeps its verb).
+_FIRST_PERSON = tuple(
+    (re.compile(pattern, re.IGNORECASE), form)
+    for pattern, form in (
+        (r"\b(?:am|are)\s+I\b", "is {}"),
+        (r"\bdo\s+I\b", "does {}"),
+        (r"\bhave\s+I\b", "has {}"),
+        (r"\bI['’]m\b", "{} is"),
+        (r"\bI['’]ve\b", "{} has"),
+        (r"\bI['’]d\b", "{} would"),
+        (r"\bI['’]ll\b", "{} will"),
+        (r"\bI\b(?![.'’]\w)", "{}"),  # not "i.e."
+        (r"\b(?:the\s+)?user['’]s\b", "{}'s"),
+        (r"\bthe\s+user\b", "{}"),
+        (r"\b(?:my|mine)\b", "{}'s"),
+        (r"\b(?:me|myself)\b", "{}"),
+    )
+)
+
+
+def as_a_name(name: str) -> str:
+    """A name as a question writes it: an id in lower case ("ana", "jean-luc") capitalized."""
+    return re.sub(r"(?:^|(?<=[ .'’-]))(\w)", lambda m: m.group(1).upper(), name) if name.islower() else name
+
+
+def spoken_of(question: str, speaker: str, aliases: Iterable[str] = ()) -> str:
+    """``question`` about the subject in the third person of ``speaker``, the name the subject's
+    own turns speak under (ADR 0095): "Where do I live?" → "Where does Ana live?", "my sister"
+    → "Ana's sister", "the user" → "Ana", and each of ``aliases`` (the subject's other names)
+    → "Ana"; "we" is left alone (not only the subject). A question with none of these is
+    returned as it is."""
+    name = as_a_name(speaker)
+    given = {speaker, *(a.strip() for a in aliases if a.strip())}  # as given, and as a name is written
+    names = sorted(given | {as_a_name(a) for a in given}, key=len, reverse=True)
+    alternation = "|".join(re.escape(n) for n in names)  # the longest first: "Ana Silva" before "Ana"
+    question = re.sub(rf"(?<![\w'’])(?:{alternation})(?!\w)", lambda _: name, question)
+    for pattern, form in _FIRST_PERSON:
+        question = pattern.sub(form.format(name).replace("\\", r"\\"), question)  # a literal replacement
+    return question
 
 
 def plan_query(question: str, *, now: datetime | None = None) -> Plan:

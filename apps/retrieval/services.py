@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from typing import Any, Literal
 
 from django.db import transaction
 
+from apps.graph.admission import SUBJECT_ROLES, speaks_as_subject
+from apps.graph.indexing import subject_speaker_of
 from apps.graph.keys import anchor_key
 from apps.language.pipeline import PARSES
 from apps.language.questions import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
@@ -30,7 +33,7 @@ from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
 from apps.retrieval.fusion import first_pass_scores, fuse, rank_candidates, trim_to_token_budget
-from apps.retrieval.planner import plan_query
+from apps.retrieval.planner import as_a_name, plan_query, spoken_of
 from apps.retrieval.scoring import (
     FACT_ORDER_LIMIT,
     entity_keys,
@@ -227,6 +230,61 @@ def _graph_lanes(
     return ranked_rows, [scored.fact for scored in ranked]
 
 
+@dataclass(frozen=True, slots=True)
+class _Voice:
+    """Who the subject's own unnamed turns ("user": …) are: ``speaker`` (ADR 0095)."""
+
+    speaker: str | None
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, subject: Subject) -> _Voice:
+        speaker = subject_speaker_of(subject)
+        if speaker is None:
+            return cls(None)
+        return cls(speaker, (subject.display_name, subject.external_id, speaker.split()[0]))
+
+    def planned(self, question: str) -> str:
+        """The question as the planner reads it: about the subject in the third person."""
+        return spoken_of(question, self.speaker, self.aliases) if self.speaker else question
+
+    def row(self, row: RowCandidate) -> RowCandidate:
+        """A row of the subject's own turns speaks as the subject: "user's sister" → "Ana's sister"."""
+        if not self.speaker or not row.speaker:
+            return row
+        if speaks_as_subject(row.speaker):
+            return dataclasses.replace(row, speaker=self.speaker)
+        head, apostrophe, rest = row.speaker.partition("'s ")
+        if apostrophe and speaks_as_subject(head):
+            return dataclasses.replace(row, speaker=f"{self.speaker}'s {rest}")
+        return row
+
+    def written(self, names: Sequence[str], question: str) -> tuple[str, ...]:
+        """The names as statements are filed: the subject's own under its turns' role too. The
+        planned ``question`` asks about the subject itself when it names the subject but not as
+        a possessor ("Where does Subject live?", which a parser may not read as a name)."""
+        if not self.speaker:
+            return tuple(names)
+        own = set(anchor_key(self.speaker).split())
+
+        def names_subject(name: str) -> bool:  # "Ana" or "Silva" of "Ana Silva"
+            words = set(anchor_key(name).split())
+            return bool(words) and words <= own
+
+        if not any(names_subject(name) for name in names) and re.search(
+            rf"(?<![\w'’]){re.escape(as_a_name(self.speaker))}(?![\w'’])", question
+        ):
+            names = [*names, self.speaker]
+        out = list(names)
+        for name in names:
+            head, apostrophe, rest = name.partition("'s ")
+            if names_subject(name):
+                out += sorted(SUBJECT_ROLES)
+            elif apostrophe and names_subject(head):
+                out += [f"{role}'s {rest}" for role in sorted(SUBJECT_ROLES)]
+        return tuple(dict.fromkeys(out))
+
+
 def _asked_rows(
     subject: Subject,
     question: str,
@@ -235,6 +293,7 @@ def _asked_rows(
     model: str,
     where: Filter | None,
     candidates: Sequence[RowCandidate],
+    voice: _Voice,
 ) -> list[RowCandidate]:
     """The facts of the key a question asks for (apps.language.questions.asked_key), read from the
     candidates when they hold them, else by id: the current ones for a present question, the
@@ -245,6 +304,7 @@ def _asked_rows(
         return []
     span = PARSES.get(question)[:]  # a question asked again is not parsed again
     key = asked_key(span)
+    key = dataclasses.replace(key, names=voice.written(key.names, question))
     if plan.time_focus == "present":
         amount = asks_an_amount(question)
         ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups, amount=amount)
@@ -265,13 +325,13 @@ def _asked_rows(
                 subject=subject, ids=missing, vector=vector, model=model, lane="base", where=where
             )
         )
-    return [known[row_id] for row_id in ids if row_id in known]
+    return [voice.row(known[row_id]) for row_id in ids if row_id in known]
 
 
 def graph_lane_trace(*, subject: Subject, question: str, embedder: Embedder) -> LaneTrace:
     """The graph lanes of one question, traced (no fusion, no budgets): which anchors and rows
     they reached. For the evaluation's coverage analysis."""
-    plan = plan_query(question)
+    plan = plan_query(_Voice.of(subject).planned(question))
     trace = LaneTrace()
     _graph_lanes(
         subject=subject,
@@ -378,8 +438,9 @@ def search(
     the plan's row budgets, within the same bounded candidates (``TOKEN_BUDGET_ROW_LIMIT``).
     The query's embedding is metered to ``metering`` (the calling key's)."""
     clock = _Clock()
-    plan = plan_query(question)
-    vector = embedder.embed([question], metering=metering)[0]
+    voice = _Voice.of(subject)
+    plan = plan_query(voice.planned(question))
+    vector = embedder.embed([question], metering=metering)[0]  # as asked: the rows say "I"
     clock.lap("embedding")
     report = BudgetReport()
     fallback = False
@@ -411,6 +472,7 @@ def search(
             where=where,
         )
         clock.lap("rows")
+    rows = [voice.row(row) for row in rows]
     if since is not None or until is not None:
         rows = [row for row in rows if _within(row, since, until)]
     scored_facts = rank_facts(facts, plan)
@@ -426,7 +488,7 @@ def search(
         report.rows_inspected = fused.rows_inspected
         returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
         returned = asked_facts_first(
-            returned, _asked_rows(subject, question, plan, vector, embedder.model_name, where, rows)
+            returned, _asked_rows(subject, plan.question, plan, vector, embedder.model_name, where, rows, voice)
         )
     if not {"episodic", "semantic"} & set(memory_types):  # only other stores were asked for
         returned, scored_facts = [], []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from apps.evaluation.locomo import Question
+from apps.evaluation.locomo import Question, session_messages
 from apps.evaluation.updates import (
     CATEGORIES,
     DATA_FILE,
@@ -138,3 +138,16 @@ def test_a_slice_keeps_only_the_questions_its_sessions_can_answer(path: Path) ->
     held = {turn.dia_id for session in sliced.sessions for turn in session.turns}
     assert kept and all(set(q.question.evidence) | set(q.stale_evidence) <= held for q in kept)
     assert len(kept) < len(questions)
+
+
+def test_a_chat_of_unnamed_turns_sends_the_persons_turns_as_user_and_the_others_as_assistant() -> None:
+    conversation, _ = load_update_set(DATA_FILE)
+    session = conversation.sessions[0]
+    person, other = conversation.speakers
+    named = list(session_messages(session))
+    unnamed = list(session_messages(session, user=person))
+    assert [m["name"] for m in named] == [turn.speaker for turn in session.turns]
+    assert all("name" not in m for m in unnamed)
+    assert [m["role"] for m in unnamed] == ["user" if t.speaker == person else "assistant" for t in session.turns]
+    assert {t.speaker for t in session.turns} == {person, other}  # both voices are in the session
+    assert [m["content"] for m in unnamed] == [m["content"] for m in named]

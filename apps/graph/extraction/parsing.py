@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from apps.graph.admission import rejection_reason
+from apps.graph.admission import SUBJECT_ROLES, rejection_reason
 from apps.graph.keys import anchor_key
 from apps.providers.extraction_schemas import (
     ExtractionInput,
@@ -62,7 +62,7 @@ def _without_labels(raw: str, actor: str | None, *, labels_are_speakers: bool) -
         if reason == "generic":
             return "", actor  # an inventory line ("People: ..."), not a statement
         if labels_are_speakers and reason == "dialogue_role":
-            speaker = actor if key in ("user", "human") else None
+            speaker = actor if key in SUBJECT_ROLES else None
         elif labels_are_speakers and reason is None:
             speaker = match["speaker"]
         raw = raw[match.end() :]

@@ -19,12 +19,12 @@ import time
 import uuid
 from argparse import ArgumentParser
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from apps.evaluation.ingestion import conversation_ingest, row_dia_ids
+from apps.evaluation.ingestion import Voice, conversation_ingest, row_dia_ids
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.evaluation.updates import (
     CATEGORIES,
@@ -73,6 +73,14 @@ class Command(BaseCommand):
             default=0,
             help="Only the first N sessions, with the questions whose cited turns they hold (0: all).",
         )
+        parser.add_argument(
+            "--voice",
+            choices=get_args(Voice),
+            default="named",
+            help="named: each turn names its speaker; user: the person's turns as unnamed user messages "
+            "for a subject named after them, the other's as assistant ones; user-opaque: the same, "
+            "for a subject whose id is no name (ADR 0095).",
+        )
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -91,7 +99,9 @@ class Command(BaseCommand):
         )
         try:
             started = time.perf_counter()
-            subject = conversation_ingest(organization_id=organization.id, conversation=conversation, index=True)
+            subject = conversation_ingest(
+                organization_id=organization.id, conversation=conversation, index=True, voice=options["voice"]
+            )
             ingest_s = time.perf_counter() - started
             lines = self._ask(subject, questions)
         finally:
@@ -102,10 +112,13 @@ class Command(BaseCommand):
         data: Path = options["data"]
         # Each update set has its own section and plot: the default one keeps the plain name.
         section = "eval_updates" if data.resolve() == DATA_FILE else f"eval_updates_{data.stem}"
+        if options["voice"] != "named":  # the same set written as a chat of unnamed turns
+            section += f"_{options['voice'].replace('-', '_')}"
         plot_path = BENCHMARKS.parent / "img" / f"{section}.png" if options["write_docs"] else out.with_suffix(".png")
         turns = [turn.text for session in conversation.sessions for turn in session.turns]
         shown = data.resolve().relative_to(Path.cwd()) if data.resolve().is_relative_to(Path.cwd()) else data
-        command = "" if section == "eval_updates" else f"--data {shown} "
+        command = "" if data.resolve() == DATA_FILE else f"--data {shown} "
+        command += f"--voice {options['voice']} " if options["voice"] != "named" else ""
         command += f"--sessions {options['sessions']} " if options["sessions"] else ""
         body = _report(
             lines,
@@ -117,6 +130,7 @@ class Command(BaseCommand):
             turns=len(turns),
             longest_words=max(len(text.split()) for text in turns),
             ingest_s=ingest_s,
+            voice=options["voice"],
         )
         self.stdout.write(body)
         if options["write_docs"]:
@@ -174,6 +188,14 @@ class Command(BaseCommand):
         return lines
 
 
+# How the set was written, in the section's title (ADR 0095).
+_VOICES: dict[str, str] = {
+    "named": "",
+    "user": ", the person's turns as unnamed user messages",
+    "user-opaque": ", the person's turns as unnamed user messages of a subject with an opaque id",
+}
+
+
 def _cell(figure: Figure) -> str:
     share = figure.share
     return "–" if share is None else f"{share:.1%} ({figure.hits}/{figure.questions})"
@@ -190,6 +212,7 @@ def _report(
     turns: int,
     longest_words: int,
     ingest_s: float,
+    voice: Voice = "named",
 ) -> str:
     scores = [_score_of(line) for line in lines]
     table = summarize(scores)
@@ -207,7 +230,8 @@ def _report(
     fallbacks = sum(1 for line in lines if line["fallback"])
     return "\n".join(
         [
-            f"## Knowledge updates{'' if data.stem == 'updates_v1' else f' on {data.stem}'} "
+            f"## Knowledge updates{'' if data.stem == 'updates_v1' else f' on {data.stem}'}"
+            f"{_VOICES[voice]} "
             f"(`python manage.py eval_updates {command}--write-docs`)",
             "",
             f"The project's own update set (`{data}`): one person over {sessions} "
