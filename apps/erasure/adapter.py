@@ -20,29 +20,8 @@ from psycopg import sql
 
 from apps.graph import adapter as graph
 
-GRAPH_BATCH = 500
-
-# Edges first (an edge may join two of the subject's vertices: DISTINCT deletes it once),
-# then the vertices, which no edge references any more.
-_EDGES_DELETE = (
-    f"MATCH (n)-[e]-() WHERE n.subject_id = $subject_id WITH DISTINCT e LIMIT {GRAPH_BATCH} DELETE e RETURN count(*)"
-)
-_VERTICES_DELETE = (
-    f"MATCH (n) WHERE n.subject_id = $subject_id WITH n LIMIT {GRAPH_BATCH} DETACH DELETE n RETURN count(*)"
-)
 _VERTICES = "MATCH (n) WHERE n.subject_id = $subject_id RETURN n"
 _EDGES = "MATCH (a)-[e]->(b) WHERE a.subject_id = $subject_id OR b.subject_id = $subject_id RETURN DISTINCT e"
-
-
-def graph_subject_erase_batch(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
-    """Delete up to a batch of the subject's edges, or when none is left, of its vertices."""
-    params = {"subject_id": str(subject_id)}
-    rows = graph.cypher(organization_id=organization_id, query=_EDGES_DELETE, params=params, returns=["n"])
-    edges = int(rows[0][0]) if rows else 0
-    if edges:
-        return {"graph_edges": edges}
-    rows = graph.cypher(organization_id=organization_id, query=_VERTICES_DELETE, params=params, returns=["n"])
-    return {"graph_vertices": int(rows[0][0]) if rows else 0}
 
 
 _FRAMES_CITATIONS_SET = """

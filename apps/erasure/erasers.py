@@ -1,7 +1,7 @@
 """The built-in erasure steps: every store and side store of the platform as it stands.
 
 Each step deletes one bounded batch per call, through the ORM (so Django's cascades run and
-are counted) or the erasure adapter (graph), in the organization's scope.
+are counted) or the graph store (the graph), in the organization's scope.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from django.db import models
 from django.db.models import F
 
 from apps.consent.purposes import STORE_CONVERSATIONS, STORE_SENSITIVE_VALUES
-from apps.erasure import adapter
 from apps.erasure.registry import Counts, Eraser, ErasureTarget, eraser_register
+from apps.graph import store
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
 from apps.jobs.models import Job
 from apps.memory.models import STORES, IngestionBatch, PendingWrite, VaultEntry
@@ -117,7 +117,7 @@ def _pending_writes_erase(target: ErasureTarget) -> Counts:
 
 
 def _graph_erase(target: ErasureTarget) -> Counts:
-    return adapter.graph_subject_erase_batch(organization_id=target.organization_id, subject_id=target.subject_id)
+    return store.subject_graph_delete_batch(organization_id=target.organization_id, subject_id=target.subject_id)
 
 
 def _objects_erase(target: ErasureTarget) -> Counts:

@@ -4,10 +4,14 @@ import uuid
 from typing import Any
 
 from apps.graph import store
+from apps.jobs.models import Job
 from apps.memory.currency import with_currency
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.platform.errors import NotFound
 from apps.tenancy.models import Subject
+
+# The kind of a job that deletes a subject's graph and indexes its rows again (ADR 0096).
+REINDEX_JOB = "graph.reindex"
 
 
 def anchors_list(*, subject: Subject, after: str, limit: int) -> tuple[list[dict[str, Any]], str | None]:
@@ -41,3 +45,10 @@ def frame_get(*, subject: Subject, frame_id: str) -> tuple[dict[str, Any], list[
     if frame is None:
         raise NotFound(f"No frame {frame_id} for this subject.")
     return frame, cited_rows(subject=subject, row_ids=list(frame["citations"]))
+
+
+def graph_rebuilding(*, subject: Subject) -> bool:
+    """A re-index of the subject's graph is queued or running (ADR 0096): its graph is partial."""
+    return Job.objects.filter(
+        subject_id=subject.id, kind=REINDEX_JOB, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
+    ).exists()

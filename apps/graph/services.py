@@ -338,6 +338,61 @@ def index_retry_failed(*, organization_id: uuid.UUID, subject_id: uuid.UUID | No
     return job_ids
 
 
+# A re-index (ADR 0096): side-table rows deleted per step, and chunks indexed per step.
+REINDEX_DELETE_BATCH = 1000
+REINDEX_CHUNKS = 20
+
+
+def subject_graph_clear_step(*, subject: Subject) -> dict[str, int]:
+    """One batch of the subject's graph deleted, for a re-index: its edges, then its vertices
+    (the graph first: the sweep rebuilds the adjacency index of a graph that has anchors and no
+    index), then its anchors' name vectors and adjacency rows. Empty when nothing is left."""
+    counts = store.subject_graph_delete_batch(organization_id=subject.organization_id, subject_id=subject.id)
+    if any(counts.values()):
+        return counts
+    for model in (AnchorVector, AnchorFrame, AnchorRow):
+        ids: list[Any] = list(
+            model.objects.filter(subject_id=subject.id).values_list("pk", flat=True)[:REINDEX_DELETE_BATCH]
+        )
+        if ids:
+            model.objects.filter(pk__in=ids).delete()
+            return {model._meta.db_table: len(ids)}
+    return {}
+
+
+def subject_rows_mark_pending(*, subject: Subject) -> int:
+    """Every episodic and semantic row of the subject to be indexed again, with fresh attempts."""
+    return sum(
+        model.objects.filter(subject_id=subject.id).update(
+            index_status=IndexedRecord.IndexStatus.PENDING, index_attempts=0, index_error=""
+        )
+        for model in INDEXED_STORES
+    )
+
+
+def subject_index_step(*, subject: Subject, chunks: int = REINDEX_CHUNKS) -> tuple[int, int]:
+    """Index the next ``chunks`` chunks with rows of the subject that need it (oldest first);
+    returns how many chunks it took, 0 when no row needs indexing, and how many of the rows
+    it settled (indexed, or failed with no attempt left; a failed row with attempts left is
+    taken again by a later step)."""
+    chunk_ids: dict[uuid.UUID, None] = {}
+    for model in INDEXED_STORES:
+        for chunk_id in (
+            model.objects.filter(_NEEDS_INDEXING, subject_id=subject.id)
+            .order_by("created_at")
+            .values_list("chunk_id", flat=True)[: chunks * 50]
+        ):
+            chunk_ids.setdefault(chunk_id, None)
+    batch = list(chunk_ids)[:chunks]
+    if not batch:
+        return 0, 0
+    needing = Q(_NEEDS_INDEXING, subject_id=subject.id, chunk_id__in=batch)
+    before = sum(model.objects.filter(needing).count() for model in INDEXED_STORES)
+    index_chunks(chunk_ids=batch)
+    after = sum(model.objects.filter(needing).count() for model in INDEXED_STORES)
+    return len(batch), before - after
+
+
 ADJACENCY_REBUILDS_PER_SWEEP = 10
 
 

@@ -287,3 +287,26 @@ def adjacency_rebuild(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> d
         after = str(page[-1]["frame_id"])
     adjacency.mentions_keep_only(organization_id=organization_id, subject_id=subject_id, anchor_keys=keys)
     return adjacency.index_counts(organization_id=organization_id, subject_id=subject_id)
+
+
+DELETE_BATCH = 500
+
+# Edges first (an edge may join two of the subject's vertices: DISTINCT deletes it once),
+# then the vertices, which no edge references any more.
+_EDGES_DELETE = (
+    f"MATCH (n)-[e]-() WHERE n.subject_id = $subject_id WITH DISTINCT e LIMIT {DELETE_BATCH} DELETE e RETURN count(*)"
+)
+_VERTICES_DELETE = (
+    f"MATCH (n) WHERE n.subject_id = $subject_id WITH n LIMIT {DELETE_BATCH} DETACH DELETE n RETURN count(*)"
+)
+
+
+def subject_graph_delete_batch(*, organization_id: uuid.UUID, subject_id: uuid.UUID) -> dict[str, int]:
+    """Delete up to a batch of the subject's edges, or when none is left, of its vertices."""
+    params = {"subject_id": str(subject_id)}
+    rows = cypher(organization_id=organization_id, query=_EDGES_DELETE, params=params, returns=["n"])
+    edges = int(rows[0][0]) if rows else 0
+    if edges:
+        return {"graph_edges": edges}
+    rows = cypher(organization_id=organization_id, query=_VERTICES_DELETE, params=params, returns=["n"])
+    return {"graph_vertices": int(rows[0][0]) if rows else 0}

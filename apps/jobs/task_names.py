@@ -27,6 +27,7 @@ WEBHOOKS_PRUNE = "webhooks.events.prune"
 
 # maintenance
 GRAPH_CHECK = "maintenance.graph.check"
+GRAPH_REINDEX = "maintenance.graph.reindex"
 JOBS_SWEEP = "maintenance.jobs.sweep"
 REEMBED = "maintenance.embeddings.reembed"
 ERASURE_RUN = "maintenance.erasure.run"

@@ -196,7 +196,9 @@ class TypedResultsSerializer(serializers.Serializer[Any]):
 
 class SearchOutputSerializer(serializers.Serializer[Any]):
     mode = serializers.ChoiceField(choices=("graph", "flat"))
-    fallback = serializers.BooleanField(help_text="True when a graph read failed and the rows came from flat search.")
+    fallback = serializers.BooleanField(
+        help_text="True when the rows came from flat search: a graph read failed, or the graph is being rebuilt."
+    )
     plan = PlanSerializer()
     facts = FactSerializer(many=True)
     rows = EvidenceRowSerializer(many=True)

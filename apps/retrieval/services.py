@@ -18,6 +18,7 @@ from django.db import transaction
 from apps.graph.admission import SUBJECT_ROLES, speaks_as_subject
 from apps.graph.indexing import subject_speaker_of
 from apps.graph.keys import anchor_key
+from apps.graph.selectors import graph_rebuilding
 from apps.language.pipeline import PARSES
 from apps.language.questions import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
 from apps.language.words import count_tokens
@@ -443,9 +444,10 @@ def search(
     vector = embedder.embed([question], metering=metering)[0]  # as asked: the rows say "I"
     clock.lap("embedding")
     report = BudgetReport()
-    fallback = False
     facts: list[FactCandidate] = []
-    if mode == "graph":
+    # While the subject's graph is rebuilt it is partial: direct retrieval, and say so (ADR 0096).
+    fallback = mode == "graph" and graph_rebuilding(subject=subject)
+    if mode == "graph" and not fallback:
         try:
             # A savepoint: a graph error in the database aborts only the graph reads, and the
             # fallback's own queries still run in the request's transaction.

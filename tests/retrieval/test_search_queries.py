@@ -10,13 +10,14 @@ from tests.factories import make_tenant
 from tests.retrieval.test_search import _history
 
 # The key lookup and the scope (3; the key's last use was touched by the first search in
-# this process); the subject (1); the graph lanes in a savepoint (17: anchor recall, anchor
+# this process); the subject (1); whether its graph is being rebuilt (1, ADR 0096); the graph
+# lanes in a savepoint (17: anchor recall, anchor
 # rows of both types in one statement and frames, co-participants, the relation lane, cited
 # rows with the anchors they mention, neighbours); provenance, attributes and passages in one
 # statement (1); the audit entry (2: the deferred-key check, the chain's lock and its head in
 # one round trip, then the entry) and the commit; the usage counter
 # after the response (4: BEGIN, the scope with synchronous_commit off, the upsert, COMMIT).
-SEARCH_QUERIES = 29
+SEARCH_QUERIES = 30
 QUESTION = "How many dresses did Maya buy?"
 
 
