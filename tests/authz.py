@@ -117,6 +117,7 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/v1/subjects", "memories:read"),
     Endpoint("POST", "/v1/subjects", "memories:write", {"external_id": "new-subject", "kind": "user"}),
     Endpoint("GET", "/v1/subjects/{subject}", "memories:read"),
+    Endpoint("PATCH", "/v1/subjects/{subject}", "memories:write", {"display_name": "Ana Pereira"}),
     Endpoint("GET", "/v1/api-keys", "admin"),
     Endpoint("POST", "/v1/api-keys", "admin", {"name": "k", "scopes": ["memories:read"]}),
     Endpoint("POST", "/v1/api-keys/{api_key}/revoke", "admin"),

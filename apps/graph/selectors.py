@@ -1,9 +1,14 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Exists, OuterRef
+
 from apps.graph import store
+from apps.graph.keys import anchor_key
+from apps.graph.models import AnchorVector
 from apps.jobs.models import Job
 from apps.memory.currency import with_currency
 from apps.memory.models import EpisodicEvent, SemanticItem
@@ -47,8 +52,29 @@ def frame_get(*, subject: Subject, frame_id: str) -> tuple[dict[str, Any], list[
     return frame, cited_rows(subject=subject, row_ids=list(frame["citations"]))
 
 
-def graph_rebuilding(*, subject: Subject) -> bool:
-    """A re-index of the subject's graph is queued or running (ADR 0096): its graph is partial."""
-    return Job.objects.filter(
-        subject_id=subject.id, kind=REINDEX_JOB, status__in=(Job.Status.QUEUED, Job.Status.RUNNING)
-    ).exists()
+@dataclass(frozen=True, slots=True)
+class SubjectGraphState:
+    rebuilding: bool  # a re-index of the subject's graph is queued or running (ADR 0096)
+    has_speaker: bool  # the subject's graph has the anchor of the name it speaks under (ADR 0095)
+
+
+def subject_graph_state(*, subject: Subject, speaker: str | None) -> SubjectGraphState:
+    """What a search asks of the subject's graph before it plans, in one round trip."""
+    key = anchor_key(speaker) if speaker else ""
+    row = (
+        Subject.objects.filter(id=subject.id)
+        .annotate(
+            rebuilding=Exists(
+                Job.objects.filter(
+                    subject_id=OuterRef("id"),
+                    kind=REINDEX_JOB,
+                    status__in=(Job.Status.QUEUED, Job.Status.RUNNING),
+                )
+            ),
+            has_speaker=Exists(AnchorVector.objects.filter(subject_id=OuterRef("id"), anchor_key=key)),
+        )
+        .values_list("rebuilding", "has_speaker")
+        .first()
+    )
+    rebuilding, has_speaker = row or (False, False)
+    return SubjectGraphState(rebuilding=bool(rebuilding), has_speaker=bool(key) and bool(has_speaker))

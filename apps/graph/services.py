@@ -16,10 +16,20 @@ from apps.graph import adapter, adjacency, store
 from apps.graph.extraction.local import LocalGraphLLM
 from apps.graph.indexing import IndexStats, SubjectIndexer, extraction_input
 from apps.graph.models import AnchorFrame, AnchorRow, AnchorVector
+from apps.graph.selectors import REINDEX_JOB
+from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.outcomes import job_announce_failed, jobs_announce_succeeded
 from apps.jobs.selectors import job_get
-from apps.jobs.services import job_create_indexing, job_fail, jobs_lock_indexing, jobs_succeed, jobs_touch
+from apps.jobs.services import (
+    job_create,
+    job_create_indexing,
+    job_enqueue_on_commit,
+    job_fail,
+    jobs_lock_indexing,
+    jobs_succeed,
+    jobs_touch,
+)
 from apps.language.pipeline import PARSES
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.memory.services import REEMBED_BATCH, memory_reembed_step
@@ -343,6 +353,13 @@ REINDEX_DELETE_BATCH = 1000
 REINDEX_CHUNKS = 20
 
 
+def subject_reindex_queue(*, subject: Subject) -> Job:
+    """Queue the re-index of the subject's graph (ADR 0096), published once the caller commits."""
+    job = job_create(organization_id=subject.organization_id, kind=REINDEX_JOB, subject_id=subject.id)
+    job_enqueue_on_commit(job=job, task_name=task_names.GRAPH_REINDEX, kwargs={"subject_id": str(subject.id)})
+    return job
+
+
 def subject_graph_clear_step(*, subject: Subject) -> dict[str, int]:
     """One batch of the subject's graph deleted, for a re-index: its edges, then its vertices
     (the graph first: the sweep rebuilds the adjacency index of a graph that has anchors and no
@@ -361,12 +378,16 @@ def subject_graph_clear_step(*, subject: Subject) -> dict[str, int]:
 
 
 def subject_rows_mark_pending(*, subject: Subject) -> int:
-    """Every episodic and semantic row of the subject to be indexed again, with fresh attempts."""
-    return sum(
-        model.objects.filter(subject_id=subject.id).update(
-            index_status=IndexedRecord.IndexStatus.PENDING, index_attempts=0, index_error=""
+    """Every indexed or failed episodic and semantic row of the subject to be indexed again,
+    with fresh attempts; returns how many rows the re-index will index (these and those already
+    pending). A row still being written is its write's to complete and index, as every write's."""
+    statuses = IndexedRecord.IndexStatus
+    for model in INDEXED_STORES:
+        model.objects.filter(subject_id=subject.id, index_status__in=(statuses.INDEXED, statuses.FAILED)).update(
+            index_status=statuses.PENDING, index_attempts=0, index_error=""
         )
-        for model in INDEXED_STORES
+    return sum(
+        model.objects.filter(subject_id=subject.id, index_status=statuses.PENDING).count() for model in INDEXED_STORES
     )
 
 

@@ -18,7 +18,7 @@ from django.db import transaction
 from apps.graph.admission import SUBJECT_ROLES, speaks_as_subject
 from apps.graph.indexing import subject_speaker_of
 from apps.graph.keys import anchor_key
-from apps.graph.selectors import graph_rebuilding
+from apps.graph.selectors import SubjectGraphState, subject_graph_state
 from apps.language.pipeline import PARSES
 from apps.language.questions import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
 from apps.language.words import count_tokens
@@ -239,11 +239,20 @@ class _Voice:
     aliases: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, subject: Subject) -> _Voice:
-        speaker = subject_speaker_of(subject)
+    def of(cls, subject: Subject, speaker: str | None) -> _Voice:
+        """``speaker``: the name the subject speaks under, when its graph has that anchor (a
+        subject whose turns all name their speakers may have none: then "I" in a question is
+        no one the service knows, and the question is planned as asked)."""
         if speaker is None:
             return cls(None)
         return cls(speaker, (subject.display_name, subject.external_id, speaker.split()[0]))
+
+    @classmethod
+    def in_graph(cls, subject: Subject) -> tuple[_Voice, SubjectGraphState]:
+        """The subject's voice and its graph's state, read in one round trip."""
+        speaker = subject_speaker_of(subject)
+        state = subject_graph_state(subject=subject, speaker=speaker)
+        return cls.of(subject, speaker if state.has_speaker else None), state
 
     def planned(self, question: str) -> str:
         """The question as the planner reads it: about the subject in the third person."""
@@ -332,7 +341,7 @@ def _asked_rows(
 def graph_lane_trace(*, subject: Subject, question: str, embedder: Embedder) -> LaneTrace:
     """The graph lanes of one question, traced (no fusion, no budgets): which anchors and rows
     they reached. For the evaluation's coverage analysis."""
-    plan = plan_query(_Voice.of(subject).planned(question))
+    plan = plan_query(_Voice.in_graph(subject)[0].planned(question))
     trace = LaneTrace()
     _graph_lanes(
         subject=subject,
@@ -439,14 +448,14 @@ def search(
     the plan's row budgets, within the same bounded candidates (``TOKEN_BUDGET_ROW_LIMIT``).
     The query's embedding is metered to ``metering`` (the calling key's)."""
     clock = _Clock()
-    voice = _Voice.of(subject)
+    voice, graph_state = _Voice.in_graph(subject)
     plan = plan_query(voice.planned(question))
     vector = embedder.embed([question], metering=metering)[0]  # as asked: the rows say "I"
     clock.lap("embedding")
     report = BudgetReport()
     facts: list[FactCandidate] = []
     # While the subject's graph is rebuilt it is partial: direct retrieval, and say so (ADR 0096).
-    fallback = mode == "graph" and graph_rebuilding(subject=subject)
+    fallback = mode == "graph" and graph_state.rebuilding
     if mode == "graph" and not fallback:
         try:
             # A savepoint: a graph error in the database aborts only the graph reads, and the

@@ -84,6 +84,24 @@ def subject_create(
     return subject
 
 
+def subject_update(
+    *, subject: Subject, display_name: str | None = None, metadata: dict[str, Any] | None = None
+) -> Subject:
+    """Change the subject's display name and/or replace its metadata (``None``: unchanged);
+    its id, external id and kind never change."""
+    if display_name is None and metadata is None:
+        raise ValidationFailed("Nothing to change: send display_name, metadata or both.")
+    fields = []
+    if display_name is not None:
+        subject.display_name = display_name
+        fields.append("display_name")
+    if metadata is not None:
+        subject.metadata = metadata
+        fields.append("metadata")
+    subject.save(update_fields=fields)
+    return subject
+
+
 def organization_settings_update(*, organization_id: uuid.UUID, subjects_created_on_write: bool) -> Organization:
     """Change the organization's settings, in its scope (the row is its own under RLS)."""
     updated = Organization.objects.filter(id=organization_id).update(

@@ -40,6 +40,8 @@ def test_subjects_add_import_search_export(stack: Stack, tmp_path: Path) -> None
     assert code == 0 and created["external_id"] == subject
     code, listed = mirix(stack, "subjects", "list")
     assert code == 0 and subject in [s["external_id"] for s in listed]
+    code, renamed = mirix(stack, "subjects", "update", subject, "--display-name", "Mina")
+    assert code == 0 and renamed["display_name"] == "Mina" and renamed["graph_reindex_job_id"], renamed
 
     code, added = mirix(
         stack,

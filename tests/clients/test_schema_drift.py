@@ -23,6 +23,7 @@ OPERATIONS: list[tuple[type[BaseModel], str, str, str, bool]] = [
     # (model, method, path, status, the answer is a page of the model / a list of it)
     (m.Subject, "post", "/v1/subjects", "201", False),
     (m.Subject, "get", "/v1/subjects", "200", True),
+    (m.SubjectUpdated, "patch", "/v1/subjects/{external_id}", "200", False),
     (m.WriteResult, "post", "/v1/subjects/{external_id}/memories", "202", False),
     (m.BatchAccepted, "post", "/v1/subjects/{external_id}/memories/batch", "202", False),
     (m.MemoryRecord, "get", "/v1/subjects/{external_id}/memories", "200", True),

@@ -19,6 +19,9 @@ def test_write_wait_search_answer_delete(stack: Stack) -> None:
     subject = unique("ana")
     with Mirix(api_key=stack.owner.key, base_url=stack.url) as client:
         client.subjects.create(subject)
+        renamed = client.subjects.update(subject, display_name="Ana")
+        assert renamed.display_name == "Ana" and renamed.graph_reindex_job_id
+        assert client.jobs.wait(renamed.graph_reindex_job_id).status == "succeeded"
         written = client.memories.add(subject, messages=CAT, wait=True)
         assert written.records and client.jobs.get(written.job_id).status == "succeeded"
 

@@ -19,7 +19,7 @@ from apps.jobs.services import job_create
 from apps.memory.models import EpisodicEvent, IndexedRecord, SemanticItem
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 from tests.processes import celery_worker, purge_queues
 from workers.maintenance import graph_reindex_subject
 
@@ -194,3 +194,20 @@ def test_while_a_reindex_is_pending_search_is_direct_and_says_so() -> None:
         kwargs={"organization_id": str(tenant.id), "job_id": str(job.id), "subject_id": str(subject.id)}
     )
     assert search("ana")["fallback"] is False
+
+
+def test_a_write_in_flight_during_a_reindex_is_completed_and_indexed() -> None:
+    tenant = make_tenant()
+    subject = _said(tenant, "ana")
+    message = {"id": "m9", "role": "user", "content": "I took up rowing on Saturdays.", "timestamp": SAID}
+    accepted = tenant.client().post("/v1/subjects/ana/memories", {"messages": [message]}, format="json")
+    assert accepted.status_code == 202, accepted.content
+    with organization_scope(tenant.id):  # stored by the request, not yet completed by a worker
+        assert EpisodicEvent.objects.filter(index_status=IndexedRecord.IndexStatus.WRITING).count() == 1
+    job = _reindex(tenant, subject)
+    assert job.status == Job.Status.SUCCEEDED and job.result["rows"] == len(_rows(tenant, subject)) - 1
+    assert complete_writes(tenant.id, index=True) == 1
+    with organization_scope(tenant.id):
+        write_job = Job.objects.get(id=accepted.json()["job_id"])
+    assert write_job.status == Job.Status.SUCCEEDED, write_job.error_message
+    assert {status for _, _, status in _rows(tenant, subject)} == {IndexedRecord.IndexStatus.INDEXED}

@@ -175,3 +175,16 @@ def test_another_tenants_key_finds_nothing_of_the_subject() -> None:
     other = make_tenant()
     response = other.client().post("/v1/subjects/ana/search", {"query": "Where does Ana live?"}, format="json")
     assert response.status_code == 404, response.content
+
+
+def test_a_subject_whose_turns_name_their_speaker_is_asked_as_before_unless_its_name_is_theirs() -> None:
+    tenant = _tenant("u_8f3a91")
+    _write(tenant, "u_8f3a91", "m1", "I adopted a cat named Miso last week.", name="Ana")
+    result = _search(tenant, "u_8f3a91", "What is the name of my cat?")
+    assert result["plan"]["entities"] == []  # no "Subject" anchor: "my" is no one the service knows
+    assert "Miso" in result["rows"][0]["text"]
+    named = _tenant("ana")
+    _write(named, "ana", "m1", "I adopted a cat named Miso last week.", name="Ana")
+    result = _search(named, "ana", "What is the name of my cat?")
+    assert result["plan"]["entities"] == ["Ana"]  # the subject's name is its speaker's: "my" is Ana's
+    assert "Miso" in result["rows"][0]["text"]

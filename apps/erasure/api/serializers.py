@@ -8,6 +8,7 @@ from apps.erasure.deletion import DELETABLE_TYPES, MAX_ROWS
 from apps.jobs.api.serializers import JobOutputSerializer
 from apps.memory.api.serializers import FiltersField
 from apps.platform.serializers import StrictFieldsSerializer
+from apps.tenancy.api.serializers import SubjectOutputSerializer
 
 
 class ErasureAcceptedSerializer(serializers.Serializer[Any]):
@@ -119,3 +120,11 @@ class SubjectExportSerializer(serializers.Serializer[Any]):
     )
     audit_entries = _rows("Audit entries about the subject.")
     erasure_requests = _rows("The subject's erasure requests.")
+
+
+class SubjectUpdatedSerializer(SubjectOutputSerializer):
+    graph_reindex_job_id = serializers.UUIDField(
+        allow_null=True,
+        help_text="The job re-indexing the subject's graph when the change renamed the subject (ADR 0096): "
+        "until it finishes, searches of the subject are direct and say `fallback`. Null otherwise.",
+    )

@@ -15,15 +15,20 @@ from apps.erasure.api.serializers import (
     MemoryDeleteAcceptedSerializer,
     MemoryDeleteSerializer,
     SubjectExportSerializer,
+    SubjectUpdatedSerializer,
 )
 from apps.erasure.deletion import DELETABLE_TYPES, RowRef, memory_filter_delete, memory_rows_delete
 from apps.erasure.models import ErasureRequest
+from apps.graph.indexing import subject_speaker_of
+from apps.graph.services import subject_reindex_queue
 from apps.jobs.models import Job
 from apps.memory.api import views as memory_views
+from apps.tenancy import services as tenancy_services
 from apps.tenancy.api.base import OrganizationApiView, SubjectApiView
-from apps.tenancy.api.serializers import SubjectOutputSerializer
+from apps.tenancy.api.serializers import SubjectOutputSerializer, SubjectUpdateSerializer
 
 READ = {"memories:read"}
+WRITE = {"memories:write"}
 DELETE = {"memories:delete"}
 ADMIN = {"admin"}
 DELETABLE_TYPE_PARAMETER = OpenApiParameter("memory_type", str, OpenApiParameter.PATH, enum=list(DELETABLE_TYPES))
@@ -33,12 +38,30 @@ class SubjectDetailApi(SubjectApiView):
     """A subject: read it, or erase it. Served by erasure (the layer above tenancy) because
     deleting a subject is an erasure; the subject itself is tenancy's."""
 
-    required_scopes = {"GET": READ, "DELETE": ADMIN}
-    audit_actions = {"DELETE": "subject.erase"}
+    required_scopes = {"GET": READ, "PATCH": WRITE, "DELETE": ADMIN}
+    audit_actions = {"PATCH": "subject.update", "DELETE": "subject.erase"}
 
     @extend_schema(responses=SubjectOutputSerializer, operation_id="subjects_get")
     def get(self, request: Request, external_id: str) -> Response:
         return Response(SubjectOutputSerializer(self.subject(external_id)).data)
+
+    @extend_schema(
+        request=SubjectUpdateSerializer,
+        responses=SubjectUpdatedSerializer,
+        operation_id="subjects_update",
+        description="Change the subject's display name or replace its metadata. A new display name that "
+        "changes what the subject is called queues a re-index of its graph (ADR 0095, ADR 0096).",
+    )
+    def patch(self, request: Request, external_id: str) -> Response:
+        payload = SubjectUpdateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        subject = self.subject(external_id)
+        called = subject_speaker_of(subject)
+        subject = tenancy_services.subject_update(subject=subject, **payload.validated_data)
+        job = subject_reindex_queue(subject=subject) if subject_speaker_of(subject) != called else None
+        self.audit_subject_id = subject.id
+        self.audit_targets = [str(job.id)] if job else []
+        return Response({**SubjectOutputSerializer(subject).data, "graph_reindex_job_id": job and str(job.id)})
 
     @extend_schema(
         responses={202: ErasureAcceptedSerializer, 200: ErasureAcceptedSerializer},

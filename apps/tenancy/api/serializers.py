@@ -23,6 +23,25 @@ class SubjectInputSerializer(serializers.Serializer[dict[str, object]]):
     metadata = BoundedDictField(max_bytes=MAX_SUBJECT_METADATA_BYTES, required=False, default=dict)
 
 
+class SubjectUpdateSerializer(StrictFieldsSerializer):
+    display_name = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        help_text="What questions and the graph's facts call the subject; its unnamed user turns speak as "
+        "it (ADR 0095). A change re-indexes the subject's graph.",
+    )
+    metadata = BoundedDictField(
+        max_bytes=MAX_SUBJECT_METADATA_BYTES, required=False, help_text="Replaces the subject's metadata."
+    )
+    unknown_field_hints = {"external_id": "an external id never changes", "kind": "a kind never changes"}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("Nothing to change: send display_name, metadata or both.")
+        return attrs
+
+
 class SubjectOutputSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     external_id = serializers.CharField()

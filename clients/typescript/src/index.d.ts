@@ -82,6 +82,10 @@ export interface Subject {
   created_at: string;
   [extra: string]: unknown;
 }
+export interface SubjectUpdated extends Subject {
+  /** Set when the new name re-indexes the subject's graph. */
+  graph_reindex_job_id: string | null;
+}
 export interface Message {
   role: "user" | "assistant" | "system" | "tool";
   content: string;
@@ -279,6 +283,8 @@ export interface WriteOptions {
 export declare class Subjects {
   create(externalId: string, options?: { kind?: string; displayName?: string; metadata?: Metadata }): Promise<Subject>;
   get(externalId: string): Promise<Subject>;
+  /** Rename the subject or replace its metadata; a new name re-indexes its graph (a job). */
+  update(externalId: string, options: { displayName?: string; metadata?: Metadata }): Promise<SubjectUpdated>;
   list(options?: { kind?: string; pageSize?: number }): AsyncIterableIterator<Subject>;
   erase(externalId: string): Promise<ErasureAccepted>;
   export(externalId: string): Promise<JSONObject>;

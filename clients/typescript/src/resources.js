@@ -49,6 +49,12 @@ export class Subjects extends Resource {
     return this._t.request({ method: "GET", path: subjectPath(externalId) });
   }
 
+  /** Rename the subject or replace its metadata; a new name re-indexes its graph (a job). */
+  update(externalId, { displayName, metadata } = {}) {
+    const json = body({ display_name: displayName, metadata });
+    return this._t.request({ method: "PATCH", path: subjectPath(externalId), json });
+  }
+
   list({ kind, pageSize } = {}) {
     return this._t.paginate({ path: "/v1/subjects", params: { kind, limit: pageSize } });
   }

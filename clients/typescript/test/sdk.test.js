@@ -42,6 +42,9 @@ test("write, wait, search, answer, delete", async () => {
   const client = new Mirix();
   const subject = unique("ana");
   await client.subjects.create(subject);
+  const renamed = await client.subjects.update(subject, { displayName: "Ana" });
+  assert.equal(renamed.display_name, "Ana");
+  assert.equal((await client.jobs.wait(renamed.graph_reindex_job_id)).status, "succeeded");
   const written = await client.memories.add(subject, { messages: CAT, wait: true });
   assert.ok(written.records.length > 0);
   assert.equal((await client.jobs.get(written.job_id)).status, "succeeded");

@@ -9,10 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from apps.graph.selectors import REINDEX_JOB
-from apps.jobs import task_names
+from apps.graph.services import subject_reindex_queue
 from apps.jobs.models import Job
-from apps.jobs.services import job_create, job_enqueue_on_commit
 from apps.tenancy.models import Organization, Subject
 from apps.tenancy.scope import organization_scope
 
@@ -36,17 +34,14 @@ class Command(BaseCommand):
             subjects = Subject.objects.order_by("created_at")
             if options["subject"]:
                 subjects = subjects.filter(external_id=options["subject"])
-            subject_ids = list(subjects.values_list("id", "external_id"))
-            if not subject_ids:
+            found = list(subjects)
+            if not found:
                 raise CommandError(f"no subject {options['subject']!r} in organization {organization.slug}")
             jobs = []
-            for subject_id, external_id in subject_ids:
-                job = job_create(organization_id=organization.id, kind=REINDEX_JOB, subject_id=subject_id)
-                job_enqueue_on_commit(
-                    job=job, task_name=task_names.GRAPH_REINDEX, kwargs={"subject_id": str(subject_id)}
-                )
+            for subject in found:
+                job = subject_reindex_queue(subject=subject)
                 jobs.append(job.id)
-                self.stdout.write(f"subject {external_id}: job {job.id}")
+                self.stdout.write(f"subject {subject.external_id}: job {job.id}")
         if options["wait"]:
             _follow(organization.id, jobs, output=self.stderr)
 

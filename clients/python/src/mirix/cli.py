@@ -124,6 +124,20 @@ def subjects_create(
     _emit_json(subject) if as_json else out.print(f"created {subject.external_id} ({subject.id})")
 
 
+@subjects_app.command("update")
+def subjects_update(
+    external_id: str,
+    display_name: Annotated[str, typer.Option(help="What questions and graph facts call the subject.")],
+    as_json: Json = False,
+) -> None:
+    """Rename a subject (a job re-indexes its graph when the name it is called by changes)."""
+    renamed = _run(as_json, lambda c: c.subjects.update(external_id, display_name=display_name))
+    job = renamed.graph_reindex_job_id
+    _emit_json(renamed) if as_json else out.print(
+        f"renamed {renamed.external_id}" + (f"; graph job {job}" if job else "")
+    )
+
+
 # Memory -------------------------------------------------------------------------------------
 
 

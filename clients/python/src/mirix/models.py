@@ -58,6 +58,15 @@ class Subject(Response):
     created_at: datetime
 
 
+class SubjectUpdate(Request):
+    display_name: str | None = Field(default=None, description="What questions and graph facts call the subject.")
+    metadata: Metadata | None = Field(default=None, description="Replaces the subject's metadata.")
+
+
+class SubjectUpdated(Subject):
+    graph_reindex_job_id: str | None = None  # set when the new name re-indexes the subject's graph
+
+
 # Writes -------------------------------------------------------------------------------------
 
 

@@ -67,6 +67,13 @@ class Subjects(Resource):
     def get(self, external_id: str) -> m.Subject:
         return self._t.request(Call("GET", _subject(external_id), cast=m.Subject))
 
+    def update(
+        self, external_id: str, *, display_name: str | None = None, metadata: m.Metadata | None = None
+    ) -> m.SubjectUpdated:
+        """Rename the subject or replace its metadata; a new name re-indexes its graph (a job)."""
+        body = m.SubjectUpdate(display_name=display_name, metadata=metadata)  # type: ignore[arg-type]
+        return self._t.request(Call("PATCH", _subject(external_id), json=body.body(), cast=m.SubjectUpdated))
+
     def list(self, *, kind: str | None = None, page_size: int | None = None) -> Any:
         """Every subject (an iterator that fetches page after page)."""
         return self._t.paginate(Call("GET", "/v1/subjects", params={"kind": kind, "limit": page_size}), m.Subject)
