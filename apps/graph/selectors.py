@@ -55,7 +55,7 @@ def frame_get(*, subject: Subject, frame_id: str) -> tuple[dict[str, Any], list[
 @dataclass(frozen=True, slots=True)
 class SubjectGraphState:
     rebuilding: bool  # a re-index of the subject's graph is queued or running (ADR 0096)
-    has_speaker: bool  # the subject's graph has the anchor of the name it speaks under (ADR 0095)
+    has_speaker: bool  # the subject's graph has the person it speaks as (ADR 0095)
 
 
 def subject_graph_state(*, subject: Subject, speaker: str | None) -> SubjectGraphState:
@@ -71,7 +71,10 @@ def subject_graph_state(*, subject: Subject, speaker: str | None) -> SubjectGrap
                     status__in=(Job.Status.QUEUED, Job.Status.RUNNING),
                 )
             ),
-            has_speaker=Exists(AnchorVector.objects.filter(subject_id=OuterRef("id"), anchor_key=key)),
+            # A person: the noun "subject" of a turn is another anchor's concept, not the subject.
+            has_speaker=Exists(
+                AnchorVector.objects.filter(subject_id=OuterRef("id"), anchor_key=key, anchor_type="person")
+            ),
         )
         .values_list("rebuilding", "has_speaker")
         .first()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from apps.graph.admission import speaks_as_subject, subject_speaker
+from apps.graph.models import AnchorVector
 from apps.retrieval.planner import plan_query, spoken_of
 from apps.tenancy import services
 from apps.tenancy.scope import organization_scope
@@ -188,3 +189,13 @@ def test_a_subject_whose_turns_name_their_speaker_is_asked_as_before_unless_its_
     result = _search(named, "ana", "What is the name of my cat?")
     assert result["plan"]["entities"] == ["Ana"]  # the subject's name is its speaker's: "my" is Ana's
     assert "Miso" in result["rows"][0]["text"]
+
+
+def test_the_noun_subject_in_named_turns_is_not_the_unnamed_subject() -> None:
+    tenant = _tenant("u_8f3a91")
+    _write(tenant, "u_8f3a91", "m1", "My favourite subject at school was chemistry.", name="Ana")
+    with organization_scope(tenant.id):
+        assert AnchorVector.objects.filter(anchor_key="subject").exclude(anchor_type="person").exists()
+    result = _search(tenant, "u_8f3a91", "What was my favourite subject?")
+    assert result["plan"]["entities"] == []
+    assert "chemistry" in result["rows"][0]["text"]
