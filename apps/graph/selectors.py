@@ -4,12 +4,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Subquery
 
 from apps.graph import store
+from apps.graph.admission import SUBJECT_ROLES
 from apps.graph.keys import anchor_key
 from apps.graph.models import AnchorVector
 from apps.jobs.models import Job
+from apps.language.facts import stated_name
 from apps.memory.currency import with_currency
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.platform.errors import NotFound
@@ -56,10 +58,12 @@ def frame_get(*, subject: Subject, frame_id: str) -> tuple[dict[str, Any], list[
 class SubjectGraphState:
     rebuilding: bool  # a re-index of the subject's graph is queued or running (ADR 0096)
     has_speaker: bool  # the subject's graph has the person it speaks as (ADR 0095)
+    stated_name: str | None = None  # the name its own unnamed turns last gave ("I'm Kwame")
 
 
 def subject_graph_state(*, subject: Subject, speaker: str | None) -> SubjectGraphState:
-    """What a search asks of the subject's graph before it plans, in one round trip."""
+    """What a search asks of the subject's graph before it plans, in one round trip: with the
+    name the subject gave itself in its own turns, a question may call it by that name too."""
     key = anchor_key(speaker) if speaker else ""
     row = (
         Subject.objects.filter(id=subject.id)
@@ -75,9 +79,18 @@ def subject_graph_state(*, subject: Subject, speaker: str | None) -> SubjectGrap
             has_speaker=Exists(
                 AnchorVector.objects.filter(subject_id=OuterRef("id"), anchor_key=key, anchor_type="person")
             ),
+            introduction=Subquery(
+                SemanticItem.objects.filter(subject_id=OuterRef("id"), name__in=SUBJECT_ROLES, attribute="name")
+                .order_by("-created_at")
+                .values("summary")[:1]
+            ),
         )
-        .values_list("rebuilding", "has_speaker")
+        .values_list("rebuilding", "has_speaker", "introduction")
         .first()
     )
-    rebuilding, has_speaker = row or (False, False)
-    return SubjectGraphState(rebuilding=bool(rebuilding), has_speaker=bool(key) and bool(has_speaker))
+    rebuilding, has_speaker, introduction = row or (False, False, None)
+    return SubjectGraphState(
+        rebuilding=bool(rebuilding),
+        has_speaker=bool(key) and bool(has_speaker),
+        stated_name=stated_name(introduction) if introduction else None,
+    )

@@ -596,11 +596,44 @@ def _text(token: Token) -> str:
     return token.doc[start : token.i + 1].text
 
 
+def _introduces(clause: Token, subject: Token | None) -> bool:
+    """A first-person "be" whose attribute is a person's name: "I'm Kwame", "I am Ana Silva";
+    not "I'm Kwame's sister", "I'm not Bob" or "I'm Canadian"."""
+    if subject is None or subject.lower_ != "i" or token_lemma(clause) != "be":
+        return False
+    if any(child.dep_ == "neg" for child in clause.children):
+        return False
+    named = next((child for child in clause.children if child.dep_ == "attr"), None)
+    return (
+        named is not None
+        and named.pos_ == "PROPN"
+        and named.ent_type_ in ("PERSON", "")
+        and not any(child.dep_ in ("poss", "det", "case", "prep") for child in named.children)
+    )
+
+
+# How a speaker's own name statement says the name ("I'm Kwame", "my name is Nadia Haddad"):
+# the cue in any case, the name capitalized, not a possessive ("I'm Kwame's sister").
+_NAME_WORD = r"[A-Z][\w-]*(?:['’][A-Z][\w-]*)?"
+_STATED_NAME = re.compile(
+    r"(?i:\b(?:I(?:['’]m|\s+am)(?:\s+called)?|my\s+name\s+is|call\s+me|name['’]s))\s+"
+    rf"(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})*)(?!['’]s\b|[\w'’])"
+)
+
+
+def stated_name(text: str) -> str | None:
+    """The name a speaker's name statement gives ("user: Hi, I'm Kwame." → "Kwame"), if any."""
+    match = _STATED_NAME.search(text)
+    return match["name"] if match else None
+
+
 def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[str, Token] | None:
     """The attribute a clause states and its predicate. A verb that shares its subject with the
     verb before it ("I cancelled the gym and joined Basic-Fit") states a family's fact by its
     words or a place, not by a verb alone: "join" is as often a gym as a job."""
     by_verb = not _shares_subject(clause)
+    if _introduces(clause, subject):
+        return "name", clause  # "I'm Kwame", "I am Ana Silva"
     if token_lemma(clause) in COMMUTE_PREDICATES and any(
         child.dep_ == "xcomp" and token_lemma(child) == "work" and not any(g.dep_ == "prt" for g in child.children)
         for child in clause.children

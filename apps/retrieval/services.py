@@ -239,20 +239,22 @@ class _Voice:
     aliases: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, subject: Subject, speaker: str | None) -> _Voice:
+    def of(cls, subject: Subject, speaker: str | None, stated: str | None = None) -> _Voice:
         """``speaker``: the name the subject speaks under, when its graph has that anchor (a
         subject whose turns all name their speakers may have none: then "I" in a question is
-        no one the service knows, and the question is planned as asked)."""
+        no one the service knows, and the question is planned as asked). ``stated``: the name
+        the subject gave itself ("I'm Kwame"), another name a question may call it by."""
         if speaker is None:
             return cls(None)
-        return cls(speaker, (subject.display_name, subject.external_id, speaker.split()[0]))
+        names = (subject.display_name, subject.external_id, speaker, *((stated,) if stated else ()))
+        return cls(speaker, tuple(dict.fromkeys([*names, *(name.split()[0] for name in names if name.strip())])))
 
     @classmethod
     def in_graph(cls, subject: Subject) -> tuple[_Voice, SubjectGraphState]:
         """The subject's voice and its graph's state, read in one round trip."""
         speaker = subject_speaker_of(subject)
         state = subject_graph_state(subject=subject, speaker=speaker)
-        return cls.of(subject, speaker if state.has_speaker else None), state
+        return cls.of(subject, speaker if state.has_speaker else None, state.stated_name), state
 
     def planned(self, question: str) -> str:
         """The question as the planner reads it: about the subject in the third person."""

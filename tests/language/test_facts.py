@@ -16,6 +16,7 @@ from apps.language.facts import (
     read_fact,
     speaker_clause_facts,
     speaker_fact,
+    stated_name,
     with_ended_referent,
 )
 from apps.language.pipeline import spacy_pipeline
@@ -516,3 +517,38 @@ def test_a_thing_the_speaker_calls_by_name_ended(sentence: str, name: str | None
 )
 def test_a_job_offered_and_accepted_is_taken(sentence: str, statement: str | None) -> None:
     assert accepted_offer(_sentence(sentence)) == statement
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("I'm Kwame.", "name"),
+        ("Hey, I'm Priya!", "name"),
+        ("I am Ana Silva.", "name"),
+    ],
+)
+def test_a_speaker_who_introduces_themself_states_their_name(sentence: str, attribute: str) -> None:
+    assert _reading(sentence).attribute == attribute
+    assert speaker_fact(next(iter(spacy_pipeline()(sentence).sents))) is not None
+
+
+@pytest.mark.parametrize("sentence", ["I'm Kwame's sister.", "I'm not Bob.", "I'm Canadian.", "I'm tired today."])
+def test_being_someone_elses_or_not_a_name_is_no_introduction(sentence: str) -> None:
+    assert _reading(sentence).attribute != "name"
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("user: Hi! I'm Kwame, I test software for a living.", "Kwame"),
+        ("user: Hi there, my name is Nadia Haddad", "Nadia Haddad"),
+        ("user: Call me Sam.", "Sam"),
+        ("user: I'm called Priya.", "Priya"),
+        ("user: I am Ana Silva and I live in Porto.", "Ana Silva"),
+        ("user: I'm O'Brien.", "O'Brien"),
+        ("user: I'm tired", None),
+        ("user: I'm Kwame's sister", None),
+    ],
+)
+def test_the_name_a_name_statement_gives(text: str, name: str | None) -> None:
+    assert stated_name(text) == name

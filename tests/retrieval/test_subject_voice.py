@@ -199,3 +199,14 @@ def test_the_noun_subject_in_named_turns_is_not_the_unnamed_subject() -> None:
     result = _search(tenant, "u_8f3a91", "What was my favourite subject?")
     assert result["plan"]["entities"] == []
     assert "chemistry" in result["rows"][0]["text"]
+
+
+def test_the_name_an_unnamed_subject_gives_itself_names_it_in_questions() -> None:
+    tenant = _tenant("u_8f3a91")
+    _write(tenant, "u_8f3a91", "m1", "Hi! I'm Kwame, I test software for a living.")
+    _write(tenant, "u_8f3a91", "m2", "Marco lives in Rome.", name="Marco")
+    _write(tenant, "u_8f3a91", "m3", "I live in Winnipeg, in an old house in Wolseley.")
+    result = _search(tenant, "u_8f3a91", "Where does Kwame live?")
+    assert result["plan"]["entities"] == ["Subject"]  # Kwame is the subject, whose turns say "I"
+    assert "Winnipeg" in result["rows"][0]["text"], result["rows"][:3]
+    assert "Rome" in _search(tenant, "u_8f3a91", "Where does Marco live?")["rows"][0]["text"]
