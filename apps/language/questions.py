@@ -194,6 +194,8 @@ def _asked_attribute(token: Token) -> list[str]:
         family = family_of_predicate(lemma)
     if family is not None and family.attribute == "name" and asks_a_relatives_name(token):
         return ["name", "name:"]  # "Kwame's mother's name", "the name of his brother"
+    if family is not None and family.attribute == "name" and _names_its_owner(token):
+        return ["name"]  # "What is Kofi's name?", as "What is my name?" is planned (ADR 0095)
     if family is None or family.attribute == "name":  # "the name of her pet" asks for the pet
         return []
     if family.attribute == "relationship" and is_qualified_role(token):
@@ -207,6 +209,13 @@ def _asked_attribute(token: Token) -> list[str]:
     if family.place_attribute:
         return [family.attribute, family.place_attribute]
     return [family.attribute]
+
+
+def _names_its_owner(token: Token) -> bool:
+    """ "Kofi's name": the name of the person named as its owner, not of a relative or a pet."""
+    return token_lemma(token) == "name" and any(
+        child.dep_ == "poss" and child.pos_ == "PROPN" for child in token.children
+    )
 
 
 def _is_verb(token: Token) -> bool:

@@ -99,6 +99,9 @@ def test_a_relative_named_only_by_relation_is_asked_about_by_that_relation(
         ("How long is Kwame's commute to the office?", (("commute",),)),  # the fact is what is measured
         ("How big a dog may Nadia keep?", ()),  # a measure of a dog, not the pet
         ("Which city does Kwame's mother live in?", (("home city",),)),
+        ("What is Kofi's name?", (("name",),)),  # "What is my name?", planned (ADR 0095)
+        ("What is Kofi's dog's name?", (("pet: dog", "pet:"),)),  # the pet's, not his
+        ("What is Kwame's mother's name?", (("name", "name:"),)),  # a relative's
     ],
 )
 def test_questions_name_attributes_by_names_phrases_and_verbs(

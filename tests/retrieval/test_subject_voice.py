@@ -210,3 +210,13 @@ def test_the_name_an_unnamed_subject_gives_itself_names_it_in_questions() -> Non
     assert result["plan"]["entities"] == ["Subject"]  # Kwame is the subject, whose turns say "I"
     assert "Winnipeg" in result["rows"][0]["text"], result["rows"][:3]
     assert "Rome" in _search(tenant, "u_8f3a91", "Where does Marco live?")["rows"][0]["text"]
+
+
+def test_a_subject_asking_its_own_name_is_answered_from_its_introduction() -> None:
+    tenant = _tenant("u_8f3a91")
+    _write(tenant, "u_8f3a91", "m1", "Hi! I'm Kwame, I test software for a living.")
+    _write(tenant, "u_8f3a91", "m2", "My manager Brenda bought the team doughnuts.")
+    response = tenant.client().post("/v1/subjects/u_8f3a91/answer", {"query": "What is my name?"}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert "Kwame" in body["answer"] and body["cited_row_ids"], body
