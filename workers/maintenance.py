@@ -60,8 +60,8 @@ def graph_reindex_subject(job: Job, subject_id: str) -> Generator[dict[str, Any]
         while counts := subject_graph_clear_step(subject=subject):
             cleared += sum(counts.values())
             yield {"phase": "clear", "cleared": cleared}
-        progress = {"phase": "index", "cleared": cleared, "rows": subject_rows_mark_pending(subject=subject)}
-        progress["indexed"] = 0
+        rows = subject_rows_mark_pending(subject=subject)
+        progress = {"phase": "index", "cleared": cleared, "rows": rows, "indexed": 0}
         yield progress
     while True:
         chunks, settled = subject_index_step(subject=subject)

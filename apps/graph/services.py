@@ -392,18 +392,14 @@ def subject_rows_mark_pending(*, subject: Subject) -> int:
 
 
 def subject_index_step(*, subject: Subject, chunks: int = REINDEX_CHUNKS) -> tuple[int, int]:
-    """Index the next ``chunks`` chunks with rows of the subject that need it (oldest first);
-    returns how many chunks it took, 0 when no row needs indexing, and how many of the rows
-    it settled (indexed, or failed with no attempt left; a failed row with attempts left is
-    taken again by a later step)."""
+    """Index up to ``chunks`` chunks with rows of the subject that need it; returns how many
+    chunks it took, 0 when no row needs indexing, and how many of the rows it settled (indexed,
+    or failed with no attempt left; a failed row with attempts left is taken again by a later
+    step)."""
     chunk_ids: dict[uuid.UUID, None] = {}
     for model in INDEXED_STORES:
-        for chunk_id in (
-            model.objects.filter(_NEEDS_INDEXING, subject_id=subject.id)
-            .order_by("created_at")
-            .values_list("chunk_id", flat=True)[: chunks * 50]
-        ):
-            chunk_ids.setdefault(chunk_id, None)
+        needing_rows = model.objects.filter(_NEEDS_INDEXING, subject_id=subject.id).order_by()
+        chunk_ids.update(dict.fromkeys(needing_rows.values_list("chunk_id", flat=True).distinct()[:chunks]))
     batch = list(chunk_ids)[:chunks]
     if not batch:
         return 0, 0

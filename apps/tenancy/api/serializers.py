@@ -36,11 +36,6 @@ class SubjectUpdateSerializer(StrictFieldsSerializer):
     )
     unknown_field_hints = {"external_id": "an external id never changes", "kind": "a kind never changes"}
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs:
-            raise serializers.ValidationError("Nothing to change: send display_name, metadata or both.")
-        return attrs
-
 
 class SubjectOutputSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
