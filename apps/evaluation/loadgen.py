@@ -2,22 +2,99 @@
 request as soon as the previous one is answered, for a fixed time.
 
 Every request's latency and status is kept; :func:`summarize` turns them into requests/s,
-percentiles and an error count. Used by ``bench_api``.
+percentiles and an error count. Used by ``bench_api`` and ``bench_writes``.
+
+The clients speak HTTP through :class:`Session`, a thin layer over the standard library's
+``http.client``: the generator runs on the cores of the server it measures, and each CPU
+millisecond it spends per request is taken from the server. ``requests`` spent 1.1–1.5 ms of
+CPU per write answered (the benchmark's own process, read from the kernel), a tenth of the
+server's own; the lean client spends a fraction of that (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import http.client
+import json as jsonlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-
-import requests
+from typing import Any
+from urllib.parse import urlsplit
 
 from apps.platform.stats import percentile
 
+
+@dataclass(frozen=True)
+class Response:
+    status_code: int
+    headers: http.client.HTTPMessage  # case-insensitive ``get``
+    content: bytes
+
+    def json(self) -> Any:
+        return jsonlib.loads(self.content)
+
+
+class Session:
+    """One client's HTTP/1.1 connection to one server, kept while the server keeps it open
+    and opened again after an answer that closes it (gunicorn's sync workers close every
+    connection). The interface is the part of ``requests.Session`` the benchmarks use."""
+
+    def __init__(self) -> None:
+        self._connection: http.client.HTTPConnection | None = None
+        self._address: tuple[str, int] | None = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def get(self, url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 600) -> Response:
+        return self.request("GET", url, headers=headers, timeout=timeout)
+
+    def post(
+        self, url: str, *, json: Any = None, headers: Mapping[str, str] | None = None, timeout: float = 600
+    ) -> Response:
+        return self.request("POST", url, body=jsonlib.dumps(json).encode(), headers=headers, timeout=timeout)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 600,
+    ) -> Response:
+        parts = urlsplit(url)
+        if parts.scheme != "http" or parts.hostname is None:
+            raise ValueError(f"the load generator speaks plain HTTP to a host: {url!r}")
+        address = (parts.hostname, parts.port or 80)
+        if self._connection is None or self._address != address:
+            self.close()
+            self._connection, self._address = http.client.HTTPConnection(*address, timeout=timeout), address
+        sent = {"Content-Type": "application/json", **(headers or {})} if body is not None else dict(headers or {})
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        try:
+            self._connection.request(method, path, body=body, headers=sent)
+            answer = self._connection.getresponse()
+            response = Response(status_code=answer.status, headers=answer.headers, content=answer.read())
+        except (OSError, http.client.HTTPException):
+            self.close()  # the next request opens a new connection
+            raise
+        if answer.will_close:
+            self.close()
+        return response
+
+
 # (session, client index, request number) → one HTTP response
-Request = Callable[[requests.Session, int, int], requests.Response]
+Request = Callable[[Session, int, int], Response]
 
 
 @dataclass
@@ -85,14 +162,14 @@ def run_closed_loop(
     def client(index: int) -> None:
         latencies: list[float] = []
         errors: dict[str, int] = {}
-        with requests.Session() as session:
+        with Session() as session:
             start.wait()
             number = 0
             while time.monotonic() < deadline[0]:
                 began = time.perf_counter()
                 try:
                     status = str(send(session, index, number).status_code)
-                except requests.RequestException as exc:
+                except (OSError, http.client.HTTPException) as exc:
                     status = type(exc).__name__
                 elapsed = time.perf_counter() - began
                 if status == str(expected_status):

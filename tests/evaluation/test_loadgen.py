@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import requests
 
 from apps.evaluation import loadgen
 
 pytestmark = pytest.mark.unit
 
 
+CONNECTIONS: list[int] = []  # the client port of each request the server answered
+
+
 @pytest.fixture
 def server() -> Iterator[str]:
+    CONNECTIONS.clear()
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:
+            CONNECTIONS.append(self.client_address[1])
             status = 503 if self.path.endswith("/3") else 200
             self.send_response(status)
             self.send_header("Content-Length", "0")
+            if self.path.endswith("/close"):  # as gunicorn's sync workers answer every request
+                self.send_header("Connection", "close")
             self.end_headers()
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            answer = json.dumps({"echo": json.loads(body), "type": self.headers["Content-Type"],
+                                 "key": self.headers["Authorization"], "path": self.path}).encode()  # fmt: skip
+            self.send_response(202)
+            self.send_header("Content-Length", str(len(answer)))
+            self.send_header("Server-Timing", "total;dur=1.5")
+            self.end_headers()
+            self.wfile.write(answer)
 
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -39,7 +58,7 @@ def server() -> Iterator[str]:
 
 
 def test_clients_run_back_to_back_and_other_statuses_count_as_errors(server: str) -> None:
-    def send(session: requests.Session, client: int, number: int) -> requests.Response:
+    def send(session: loadgen.Session, client: int, number: int) -> loadgen.Response:
         return session.get(f"{server}/{client}/{number % 5}", timeout=5)
 
     sample = loadgen.run_closed_loop(send, clients=4, seconds=0.5, expected_status=200)
@@ -49,6 +68,40 @@ def test_clients_run_back_to_back_and_other_statuses_count_as_errors(server: str
     # Every fifth request of each client answers 503.
     assert summary.errors == pytest.approx(summary.requests / 5, rel=0.3)
     assert summary.per_second > 0 and 0 < summary.p50_ms <= summary.p95_ms <= summary.p99_ms
+
+
+def test_a_session_keeps_its_connection_until_the_server_closes_it(server: str) -> None:
+    with loadgen.Session() as session:
+        assert [session.get(f"{server}/keep").status_code for _ in range(3)] == [200, 200, 200]
+        assert len(set(CONNECTIONS)) == 1
+        assert [session.get(f"{server}/close").status_code for _ in range(3)] == [200, 200, 200]
+        assert len(set(CONNECTIONS)) == 3  # the first /close still rode the kept connection, then one each
+
+
+def test_a_session_posts_json_and_reads_the_answer(server: str) -> None:
+    with loadgen.Session() as session:
+        response = session.post(f"{server}/v1/x?y=1", json={"messages": ["é"]}, headers={"Authorization": "Bearer k"})
+    assert response.status_code == 202
+    assert response.json() == {"echo": {"messages": ["é"]}, "type": "application/json", "key": "Bearer k",
+                               "path": "/v1/x?y=1"}  # fmt: skip
+    assert response.headers.get("server-timing") == "total;dur=1.5"
+
+
+def test_a_refused_connection_counts_as_an_error_of_its_kind() -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    def send(session: loadgen.Session, client: int, number: int) -> loadgen.Response:
+        return session.get(f"http://127.0.0.1:{port}/", timeout=1)
+
+    sample = loadgen.run_closed_loop(send, clients=1, seconds=0.2, expected_status=200)
+    assert not sample.latencies and set(sample.errors) == {"ConnectionRefusedError"}
+
+
+def test_a_session_refuses_anything_but_plain_http() -> None:
+    with loadgen.Session() as session, pytest.raises(ValueError, match="plain HTTP"):
+        session.get("https://127.0.0.1/")
 
 
 def test_text_stream_deals_each_text_once_until_the_pool_runs_out() -> None:

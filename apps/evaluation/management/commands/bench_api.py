@@ -29,6 +29,7 @@ docs/benchmarks.md and docs/img/bench_api.png.
 from __future__ import annotations
 
 import functools
+import http.client
 import logging
 import math
 import os
@@ -47,7 +48,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import requests
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
@@ -111,7 +111,7 @@ class Profile:
     def headers(self) -> dict[str, str]:
         return {"X-Server-Timing": "1"} if self.enabled else {}
 
-    def collect(self, cell: tuple[int, int, str], response: requests.Response) -> None:
+    def collect(self, cell: tuple[int, int, str], response: loadgen.Response) -> None:
         value = response.headers.get("Server-Timing")
         if self.enabled and value and response.status_code == OPERATIONS[cell[2]]:
             self.phases.setdefault(cell, []).append(parse_server_timing(value))
@@ -195,16 +195,17 @@ def _wait_ready(base_url: str, process: subprocess.Popen[bytes], timeout: float 
         if process.poll() is not None:
             raise CommandError("the API server exited during start-up; see var/bench-api-api-*.log")
         try:
-            if requests.get(f"{base_url}/readyz", timeout=2).status_code == 200:
-                return
-        except requests.RequestException:
+            with loadgen.Session() as session:
+                if session.get(f"{base_url}/readyz", timeout=2).status_code == 200:
+                    return
+        except (OSError, http.client.HTTPException):
             pass
         time.sleep(0.5)
     raise CommandError("the API server did not become ready in time")
 
 
 def _write(
-    session: requests.Session,
+    session: loadgen.Session,
     client: int,
     number: int,
     *,
@@ -213,8 +214,8 @@ def _write(
     texts: list[str],
     messages: int = 1,
     subject: int | None = None,
-    on_response: Callable[[requests.Response], None] | None = None,
-) -> requests.Response:
+    on_response: Callable[[loadgen.Response], None] | None = None,
+) -> loadgen.Response:
     """``messages`` chat messages to the client's own subject (or ``subject``)."""
     first = (client * 997 + number * messages) % len(texts)
     body = [{"role": "user", "name": "Bench", "content": texts[(first + i) % len(texts)]} for i in range(messages)]
@@ -230,15 +231,15 @@ def _write(
 
 
 def _search(
-    session: requests.Session,
+    session: loadgen.Session,
     client: int,
     number: int,
     *,
     base: str,
     headers: dict[str, str],
     questions: list[str],
-    on_response: Callable[[requests.Response], None] | None = None,
-) -> requests.Response:
+    on_response: Callable[[loadgen.Response], None] | None = None,
+) -> loadgen.Response:
     """A graph-mode search of the client's own subject."""
     question = questions[(client * 31 + number) % len(questions)]
     response = session.post(
@@ -405,7 +406,7 @@ class Command(BaseCommand):
                 # The backlog is queued with no worker running, so that indexing it outlasts the window.
                 tqdm.write(f"  backlog: {BACKLOG_WRITES} writes of {BACKLOG_MESSAGES} messages to other subjects")
 
-                def backlog(session: requests.Session, client: int, number: int) -> requests.Response:
+                def backlog(session: loadgen.Session, client: int, number: int) -> loadgen.Response:
                     subject = BACKLOG_SUBJECTS[(client * (BACKLOG_WRITES // 4) + number) % len(BACKLOG_SUBJECTS)]
                     return write(session, client, number, messages=BACKLOG_MESSAGES, subject=subject)
 
@@ -441,7 +442,7 @@ class Command(BaseCommand):
                         search = functools.partial(_search, base=base, headers=headers, questions=questions)
                         for operation, first in (("search", search), ("write", write)):  # the first after the start
                             began = time.perf_counter()
-                            with requests.Session() as session:
+                            with loadgen.Session() as session:
                                 status = first(session, 0, 0).status_code
                             run.cold_ms.setdefault((workers, operation), []).append(
                                 (time.perf_counter() - began) * 1000
@@ -529,7 +530,7 @@ class Command(BaseCommand):
         failures: list[int] = []
 
         def client(index: int) -> None:
-            with requests.Session() as session:
+            with loadgen.Session() as session:
                 for number in range(each):
                     response = send(session, index, number)
                     if response.status_code != status:
@@ -583,7 +584,7 @@ class Command(BaseCommand):
         local, remote = loadgen.Sample(), loadgen.Sample()
         began = time.monotonic()
         number = 0
-        with requests.Session() as session:
+        with loadgen.Session() as session:
             while time.monotonic() - began < 2 * seconds:
                 question = questions[number % len(questions)]  # client 0's sequence
                 start = time.perf_counter()
@@ -627,8 +628,9 @@ class Command(BaseCommand):
             f"{policy}. gunicorn (sync workers, {', '.join(map(str, counts))} processes in turn, the service's "
             f"`infra.gunicorn_config`) and a Celery pool of {concurrency} prefork processes indexing what the writes "
             f"store, on the embedded Postgres and Redis, {platform.machine()} with {os.cpu_count()} cores shared by "
-            "server, pool, database, the load generator and other work on the machine. Closed-loop clients over "
-            f"HTTP keep-alive, {seconds:.0f} s per cell after a warm-up, in {rounds} round(s) of every process "
+            "server, pool, database, the load generator and other work on the machine. Closed-loop clients (the "
+            "standard library's HTTP client, a new connection per request: sync workers close each one), "
+            f"{seconds:.0f} s per cell after a warm-up, in {rounds} round(s) of every process "
             "count in turn, each with a server started afresh (a cell's figures add its rounds up); the "
             "indexing a write cell queued is "
             "drained before the next cell. A write is one chat message to the client's own subject (202, accepted); a "

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import requests
 from amqp.exceptions import ChannelError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
@@ -119,7 +118,7 @@ def _postgres_pid() -> int | None:
 
 
 def _write_distinct(
-    session: requests.Session,
+    session: loadgen.Session,
     client: int,
     number: int,
     *,
@@ -128,7 +127,7 @@ def _write_distinct(
     stream: loadgen.TextStream,
     messages: int,
     first_subject: int,
-) -> requests.Response:
+) -> loadgen.Response:
     """One write of ``messages`` texts no client wrote before, to the client's subject of its cell."""
     return session.post(
         f"{base}/v1/subjects/bench-{first_subject + client}/memories",
