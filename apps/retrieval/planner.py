@@ -543,6 +543,15 @@ _IRREGULAR_PAST: frozenset[str] = frozenset(
     """went came ate drank drove taught bought sold met left began became got gave took saw knew wrote ran swam
     thought brought felt kept lost paid spent told won""".split()
 )  # fmt: skip
+# "has"/"have" with a participle asks what happened up to now ("What has Melanie painted?",
+# "When has she lost her job?"): every past value counts. "has got" is having, "has been" a
+# state or a continuing activity, both of the present.
+_PERFECT_AUXILIARIES: frozenset[str] = frozenset("has hasn't have haven't".split())
+_IRREGULAR_PARTICIPLES: frozenset[str] = (_IRREGULAR_PAST - {"got"}) | frozenset(
+    """gone done made seen taken given written eaten driven known begun become drunk swum run read won found
+    heard built held sent had tried""".split()
+)  # fmt: skip
+_PRESENT_PERFECT_STATES: frozenset[str] = frozenset("got gotten been".split())
 # Words that ask about what was, or about the change itself (our choice; ADR 0028); "originally
 # from" asks where someone comes from, which is not a value of the past.
 _HISTORY_CUES = re.compile(
@@ -556,9 +565,17 @@ _HISTORY_CUES = re.compile(
 
 def _time_focus(tokens: list[_Token], lowered: str, temporal: TemporalConstraints) -> TimeFocus:
     """``present`` for a question about how things are now ("Where does Nadia live?", "What is
-    her job?"): present tense, no cue of the past or of a change, no date named; otherwise
-    ``history``. The tense is the first auxiliary's, else a past verb form's."""
+    her job?"): present tense, no cue of the past or of a change, no date named, no perfect
+    ("What has she painted?"); otherwise ``history``. The tense is the first auxiliary's, else
+    a past verb form's."""
     if _HISTORY_CUES.search(lowered) or temporal.names_a_date or temporal.relative:
+        return "history"
+    if any(
+        token.lower in _PERFECT_AUXILIARIES and _participle_follows(tokens[position + 1 :])
+        for position, token in enumerate(tokens)
+    ):
+        return "history"  # in a clause of its own too: "What changes has Caroline faced?"
+    if _past_relative_clause(tokens):
         return "history"
     for token in tokens:
         if token.lower in _PAST_AUXILIARIES:
@@ -571,6 +588,38 @@ def _time_focus(tokens: list[_Token], lowered: str, temporal: TemporalConstraint
         if not _is_capitalized(token)
     )
     return "history" if past_verb else "present"
+
+
+_RELATIVE_PRONOUNS: frozenset[str] = frozenset("that which who whom".split())
+
+
+def _past_relative_clause(tokens: list[_Token]) -> bool:
+    """A relative clause told in the past ("the classes that Audrey took"): what it describes
+    happened, and every occurrence counts. "got" and "paid" are left out: "the shoes that she
+    got used for", "the paid days that she gets"."""
+    relative = False
+    for token in tokens:
+        if token.lower in _RELATIVE_PRONOUNS:
+            relative = True
+        elif relative and token.lower in _IRREGULAR_PAST - {"got", "paid"}:
+            return True
+    return False
+
+
+def _participle_follows(tokens: list[_Token]) -> bool:
+    """Whether a past participle follows a perfect auxiliary, before another auxiliary: "has
+    Melanie painted", "have you lost", not "has Nadia got" or "has she been"."""
+    for token in tokens:
+        word = token.lower
+        if word in _PRESENT_PERFECT_STATES:
+            return False
+        if _is_capitalized(token) and token.index > 0:
+            continue  # a name between the auxiliary and its verb
+        if word in _IRREGULAR_PARTICIPLES or (word.endswith("ed") and len(word) > 4):
+            return True
+        if word in _PAST_AUXILIARIES or word in _PRESENT_AUXILIARIES:
+            return False
+    return False
 
 
 # --- the plan ------------------------------------------------------------------------------

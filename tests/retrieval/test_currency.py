@@ -31,6 +31,11 @@ HISTORY = plan_query("What did Nadia eat before she went vegan?")
         "How long is Kwame's commute to the office?",  # a measure of how it is now
         "How long does his commute take?",
         "Which city is Kwame originally from?",  # where he comes from is no value of the past
+        "What has Nadia got in her garage?",  # "has got" is having
+        "Where has she been living?",  # "has been" is a state that goes on
+        "What car has Nadia?",  # "has" alone is having
+        "What are the new shoes that Melanie got used for?",  # "got used" is no event told
+        "Who is the friend that lives in Lyon?",  # a relative clause in the present
     ],
 )
 def test_a_present_tense_question_without_a_cue_of_the_past_is_about_the_present(question: str) -> None:
@@ -53,6 +58,12 @@ def test_a_present_tense_question_without_a_cue_of_the_past_is_about_the_present
         "What is her former employer?",
         "Where does she live now that she has moved?",
         "Where did Kwame originally live?",
+        "What has Melanie painted?",  # the perfect: everything up to now counts
+        "When Gina has lost her job at Door Dash?",
+        "What books has she read?",
+        "Has Joon started?",
+        "What are some changes Caroline has faced during her transition?",  # a perfect in a clause of its own
+        "What are the classes that Audrey took for her dogs?",  # a relative clause told in the past
     ],
 )
 def test_a_past_tense_question_or_a_cue_of_the_past_or_a_change_asks_for_the_history(question: str) -> None:
