@@ -547,8 +547,8 @@ _IRREGULAR_PAST: frozenset[str] = frozenset(
 # "When has she lost her job?"): every past value counts. "has got" is having, "has been" a
 # state or a continuing activity, both of the present.
 _PERFECT_AUXILIARIES: frozenset[str] = frozenset("has hasn't have haven't".split())
-_IRREGULAR_PARTICIPLES: frozenset[str] = (_IRREGULAR_PAST - {"got"}) | frozenset(
-    """gone done made seen taken given written eaten driven known begun become drunk swum run read won found
+_IRREGULAR_PARTICIPLES: frozenset[str] = _IRREGULAR_PAST | frozenset(
+    """gone done made seen taken given written eaten driven known begun become drunk swum run read found
     heard built held sent had tried""".split()
 )  # fmt: skip
 _PRESENT_PERFECT_STATES: frozenset[str] = frozenset("got gotten been".split())
@@ -591,6 +591,7 @@ def _time_focus(tokens: list[_Token], lowered: str, temporal: TemporalConstraint
 
 
 _RELATIVE_PRONOUNS: frozenset[str] = frozenset("that which who whom".split())
+_PAST_IN_A_CLAUSE: frozenset[str] = _IRREGULAR_PAST - {"got", "paid"}
 
 
 def _past_relative_clause(tokens: list[_Token]) -> bool:
@@ -601,7 +602,7 @@ def _past_relative_clause(tokens: list[_Token]) -> bool:
     for token in tokens:
         if token.lower in _RELATIVE_PRONOUNS:
             relative = True
-        elif relative and token.lower in _IRREGULAR_PAST - {"got", "paid"}:
+        elif relative and token.lower in _PAST_IN_A_CLAUSE:
             return True
     return False
 
