@@ -53,6 +53,7 @@ NAMED_ROW_SCAN = 400  # the same for an anchor the question names: its own histo
 RELATION_FRAME_CAP = 240  # paper A.3
 NEIGHBOUR_SEEDS = 20  # the best candidates (by rerank score) whose same-chunk neighbours join the base lane
 NEIGHBOURS_PER_SEED = 2  # turns before and after each
+REFERENCED_ROWS = 3  # a numbered reference identifies a part when at most this many rows have it (ADR 0098)
 
 
 @dataclass(frozen=True)
@@ -483,6 +484,39 @@ def matching_row_ids(*, subject: Subject, ids: Sequence[str], where: Filter) -> 
     with read_connection().cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)
         return {str(row_id) for (row_id,) in cursor.fetchall()}
+
+
+def referenced_row_ids(*, subject: Subject, references: Sequence[str], where: Filter | None = None) -> list[str]:
+    """The subject's episodic and semantic rows that contain a numbered reference ("clause
+    17") as a phrase, word next to number, through the full-text index: for each reference in
+    turn, its rows when there are at most ``REFERENCED_ROWS`` of them (a reference many rows
+    have identifies none of them), newest first. One statement per reference."""
+    found: list[str] = []
+    for reference in references:
+        params: dict[str, Any] = {
+            "organization": subject.organization_id,
+            "subject": subject.id,
+            "reference": reference,
+            "over": REFERENCED_ROWS + 1,
+        }
+        parts = [
+            f"SELECT e.id::text, e.created_at FROM {_TABLES[memory_type]} AS e"
+            " WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s"
+            f" AND e.search_vector @@ phraseto_tsquery('english', %(reference)s) AND {_clause(compiled)}"
+            for memory_type in ("episodic", "semantic")
+            if (compiled := _matching(where, memory_type, "e", params)) is not False
+        ]
+        if not parts:
+            return []
+        with read_connection().cursor() as cursor:
+            cursor.execute(
+                f"SELECT id FROM ({' UNION ALL '.join(parts)}) AS r ORDER BY created_at DESC, id LIMIT %(over)s",
+                params,
+            )
+            ids = [str(row_id) for (row_id,) in cursor.fetchall()]
+        if len(ids) <= REFERENCED_ROWS:
+            found += [row_id for row_id in ids if row_id not in found]
+    return found
 
 
 def _candidate(

@@ -21,6 +21,7 @@ from apps.graph.keys import anchor_key
 from apps.graph.selectors import SubjectGraphState, subject_graph_state
 from apps.language.pipeline import PARSES
 from apps.language.questions import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
+from apps.language.references import numbered_references
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
 from apps.memory.filters import Filter
@@ -328,9 +329,40 @@ def _asked_rows(
         ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups, unchanged=True)
     else:
         return []
+    return _rows_in_order(subject, ids, vector, model, where, candidates, voice)
+
+
+def _referenced_rows(
+    subject: Subject,
+    question: str,
+    vector: list[float],
+    model: str,
+    where: Filter | None,
+    candidates: Sequence[RowCandidate],
+    voice: _Voice,
+) -> list[RowCandidate]:
+    """The rows a question's numbered reference identifies ("under clause 17": the passage
+    with clause 17), first (ADR 0098)."""
+    references = numbered_references(question)
+    if not references:
+        return []
+    ids = reads.referenced_row_ids(subject=subject, references=references, where=where)
+    return _rows_in_order(subject, ids, vector, model, where, candidates, voice)
+
+
+def _rows_in_order(
+    subject: Subject,
+    ids: Sequence[str],
+    vector: list[float],
+    model: str,
+    where: Filter | None,
+    candidates: Sequence[RowCandidate],
+    voice: _Voice,
+) -> list[RowCandidate]:
+    """The rows with these ids in this order, as candidates: from ``candidates`` when they
+    hold them, else read by id (in the subject's voice)."""
     known = {row.row_id: row for row in candidates}
-    missing = [row_id for row_id in ids if row_id not in known]
-    if missing:
+    if missing := [row_id for row_id in ids if row_id not in known]:
         known.update(
             (row.row_id, row)
             for row in reads.rows_by_id(
@@ -502,6 +534,9 @@ def search(
         returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
         returned = asked_facts_first(
             returned, _asked_rows(subject, plan.question, plan, vector, embedder.model_name, where, rows, voice)
+        )
+        returned = asked_facts_first(
+            returned, _referenced_rows(subject, question, vector, embedder.model_name, where, rows, voice)
         )
     if not {"episodic", "semantic"} & set(memory_types):  # only other stores were asked for
         returned, scored_facts = [], []

@@ -1,0 +1,49 @@
+"""A question's numbered references (ADR 0098): a pure module, no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.language.references import MAX_REFERENCES, numbered_references
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How many days to report damage under clause 17?", ["clause 17"]),
+        ("What does Section 4.2 say?", ["section 4.2"]),
+        ("What is in article 12(b) of the terms?", ["article 12(b)"]),
+        ("Where is order #4471?", ["order 4471"]),
+        ("Has order no. 33 shipped?", ["order 33"]),
+        ("Is step 3a before step 4?", ["step 3a", "step 4"]),
+        ("Compare clause 9 and Clause 9.", ["clause 9"]),  # once, in lowercase
+        ("What changed in version 2.0.1?", ["version 2.0.1"]),
+    ],
+)
+def test_a_word_followed_by_a_number_is_a_reference(question: str, expected: list[str]) -> None:
+    assert numbered_references(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What must the tenant do within 17 days?",  # a preposition: an amount of time
+        "Who moved on May 5?",  # a date
+        "Is Ana 30 years old?",
+        "What were the top 5 songs of 2023?",
+        "What happened at 10:30?",
+        "Did Melanie have 3 kids?",
+        "Where did Kwame travel in 2019?",
+        "How far is 3.5 km?",
+    ],
+)
+def test_amounts_times_and_dates_are_not_references(question: str) -> None:
+    assert numbered_references(question) == []
+
+
+def test_a_list_of_many_parts_is_not_read_as_references() -> None:
+    parts = ", ".join(f"rule {n}" for n in range(1, MAX_REFERENCES + 2))
+    assert numbered_references(f"Summarise {parts}.") == []
+    assert numbered_references("Summarise rule 1, rule 2.") == ["rule 1", "rule 2"]
