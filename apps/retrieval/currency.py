@@ -7,9 +7,10 @@ question asks:
 
 - **present** ("where does she live", "what does she eat"): the current value is the answer.
   Each superseded row's current value (the head of its supersession chain, when it is among
-  the candidates) takes the superseded row's place, and the superseded rows follow every current
-  row, in their own order and marked: still reachable, never above what replaced them. Facts
-  that are not current rank after the current ones.
+  the candidates) takes the superseded row's place, and the superseded row follows right after
+  it, marked (ADR 0099): still reachable within a budget, never above what replaced it. A
+  superseded row whose current value is not among the candidates follows every current row.
+  Facts that are not current rank after the current ones.
 - **history** ("where did she live before", "when did she move"): the old values are the
   answer, so nothing is demoted; rows and facts keep their order and their marks.
 
@@ -76,21 +77,25 @@ def current_first(rows: Sequence[FusedRow], pool: Mapping[str, RowCandidate], pl
     as many as there were."""
     if plan.time_focus != "present":
         return list(rows)
-    current: list[FusedRow] = []
-    superseded: list[FusedRow] = []
-    taken: set[str] = set()
+    ordered: list[FusedRow] = []
+    orphans: list[FusedRow] = []  # superseded, with no current value among the candidates
+    placed: set[str] = set()
     for fused in rows:
         row = fused.row
-        if not row.current:
-            superseded.append(fused)
-            head = _head(row, pool)
-            if head is None:
-                continue
-            fused = FusedRow(head, fused.source, fused.score)  # the current value, in the old one's place
-        if fused.row.row_id not in taken:
-            taken.add(fused.row.row_id)
-            current.append(fused)
-    return [*current, *superseded][: len(rows)]
+        if row.current:
+            if row.row_id not in placed:
+                placed.add(row.row_id)
+                ordered.append(fused)
+            continue
+        head = _head(row, pool)
+        if head is None:
+            orphans.append(fused)
+            continue
+        if head.row_id not in placed:  # the current value, in the old one's place
+            placed.add(head.row_id)
+            ordered.append(FusedRow(head, fused.source, fused.score))
+        ordered.append(fused)
+    return [*ordered, *orphans][: len(rows)]
 
 
 def asked_facts_first(rows: Sequence[FusedRow], asked: Sequence[RowCandidate]) -> list[FusedRow]:

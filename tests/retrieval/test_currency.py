@@ -98,9 +98,18 @@ def test_for_a_present_question_the_current_value_takes_the_place_of_the_one_it_
     new = _row("vegan")
     other = _row("allergy")
     returned = current_first(_fused(old, other, new), {r.row_id: r for r in (old, new, other)}, PRESENT)
+    # The old value follows right after what replaced it (ADR 0099), marked.
+    assert [f.row.row_id for f in returned] == ["vegan", "vegetarian", "allergy"]
+    assert [f.row.current for f in returned] == [True, False, True]
+    assert returned[1].row.superseded_by == "vegan"
+
+
+def test_an_old_value_ranked_below_its_current_value_keeps_its_place() -> None:
+    new = _row("vegan")
+    other = _row("allergy")
+    old = _row("vegetarian", superseded_by="vegan")
+    returned = current_first(_fused(new, other, old), {r.row_id: r for r in (old, new, other)}, PRESENT)
     assert [f.row.row_id for f in returned] == ["vegan", "allergy", "vegetarian"]
-    assert [f.row.current for f in returned] == [True, True, False]
-    assert returned[-1].row.superseded_by == "vegan"
 
 
 def test_a_current_value_outside_the_selection_is_brought_in_and_the_row_count_is_kept() -> None:
@@ -109,17 +118,17 @@ def test_a_current_value_outside_the_selection_is_brought_in_and_the_row_count_i
     new = _row("vegan")
     pool = {r.row_id: r for r in (old, new, *others)}
     returned = current_first(_fused(others[0], old, others[1], others[2]), pool, PRESENT)
-    assert [f.row.row_id for f in returned] == ["row-0", "vegan", "row-1", "row-2"]  # the old row fell off the end
+    assert [f.row.row_id for f in returned] == ["row-0", "vegan", "vegetarian", "row-1"]  # the last fell off
 
 
-def test_a_chain_of_updates_leads_to_its_head_and_every_old_value_follows_the_current_ones() -> None:
+def test_a_chain_of_updates_leads_to_its_head_and_its_old_values_follow_it_in_their_order() -> None:
     first = _row("meat", superseded_by="vegetarian")
     second = _row("vegetarian", superseded_by="vegan")
     head = _row("vegan")
     other = _row("allergy")
     pool = {r.row_id: r for r in (first, second, head, other)}
-    returned = current_first(_fused(first, second, other), pool, PRESENT)
-    assert [f.row.row_id for f in returned] == ["vegan", "allergy", "meat"]
+    returned = current_first(_fused(first, other, second), pool, PRESENT)
+    assert [f.row.row_id for f in returned] == ["vegan", "meat", "allergy"]  # "vegetarian" fell off the end
     assert successor_ids([first, second, other]) == ["vegan"]  # what must be read to reach the head
 
 
