@@ -510,7 +510,11 @@ def referenced_row_ids(*, subject: Subject, references: Sequence[str], where: Fi
             return []
         with read_connection().cursor() as cursor:
             cursor.execute(
-                f"SELECT id FROM ({' UNION ALL '.join(parts)}) AS r ORDER BY created_at DESC, id LIMIT %(over)s",
+                # A phrase of at least the word and the number: a word the text search drops (one of
+                # its stop words) would leave the number alone, which many rows may hold.
+                f"SELECT id FROM ({' UNION ALL '.join(parts)}) AS r"
+                " WHERE numnode(phraseto_tsquery('english', %(reference)s)) > 1"
+                " ORDER BY created_at DESC, id LIMIT %(over)s",
                 params,
             )
             ids = [str(row_id) for (row_id,) in cursor.fetchall()]

@@ -10,6 +10,7 @@ from typing import Any
 from apps.memory.filters import parse_filters
 from apps.memory.models import EpisodicEvent
 from apps.retrieval import reads
+from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from tests.factories import Tenant, make_tenant
 
@@ -78,10 +79,16 @@ def test_another_subjects_and_another_tenants_rows_are_never_referenced() -> Non
     other.subject("lena")
     tenant.write("omar", {"messages": [{"role": "user", "content": "Invoice 4471 was paid in cash."}]}, index=True)
     other.write("lena", {"messages": [{"role": "user", "content": "Invoice 4471 was paid by card."}]}, index=True)
-    tenant.write("lena", {"messages": [{"role": "user", "content": "I bought a lamp for the hall."}]}, index=True)
+    tenant.write("lena", {"messages": [{"role": "user", "content": "The hall lamp cost 4471 pennies."}]}, index=True)
 
     rows = _rows(tenant, "lena", "How was invoice 4471 paid?")
-    assert all("4471" not in row["text"] for row in rows)
+    assert all("Invoice" not in row["text"] for row in rows)
+    with organization_scope(tenant.id):
+        lena = Subject.objects.get(external_id="lena")
+        # The reference's word is the phrase's too: "once" is a stop word of the text search,
+        # and the number alone ("4471", in the lamp's row) is no reference.
+        assert reads.referenced_row_ids(subject=lena, references=["once 4471"]) == []
+        assert reads.referenced_row_ids(subject=lena, references=["invoice 4471"]) == []
     # The other tenant's key reads its own subject "lena", never this tenant's.
     other_rows = _rows(other, "lena", "How was invoice 4471 paid?")
     assert other_rows and "paid by card" in other_rows[0]["text"]
