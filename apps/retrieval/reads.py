@@ -488,9 +488,11 @@ def matching_row_ids(*, subject: Subject, ids: Sequence[str], where: Filter) -> 
 
 def referenced_row_ids(*, subject: Subject, references: Sequence[str], where: Filter | None = None) -> list[str]:
     """The subject's episodic and semantic rows that contain a numbered reference ("clause
-    17") as a phrase, word next to number, through the full-text index: for each reference in
+    17") as a phrase, word next to number, in their full-text vectors: for each reference in
     turn, its rows when there are at most ``REFERENCED_ROWS`` of them (a reference many rows
-    have identifies none of them), newest first. One statement per reference."""
+    have identifies none of them), newest first. One statement per reference; it reads the
+    subject's rows, since row-level security keeps the text match off the full-text index
+    (ADR 0098)."""
     found: list[str] = []
     for reference in references:
         params: dict[str, Any] = {
