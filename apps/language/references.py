@@ -43,7 +43,7 @@ _QUANTITIES = frozenset(
 _NOT_LABELS = _PREPOSITIONS | _QUANTITIES
 # A number followed by a unit or a plural noun is an amount ("Ana 30 years old", "3 kids").
 _NEXT_WORD = re.compile(r"\s*(?P<word>[^\W\d_]+)")
-_UNITS = frozenset("km kg cm mm mi lb lbs oz ml am pm old percent dollars euros".split())
+_UNITS = frozenset("km kg cm mm mi lb lbs oz ml am pm old dollars euros".split())
 
 
 def _an_amount(text: str, end: int) -> bool:

@@ -99,9 +99,10 @@ def current_first(rows: Sequence[FusedRow], pool: Mapping[str, RowCandidate], pl
 
 
 def asked_facts_first(rows: Sequence[FusedRow], asked: Sequence[RowCandidate]) -> list[FusedRow]:
-    """For a present question that asks for a fact key ("what diet does Nadia follow"): the
-    current rows of that key first, in the key's order, then the returned rows without them,
-    as many as there were (or the asked rows alone when nothing else was returned)."""
+    """The rows a question asks for by name first, in their order: the facts of the key it asks
+    for ("what diet does Nadia follow": the current ones), and the rows its numbered reference
+    identifies (ADR 0098). Then the returned rows without them, as many as there were (or the
+    asked rows alone when nothing else was returned)."""
     if not asked:
         return list(rows)
     first = [FusedRow(row, "base", 0.0) for row in asked]

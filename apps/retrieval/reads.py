@@ -493,32 +493,29 @@ def referenced_row_ids(*, subject: Subject, references: Sequence[str], where: Fi
     have identifies none of them), newest first. One statement per reference; it reads the
     subject's rows, since row-level security keeps the text match off the full-text index
     (ADR 0098)."""
+    params: dict[str, Any] = {
+        "organization": subject.organization_id,
+        "subject": subject.id,
+        "over": REFERENCED_ROWS + 1,
+    }
+    parts = [
+        f"SELECT e.id::text, e.created_at FROM {_TABLES[memory_type]} AS e"
+        " WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s"
+        f" AND e.search_vector @@ phraseto_tsquery('english', %(reference)s) AND {_clause(compiled)}"
+        for memory_type in ("episodic", "semantic")
+        if (compiled := _matching(where, memory_type, "e", params)) is not False
+    ]
+    # A phrase of at least the word and the number: a word the text search drops (one of its
+    # stop words) would leave the number alone, which many rows may hold.
+    query = (
+        f"SELECT id FROM ({' UNION ALL '.join(parts)}) AS r"
+        " WHERE numnode(phraseto_tsquery('english', %(reference)s)) > 1"
+        " ORDER BY created_at DESC, id LIMIT %(over)s"
+    )
     found: list[str] = []
-    for reference in references:
-        params: dict[str, Any] = {
-            "organization": subject.organization_id,
-            "subject": subject.id,
-            "reference": reference,
-            "over": REFERENCED_ROWS + 1,
-        }
-        parts = [
-            f"SELECT e.id::text, e.created_at FROM {_TABLES[memory_type]} AS e"
-            " WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s"
-            f" AND e.search_vector @@ phraseto_tsquery('english', %(reference)s) AND {_clause(compiled)}"
-            for memory_type in ("episodic", "semantic")
-            if (compiled := _matching(where, memory_type, "e", params)) is not False
-        ]
-        if not parts:
-            return []
+    for reference in references if parts else ():
         with read_connection().cursor() as cursor:
-            cursor.execute(
-                # A phrase of at least the word and the number: a word the text search drops (one of
-                # its stop words) would leave the number alone, which many rows may hold.
-                f"SELECT id FROM ({' UNION ALL '.join(parts)}) AS r"
-                " WHERE numnode(phraseto_tsquery('english', %(reference)s)) > 1"
-                " ORDER BY created_at DESC, id LIMIT %(over)s",
-                params,
-            )
+            cursor.execute(query, {**params, "reference": reference})
             ids = [str(row_id) for (row_id,) in cursor.fetchall()]
         if len(ids) <= REFERENCED_ROWS:
             found += [row_id for row_id in ids if row_id not in found]

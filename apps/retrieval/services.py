@@ -298,21 +298,12 @@ class _Voice:
         return tuple(dict.fromkeys(out))
 
 
-def _asked_rows(
-    subject: Subject,
-    question: str,
-    plan: Plan,
-    vector: list[float],
-    model: str,
-    where: Filter | None,
-    candidates: Sequence[RowCandidate],
-    voice: _Voice,
-) -> list[RowCandidate]:
-    """The facts of the key a question asks for (apps.language.questions.asked_key), read from the
-    candidates when they hold them, else by id: the current ones for a present question, the
-    earlier values for a question about the value before ("before Lyon", "used to"; ADR 0061),
-    the values held with another fact for a question about then ("the car in Porto"; ADR 0086),
-    and a value that never changed for another question about the past."""
+def _asked_ids(subject: Subject, question: str, plan: Plan, voice: _Voice) -> list[str]:
+    """The facts of the key a question asks for (apps.language.questions.asked_key), in order:
+    the current ones for a present question, the earlier values for a question about the value
+    before ("before Lyon", "used to"; ADR 0061), the values held with another fact for a
+    question about then ("the car in Porto"; ADR 0086), and a value that never changed for
+    another question about the past."""
     if plan.time_focus not in ("present", "history") and not asks_prior(question):
         return []
     span = PARSES.get(question)[:]  # a question asked again is not parsed again
@@ -329,25 +320,13 @@ def _asked_rows(
         ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups, unchanged=True)
     else:
         return []
-    return _rows_in_order(subject, ids, vector, model, where, candidates, voice)
+    return ids
 
 
-def _referenced_rows(
-    subject: Subject,
-    question: str,
-    vector: list[float],
-    model: str,
-    where: Filter | None,
-    candidates: Sequence[RowCandidate],
-    voice: _Voice,
-) -> list[RowCandidate]:
+def _referenced_ids(subject: Subject, question: str, where: Filter | None) -> list[str]:
     """The rows a question's numbered reference identifies ("under clause 17": the passage
-    with clause 17), first (ADR 0098)."""
-    references = numbered_references(question)
-    if not references:
-        return []
-    ids = reads.referenced_row_ids(subject=subject, references=references, where=where)
-    return _rows_in_order(subject, ids, vector, model, where, candidates, voice)
+    with clause 17; ADR 0098)."""
+    return reads.referenced_row_ids(subject=subject, references=numbered_references(question), where=where)
 
 
 def _rows_in_order(
@@ -532,11 +511,14 @@ def search(
         fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=candidates)
         report.rows_inspected = fused.rows_inspected
         returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
-        returned = asked_facts_first(
-            returned, _asked_rows(subject, plan.question, plan, vector, embedder.model_name, where, rows, voice)
+        # The rows a numbered reference identifies first (ADR 0098), then the asked key's facts.
+        first = list(
+            dict.fromkeys(
+                [*_referenced_ids(subject, question, where), *_asked_ids(subject, plan.question, plan, voice)]
+            )
         )
         returned = asked_facts_first(
-            returned, _referenced_rows(subject, question, vector, embedder.model_name, where, rows, voice)
+            returned, _rows_in_order(subject, first, vector, embedder.model_name, where, rows, voice)
         )
     if not {"episodic", "semantic"} & set(memory_types):  # only other stores were asked for
         returned, scored_facts = [], []
