@@ -18,7 +18,7 @@ from apps.memory.models import STORES
 from apps.tenancy.models import IdempotencyRecord
 from apps.tenancy.scope import organization_scope
 from tests.erasure.support import database_text, run_erasure
-from tests.factories import Tenant, make_tenant
+from tests.factories import Tenant, complete_writes, make_tenant
 from workers.maintenance import idempotency_purge_task
 
 WRITE = {"messages": [{"role": "user", "content": "I adopted a cat named Miso last week."}]}
@@ -60,6 +60,40 @@ def test_a_batch_replays_the_same_batch_and_job() -> None:
     retry = _post(tenant.client(), "batch-1", body, "/v1/subjects/ana/memories/batch")
     assert first.status_code == retry.status_code == 202
     assert retry.json() == first.json() and retry.headers["Idempotent-Replayed"] == "true"
+
+
+def test_a_retry_of_a_waited_write_waits_for_the_same_job() -> None:
+    """The stored answer is the acceptance (202); a retry with ``wait=true`` waits for the
+    same job as the first request did, and answers 201 with every row once it finished."""
+    tenant = make_tenant()
+    tenant.subject("ana")
+    waited = "/v1/subjects/ana/memories?wait=true&wait_timeout=0.2"
+    first = _post(tenant.client(), "waited-1", WRITE, waited)  # no worker: the wait runs out
+    assert first.status_code == 202, first.content
+    assert first.json()["job"]["status"] == "queued"
+    assert complete_writes(tenant.id, index=True) == 1  # the worker's part, in process
+    rows = _rows(tenant)
+
+    retry = _post(tenant.client(), "waited-1", WRITE, waited)
+
+    assert retry.status_code == 201, retry.content
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    answer = retry.json()
+    assert answer["job_id"] == first.json()["job_id"] and answer["job"]["status"] == "succeeded"
+    assert {record["id"] for record in first.json()["records"]} < {record["id"] for record in answer["records"]}
+    assert _rows(tenant) == rows  # nothing written twice
+
+
+def test_a_retry_of_a_waited_batch_waits_for_the_same_job() -> None:
+    tenant = make_tenant()
+    tenant.subject("ana")
+    body, waited = {"chunks": [{"text": "We moved to Lisbon in 2021."}]}, "/v1/subjects/ana/memories/batch?wait=true"
+    first = _post(tenant.client(), "batch-w", body, f"{waited}&wait_timeout=0.2")
+    retry = _post(tenant.client(), "batch-w", body, f"{waited}&wait_timeout=0.2")
+    assert first.status_code == retry.status_code == 202  # no worker: both waits run out
+    assert retry.headers["Idempotent-Replayed"] == "true" and retry["Location"] == first["Location"]
+    # The stored acceptance has no ``job`` nor ``records``: the retry waited, as the first did.
+    assert retry.json() == first.json() and retry.json()["job"]["status"] == "queued"
 
 
 def test_a_multipart_retry_with_a_new_boundary_is_the_same_request() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpResponse
@@ -56,7 +57,30 @@ WAIT_PARAMETERS = [
 ]
 
 
-class MemoryCollectionApi(SubjectApiView):
+class _WaitingWrite(SubjectApiView):
+    """A write whose answer, with ``wait=true``, comes once its job finished (ADR 0031): 201
+    with the job and every row of the write, or the 202 when the wait runs out. A retry with
+    the write's ``Idempotency-Key`` waits for the same job, as the first request did (the
+    stored answer is the 202 of the acceptance)."""
+
+    def write_records(self, answer: dict[str, Any]) -> Callable[[], list[dict[str, str]]]:
+        """What the write stored so far, read once its job finished; ``answer`` is the 202's body."""
+        raise NotImplementedError
+
+    def wait_for_job(self, wait: WaitRequest, answer: dict[str, Any]) -> None:
+        organization_id, job_id = self.organization_id, uuid.UUID(str(answer["job_id"]))
+        records = self.write_records(answer)
+        self.after_commit = lambda response: answer_when_finished(
+            response, organization_id=organization_id, job_id=job_id, timeout=wait.timeout, records=records
+        )
+
+    def replayed(self, request: Request, response: Response) -> None:
+        wait = wait_request(request.query_params)
+        if wait is not None and response.status_code == 202:
+            self.wait_for_job(wait, response.data)
+
+
+class MemoryCollectionApi(_WaitingWrite):
     """POST writes one chunk (messages, text or a document); GET lists one store's rows, or
     every store's (without ``type``), each row with its ``type``."""
 
@@ -112,21 +136,15 @@ class MemoryCollectionApi(SubjectApiView):
         response = Response(AcceptedWriteSerializer(result).data, status=202)
         response["Location"] = reverse("job-detail", kwargs={"job_id": result.job_id})
         if wait is not None:
-            self._wait_for(wait, job_id=result.job_id, chunk_id=result.chunk_id)
+            self.wait_for_job(wait, response.data)
         return response
 
-    def _wait_for(self, wait: WaitRequest, *, job_id: uuid.UUID, chunk_id: uuid.UUID) -> None:
-        organization_id = self.organization_id
-        self.after_commit = lambda answer: answer_when_finished(
-            answer,
-            organization_id=organization_id,
-            job_id=job_id,
-            timeout=wait.timeout,
-            records=lambda: [
-                {"type": memory_type, "id": str(row_id)}
-                for memory_type, row_id in selectors.chunk_records(chunk_ids=[chunk_id])
-            ],
-        )
+    def write_records(self, answer: dict[str, Any]) -> Callable[[], list[dict[str, str]]]:
+        chunk_id = uuid.UUID(str(answer["chunk_id"]))
+        return lambda: [
+            {"type": memory_type, "id": str(row_id)}
+            for memory_type, row_id in selectors.chunk_records(chunk_ids=[chunk_id])
+        ]
 
     @extend_schema(
         parameters=[MemoryListQuerySerializer],
@@ -154,7 +172,7 @@ class MemoryCollectionApi(SubjectApiView):
         return Response({"results": MemoryRecordSerializer(rows[:limit], many=True).data, "next_cursor": next_cursor})
 
 
-class MemoryBatchApi(SubjectApiView):
+class MemoryBatchApi(_WaitingWrite):
     required_scopes = {"POST": WRITE}
     audit_actions = {"POST": "memory.batch"}
     subject_created_on = frozenset({"POST"})
@@ -189,18 +207,15 @@ class MemoryBatchApi(SubjectApiView):
         self.audit_targets = [str(batch.id), str(batch.job_id)]
         response = Response(BatchAcceptedSerializer(batch).data, status=202)
         if wait is not None:
-            organization_id, batch_id, job_id = self.organization_id, batch.id, batch.job_id
-            self.after_commit = lambda answer: answer_when_finished(
-                answer,
-                organization_id=organization_id,
-                job_id=job_id,
-                timeout=wait.timeout,
-                records=lambda: [
-                    {"type": memory_type, "id": str(row_id)}
-                    for memory_type, row_id in selectors.batch_records(batch_id=batch_id)
-                ],
-            )
+            self.wait_for_job(wait, response.data)
         return response
+
+    def write_records(self, answer: dict[str, Any]) -> Callable[[], list[dict[str, str]]]:
+        batch_id = uuid.UUID(str(answer["batch_id"]))
+        return lambda: [
+            {"type": memory_type, "id": str(row_id)}
+            for memory_type, row_id in selectors.batch_records(batch_id=batch_id)
+        ]
 
 
 class MemoryDetailApi(SubjectApiView):

@@ -206,8 +206,15 @@ class OrganizationApiView(APIView):
             job_id = exc.record.response.get("job_id") if isinstance(exc.record.response, dict) else None
             if exc.record.status_code == 202 and job_id:
                 response["Location"] = reverse("job-detail", kwargs={"job_id": job_id})
+            self.replayed(self.request, response)
             return response
         return super().handle_exception(exc)
+
+    def replayed(self, request: Request, response: Response) -> None:
+        """A replayed answer, before it is sent. What a handler does after its commit is not in
+        the stored answer (it is stored as the handler answered); a view with such a step (a
+        write's ``wait=true``) sets ``after_commit`` again here, so the retry ends as the first
+        request did."""
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Response:
         if self._scoped:
