@@ -12,9 +12,11 @@ no turn, as after a manual update), and ``valid_to`` that row's ``valid_from``.
 The turn's facts are those about its speaker when it states some (a passing fact about someone
 else in the same sentence, "Joon and I have our flat in Bonfim", does not keep a moved
 speaker's old home current), else every fact extracted from it. A turn with no extracted fact,
-or with one of its facts still current, stays current: nothing says it is out of date. Nothing is stored; the fragment below is folded into the row statements of
-:mod:`apps.memory.currency` and the retrieval reads, one lateral read per episodic row over
-the chunk index.
+or with one of its facts still current, stays current: nothing says it is out of date. A
+passage of pasted text or a document stays current too: the facts of its message are the whole
+text's, not the passage's (ADR 0100). Nothing is stored; the fragment below is folded into the
+row statements of :mod:`apps.memory.currency` and the retrieval reads, one lateral read per
+episodic row over the chunk index.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def event_successor_join_sql(alias: str, successor: str) -> str:
                   AND m.id <> {alias}.id
                 ORDER BY m.mention_time, m.id LIMIT 1
             ) AS ne ON TRUE
-            WHERE {_turn_fact("f", alias)}
+            WHERE {alias}.resource_id IS NULL AND {_turn_fact("f", alias)}
               AND (f.name = {alias}.actor OR NOT EXISTS (
                   SELECT 1 FROM {_SEMANTIC} AS g WHERE {_turn_fact("g", alias)} AND g.name = {alias}.actor))
         ) AS nx

@@ -12,8 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# A message this long is a pasted document, not a conversation turn: the conversation writers
-# do not parse it, the write path keeps it as a resource and its passages (ADR 0025).
+# A message this long is pasted text, not a conversation turn: the write path keeps it whole as
+# a resource and searchable passage by passage, as it keeps a document (ADR 0100). One row of
+# it would take most of a search's token budget.
+PASTE_CHARS = 3_000
+# From this length on it is a document: the conversation writers do not read it (ADR 0025).
+# Below it they do, for the facts it states, and its passages stand for its episode.
 DOCUMENT_CHARS = 20_000
 PASSAGE_TARGET_CHARS = 1_000
 PASSAGE_MAX_CHARS = 1_400
@@ -30,7 +34,13 @@ class Passage:
     text: str
 
 
+def is_pasted(text: str) -> bool:
+    """Kept as a resource and its passages, not as one episodic row."""
+    return len(text) >= PASTE_CHARS
+
+
 def is_document(text: str) -> bool:
+    """Not read by the conversation writers."""
     return len(text) >= DOCUMENT_CHARS
 
 

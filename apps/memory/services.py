@@ -61,7 +61,7 @@ from apps.memory.models import (
     SemanticItem,
     VaultEntry,
 )
-from apps.memory.passages import document_title, is_document, split_passages
+from apps.memory.passages import document_title, is_document, is_pasted, split_passages
 from apps.memory.selectors import current_rows, records_by_chunk
 from apps.memory.statements import replaced_fact, semantic_statement
 from apps.memory.timing import Stopwatch
@@ -441,10 +441,11 @@ def _accept(
         source_kind=source_kind, session_id=session_id, chunk_id=uuid.uuid4(), metadata=dict(metadata or {})
     )
     redacted, findings = redact_messages(messages)
-    # Pasted documents are kept whole and in passages; the writers read the conversation around them.
-    documents = [message for message in redacted if is_document(message.content)]
-    conversation = [message for message in redacted if not is_document(message.content)]
-    if not (keep_reason(conversation) or documents or findings):
+    # Pasted texts are kept whole and in passages; the writers read the conversation and the
+    # pasted texts shorter than a document (ADR 0100).
+    pasted = [message for message in redacted if is_pasted(message.content)]
+    turns = [message for message in redacted if not is_pasted(message.content)]
+    if not (keep_reason(turns) or pasted or findings):
         raise NothingToStore(
             "Nothing in these messages is worth remembering (nothing worth remembering), so nothing was stored. "
             "Greetings, thanks and other small talk alone are not kept; send them together with the "
@@ -454,11 +455,11 @@ def _accept(
     writing = IndexedRecord.IndexStatus.WRITING
     episodic = [
         _episodic_row(draft, subject=subject, provenance=provenance, messages=redacted)
-        for draft in verbatim_drafts(MemoryPlan(route=RouteDecision(memory_types=[], reason="")), conversation)
+        for draft in verbatim_drafts(MemoryPlan(route=RouteDecision(memory_types=[], reason="")), turns)
     ]
     resources: list[ResourceItem] = []
-    for document in documents:
-        resource, passages = _pasted_document_rows(document, subject=subject, provenance=provenance)
+    for text in pasted:
+        resource, passages = _pasted_document_rows(text, subject=subject, provenance=provenance)
         resources.append(resource)
         episodic += passages
     for row in episodic:
@@ -481,7 +482,7 @@ def _accept(
             session_id=session_id,
             metadata=provenance.metadata,
             api_key_id=api_key_id,
-            messages=[_message_json(message) for message in conversation],
+            messages=[_message_json(message) for message in redacted if not is_document(message.content)],
         )
         _emit_memory_created(subject=subject, result=result, source_kind=source_kind, rows=[*episodic, *resources])
     return result, pending
@@ -734,8 +735,11 @@ def _complete_one(
         plan = MemoryPlan(route=RouteDecision(memory_types=[], reason="only pasted documents"))
     with stopwatch.phase("database"):
         verbatim = {row.source_message_ids[0]: row for row in stored if row.event_type == VERBATIM_EVENT_TYPE}
+        pasted = {message.message_id for message in conversation if is_pasted(message.content)}
         episodic: list[EpisodicEvent] = []
         for draft in plan.episodic:
+            if _retells_pasted_text(draft, pasted):
+                continue  # its passages are its episode (ADR 0100)
             row = _episodic_row(draft, subject=subject, provenance=provenance, messages=conversation)
             mine = next((verbatim.pop(i) for i in draft.source_message_ids if i in verbatim), None)
             if mine is None:
@@ -768,6 +772,13 @@ def _complete_one(
         records=[],
     )
     return done, [*episodic, *semantic, *procedural]
+
+
+def _retells_pasted_text(draft: EpisodicDraft, pasted: set[str]) -> bool:
+    """An episode of pasted text alone: its passages already hold the text verbatim, and pieces
+    of it cut by the writer (the local writer's groups of sentences) would rank beside them."""
+    cited = set(draft.source_message_ids)
+    return bool(cited) and cited <= pasted
 
 
 @contextmanager
@@ -817,8 +828,8 @@ def _passage_rows(
 def _pasted_document_rows(
     message: InputMessage, *, subject: Subject, provenance: Provenance
 ) -> tuple[ResourceItem, list[EpisodicEvent]]:
-    """A message long enough to be a document: its (redacted) text whole, as a resource kept in
-    object storage, and its passages."""
+    """Pasted text (``is_pasted``): its (redacted) text whole, as a resource kept in object
+    storage, and its passages."""
     document = replace(provenance, source_kind=EvidenceRecord.SourceKind.DOCUMENT)
     resource_id = uuid.uuid4()
     data = message.content.encode()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from apps.graph.services import index_chunk
 from apps.language.words import count_tokens
 from apps.memory.api.serializers import MAX_MESSAGE_CHARS
-from apps.memory.models import STORES, EpisodicEvent, ResourceItem
+from apps.memory.models import STORES, EpisodicEvent, ResourceItem, SemanticItem
 from apps.memory.services import memory_batch_step
 from apps.resources.storage import storage
 from apps.tenancy.scope import organization_scope
@@ -112,6 +112,39 @@ def test_long_text_becomes_a_resource_and_passages_found_by_search() -> None:
     start, end = needle_rows[0]["provenance"]["resource"]["start"], needle_rows[0]["provenance"]["resource"]["end"]
     assert text[start:end] == needle_rows[0]["text"]
     assert result["budget"]["tokens_returned"] == sum(count_tokens(row["text"]) for row in result["rows"]) <= 400
+
+
+def test_pasted_text_shorter_than_a_document_is_kept_in_passages_and_read_by_the_writers() -> None:
+    """ADR 0100: 3,000 to 20,000 characters are a resource and its passages, as a document is,
+    and the writers still read them: a fact the text states becomes a row; no episode repeats
+    the whole text."""
+    tenant = make_tenant()
+    tenant.subject("lena")
+    notes = long_text(8_000, seed=5)
+    text = notes.replace(NEEDLE, f"{NEEDLE}\n\nMy sister Ines works as a glassblower in Porto.")
+    written = _write(tenant, {"messages": [{"id": "p1", "role": "user", "content": text}]})
+    assert written.status_code == 202, written.content
+    resource, passages = _assert_document_stored(tenant, written.json(), text)
+    assert len(passages) >= 6
+    with organization_scope(tenant.id):
+        episodes = list(EpisodicEvent.objects.filter(chunk_id=written.json()["chunk_id"]))
+        facts = list(SemanticItem.objects.filter(chunk_id=written.json()["chunk_id"]))
+        indexed = index_chunk(chunk_id=written.json()["chunk_id"])
+    assert indexed["failed"] == 0
+    assert max(len(row.summary) for row in episodes) <= 1_400  # no row retells the whole text
+    assert any("glassblower" in fact.summary for fact in facts), [f.summary for f in facts]
+    found = (
+        tenant.client()
+        .post(
+            "/v1/subjects/lena/search",
+            {"query": "Who serviced the backup generator in Building Q7?", "token_budget": 400},
+            format="json",
+        )
+        .json()
+    )
+    needle_rows = [row for row in found["rows"] if NEEDLE in row["text"]]
+    assert needle_rows and needle_rows[0]["provenance"]["resource"]["id"] == str(resource.id)
+    assert found["budget"]["tokens_returned"] <= 400
 
 
 def test_100000_characters_in_a_message_are_stored_and_searchable() -> None:

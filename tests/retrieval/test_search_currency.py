@@ -326,3 +326,22 @@ def test_a_relatives_name_an_answered_question_and_an_introduced_pet_are_asked_f
     ):
         first = _search(tenant, question)["rows"][0]
         assert first["type"] == "semantic" and words in first["text"], (question, first["text"])
+
+
+def test_a_passage_of_pasted_text_stays_current_when_the_texts_facts_are_replaced() -> None:
+    """A paste's facts are the whole text's, not one passage's: replacing them marks no passage
+    (ADR 0100), as it would mark a turn that said only that."""
+    tenant = make_tenant()
+    tenant.subject("nadia")
+    rounds = " ".join(f"Bed {n} of the allotment was weeded and watered on the morning round." for n in range(60))
+    _write(tenant, f"{rounds}\n\nI'm vegetarian.", "m1")
+    with organization_scope(tenant.id):
+        old = SemanticItem.objects.filter(summary__contains="vegetarian").first()
+        passages = {
+            str(i) for i in EpisodicEvent.objects.filter(resource_id__isnull=False).values_list("id", flat=True)
+        }
+    assert old is not None and len(passages) >= 3
+    _patch(tenant, "semantic", str(old.id), "Nadia: I'm vegan.")
+    listed = tenant.client().get("/v1/subjects/nadia/memories", {"type": "episodic", "limit": 100}).json()["results"]
+    marks = {row["id"]: row["current"] for row in listed}
+    assert passages <= set(marks) and all(marks[i] for i in passages)

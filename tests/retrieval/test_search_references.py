@@ -53,6 +53,28 @@ def test_a_numbered_reference_puts_the_part_that_has_it_first() -> None:
     assert rows and _has_clause(rows[0], 99)
 
 
+def test_a_paste_shorter_than_a_document_is_searched_passage_by_passage() -> None:
+    """ADR 0100: a 10,000-character lease is pasted text, not one turn. A question about one
+    clause gets its passage first and within a budget of 1,024 tokens; before, the writer's
+    episode of the whole lease (two rows of about 6,800 characters) did not fit at all."""
+    tenant = make_tenant()
+    tenant.subject("lena")
+    lease = _lease(40, seed=9).replace(
+        "\n\nClause 21.", "\n\nClause 40b. The tenant may keep one cat named Miso.\n\nClause 21."
+    )
+    assert 3_000 < len(lease) < 20_000
+    tenant.write("lena", {"messages": [{"role": "user", "content": lease}]}, index=True)
+
+    for question, part in (
+        ("How many days to report damage under clause 17?", "Clause 17. "),
+        ("What does clause 33 say?", "Clause 33. "),
+        ("Can the tenant keep a cat?", "cat named Miso"),
+    ):
+        rows = _rows(tenant, "lena", question, token_budget=1_024)
+        assert rows and part in rows[0]["text"], [row["text"][:60] for row in rows[:3]]
+        assert all(len(row["text"]) <= 1_400 for row in rows)
+
+
 def test_a_reference_many_parts_share_identifies_none_of_them() -> None:
     tenant = make_tenant()
     subject = tenant.subject("lena")
