@@ -25,8 +25,10 @@ from datetime import datetime
 from typing import Any
 
 from apps.memory.event_currency import event_successor_join_sql, semantic_valid_from_sql
-from apps.memory.models import STORES, EpisodicEvent, EvidenceRecord, SemanticItem
+from apps.memory.models import STORES, EpisodicEvent, EvidenceRecord, ResourceItem, SemanticItem
 from apps.platform.replica import read_connection
+
+_RESOURCE = ResourceItem._meta.db_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,17 +59,55 @@ def successor_join_sql(table: str, alias: str, successor: str) -> str:
     )
 
 
+def _replaced_document_sql(alias: str) -> str:
+    """The later versions of the pasted document the semantic row ``alias`` was extracted
+    from: its message is the document's, in its chunk (``FROM … WHERE``, version ``v``)."""
+    return f"""FROM {_RESOURCE} AS d
+        JOIN {_RESOURCE} AS v ON v.organization_id = d.organization_id AND v.supersedes_id = d.id
+        WHERE d.organization_id = {alias}.organization_id AND d.chunk_id = {alias}.chunk_id
+          AND d.subject_id = {alias}.subject_id AND d.source_message_ids && {alias}.source_message_ids"""
+
+
+def replaced_document_join_sql(alias: str, successor: str) -> str:
+    """A LEFT JOIN LATERAL giving ``{successor}.id`` and ``{successor}.created_at``: the version
+    that replaced the pasted document the semantic row ``alias`` was extracted from, or NULLs.
+    A fact stated by a replaced version holds no longer than that version (ADR 0101); one the
+    new version states again is the new version's own row."""
+    return (
+        f"LEFT JOIN LATERAL (SELECT v.id, v.created_at {_replaced_document_sql(alias)} LIMIT 1) AS {successor} ON TRUE"
+    )
+
+
+def from_replaced_document_sql(alias: str) -> str:
+    """The semantic row ``alias`` was extracted from a document a later version replaced."""
+    return f"EXISTS (SELECT 1 {_replaced_document_sql(alias)})"
+
+
 def successor_columns_sql(table: str, alias: str, successor: str) -> tuple[str, str]:
     """The joins and the two columns (successor id, its ``valid_from``) of the row that
     replaced ``alias``: the row that supersedes it, or for an episodic row whose extracted facts
-    were all superseded, the turn that stated the new value (apps.memory.event_currency)."""
+    were all superseded, the turn that stated the new value (apps.memory.event_currency), or for
+    a passage of a document version that a later one replaced, or a fact extracted from it,
+    that version."""
     joins = successor_join_sql(table, alias, successor)
     columns = f"{successor}.id, {valid_from_sql(table, successor)}"
     if table == EpisodicEvent._meta.db_table:
         joins += f" {event_successor_join_sql(alias, successor + '_event')}"
+        # A passage of a document that a later version replaced, which no passage of that
+        # version revises (its part was cut): replaced by that version (ADR 0101).
+        joins += (
+            f" LEFT JOIN {_RESOURCE} AS {successor}_doc ON {successor}_doc.organization_id = {alias}.organization_id"
+            f" AND {successor}_doc.supersedes_id = {alias}.resource_id"
+        )
         columns = (
-            f"COALESCE({successor}.id, {successor}_event.id),"
-            f" COALESCE({valid_from_sql(table, successor)}, {successor}_event.valid_from)"
+            f"COALESCE({successor}.id, {successor}_event.id, {successor}_doc.id),"
+            f" COALESCE({valid_from_sql(table, successor)}, {successor}_event.valid_from, {successor}_doc.created_at)"
+        )
+    if table == SemanticItem._meta.db_table:
+        joins += f" {replaced_document_join_sql(alias, successor + '_doc')}"
+        columns = (
+            f"COALESCE({successor}.id, {successor}_doc.id),"
+            f" COALESCE({valid_from_sql(table, successor)}, {successor}_doc.created_at)"
         )
     return joins, columns
 

@@ -62,6 +62,7 @@ from apps.memory.models import (
     VaultEntry,
 )
 from apps.memory.passages import document_title, is_document, is_pasted, split_passages
+from apps.memory.revisions import aligned_passages, revises
 from apps.memory.selectors import current_rows, records_by_chunk
 from apps.memory.statements import replaced_fact, semantic_statement
 from apps.memory.timing import Stopwatch
@@ -466,6 +467,7 @@ def _accept(
         row.index_status = writing
     blobs = [(row.object_key, row.extracted_text.encode()) for row in resources]
     with _objects_stored(blobs, content_type="text/plain"), stopwatch.phase("database"):
+        _link_revisions(subject, resources, episodic)
         vault = _vault_rows(findings, subject=subject, provenance=provenance)
         _save_all([resources, episodic, vault])
         stored = (("episodic", episodic), ("resource", resources), ("vault", vault))
@@ -825,6 +827,43 @@ def _passage_rows(
     ]
 
 
+REVISION_CANDIDATES = 20  # the subject's newest current resources of a like size, compared
+
+
+def _link_revisions(subject: Subject, resources: Sequence[ResourceItem], passages: Sequence[EpisodicEvent]) -> None:
+    """Each of these new resources that is a changed version of a current resource of the
+    subject (a document pasted or uploaded again) supersedes it, and each of its passages
+    supersedes the passage of that version it revises (ADR 0101). Set on the unsaved rows,
+    under the subject's write lock (held to commit): no other write links the same version."""
+    if not resources:
+        return
+    subject_write_lock(subject_id=subject.id)
+    claimed: set[uuid.UUID] = set()  # by an earlier resource of this write
+    for resource in resources:
+        older = (
+            current_rows(ResourceItem, subject=subject)
+            .filter(size_bytes__gte=resource.size_bytes // 2, size_bytes__lte=resource.size_bytes * 2)
+            .exclude(id__in=claimed)
+            .order_by("-created_at")[:REVISION_CANDIDATES]
+        )
+        scored = [(revises(old.extracted_text, resource.extracted_text), old) for old in older]
+        score, previous = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+        if previous is None or not score:
+            continue
+        resource.supersedes_id = previous.id
+        claimed.add(previous.id)
+        replaced = list(
+            current_rows(EpisodicEvent, subject=subject)
+            .filter(resource_id=previous.id)
+            .defer("embedding")
+            .order_by("resource_start")
+        )
+        revising = [row for row in passages if row.resource_id == resource.id]
+        pairs = aligned_passages([row.summary for row in replaced], [row.summary for row in revising])
+        for new_index, old_index in pairs.items():
+            revising[new_index].supersedes_id = replaced[old_index].id
+
+
 def _pasted_document_rows(
     message: InputMessage, *, subject: Subject, provenance: Provenance
 ) -> tuple[ResourceItem, list[EpisodicEvent]]:
@@ -939,6 +978,7 @@ def memory_write_document(
         passage.index_status = IndexedRecord.IndexStatus.WRITING
     findings = [VaultFinding(f"document:{resource_id}", d) for d in redaction.detections]
     with _objects_stored([(key, data)], content_type=content_type), stopwatch.phase("database"):
+        _link_revisions(subject, [resource], passages)
         vault = _vault_rows(findings, subject=subject, provenance=provenance)
         _save_all([[resource], passages, vault])
         result = WriteResult(chunk_id=provenance.chunk_id, routed_types=["episodic", "resource"])

@@ -25,7 +25,7 @@ from apps.graph import adjacency, store
 from apps.language.dates import parse_event_time
 from apps.language.facts import PLAN
 from apps.language.questions import AskedAnchor
-from apps.memory.currency import rows_currency, successor_columns_sql, successor_join_sql, valid_from_sql
+from apps.memory.currency import from_replaced_document_sql, rows_currency, successor_columns_sql, valid_from_sql
 from apps.memory.filter_sql import NamedParams, filter_sql
 from apps.memory.filters import Filter
 from apps.memory.models import EpisodicEvent, SemanticItem
@@ -429,6 +429,7 @@ _ROW_COLUMNS = (
 _EPISODIC = EpisodicEvent._meta.db_table
 _SEMANTIC = SemanticItem._meta.db_table
 _EPISODIC_SUCCESSOR = successor_columns_sql(_EPISODIC, "e", "s")
+_SEMANTIC_SUCCESSOR = successor_columns_sql(_SEMANTIC, "e", "s")
 _ROWS_BY_ID = f"""
 SELECT 'episodic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details,
        NULL::varchar, NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
@@ -439,9 +440,9 @@ WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.
   AND {{episodic}}
 UNION ALL
 SELECT 'semantic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details, e.name,
-       e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")}, s.id,
-       {valid_from_sql(_SEMANTIC, "s")}, {{mentioned}}, e.embedding <=> %(vector)s::vector
-FROM {_SEMANTIC} AS e {successor_join_sql(_SEMANTIC, "e", "s")}
+       e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")},
+       {_SEMANTIC_SUCCESSOR[1]}, {{mentioned}}, e.embedding <=> %(vector)s::vector
+FROM {_SEMANTIC} AS e {_SEMANTIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{semantic}}
 """
@@ -889,6 +890,7 @@ def _key_fact_ids(
     elif replaced_by is None:  # current: no row supersedes it
         successor = f"""AND NOT EXISTS (SELECT 1 FROM {_SEMANTIC} AS n
                               WHERE n.organization_id = f.organization_id AND n.supersedes_id = f.id)"""
+        successor += f" AND NOT {from_replaced_document_sql('f')}"
         if unchanged:
             successor += " AND f.supersedes_id IS NULL"
         preference = ""
