@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from typing import TypeAlias
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias, TypeVar
 
 SHINGLE_WORDS = 4
 SENTENCE_WORDS = 4
@@ -29,6 +29,7 @@ PASSAGE_OVERLAP = 0.5
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n\s*")
 Shingles: TypeAlias = set[tuple[str, ...]]
+K = TypeVar("K")
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS) -> Shingles:
@@ -58,10 +59,24 @@ def sentences(text: str) -> set[str]:
 def revises(old: str, new: str) -> float:
     """How much ``new`` is a version of ``old``: the share of the larger text's sentences that
     both have, when at least ``REVISION_OVERLAP``; else 0."""
-    first, second = sentences(old), sentences(new)
+    return _revision_score(sentences(old), sentences(new))
+
+
+def _revision_score(first: set[str], second: set[str]) -> float:
     larger = max(len(first), len(second))
     score = len(first & second) / larger if larger else 0.0
     return score if score >= REVISION_OVERLAP else 0.0
+
+
+def revised_version(new: str, candidates: Iterable[tuple[K, str]]) -> K | None:
+    """The key of the candidate text ``new`` revises most (the first of equals), or None."""
+    mine = sentences(new)
+    best, best_score = None, 0.0
+    for key, text in candidates:
+        score = _revision_score(sentences(text), mine)
+        if score > best_score:
+            best, best_score = key, score
+    return best
 
 
 def aligned_passages(old: Sequence[str], new: Sequence[str]) -> dict[int, int]:

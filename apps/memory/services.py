@@ -62,7 +62,7 @@ from apps.memory.models import (
     VaultEntry,
 )
 from apps.memory.passages import document_title, is_document, is_pasted, split_passages
-from apps.memory.revisions import aligned_passages, revises
+from apps.memory.revisions import aligned_passages, revised_version
 from apps.memory.selectors import current_rows, records_by_chunk
 from apps.memory.statements import replaced_fact, semantic_statement
 from apps.memory.timing import Stopwatch
@@ -827,7 +827,8 @@ def _passage_rows(
     ]
 
 
-REVISION_CANDIDATES = 20  # the subject's newest current resources of a like size, compared
+REVISION_CANDIDATES = 20  # the subject's newest current resources of a like size, compared,
+REVISION_BYTES = 8 * 1024 * 1024  # ... as long as their texts add up to no more than this
 
 
 def _link_revisions(subject: Subject, resources: Sequence[ResourceItem], passages: Sequence[EpisodicEvent]) -> None:
@@ -840,21 +841,28 @@ def _link_revisions(subject: Subject, resources: Sequence[ResourceItem], passage
     subject_write_lock(subject_id=subject.id)
     claimed: set[uuid.UUID] = set()  # by an earlier resource of this write
     for resource in resources:
-        older = (
+        sizes = (
             current_rows(ResourceItem, subject=subject)
             .filter(size_bytes__gte=resource.size_bytes // 2, size_bytes__lte=resource.size_bytes * 2)
             .exclude(id__in=claimed)
-            .order_by("-created_at")[:REVISION_CANDIDATES]
+            .order_by("-created_at")
+            .values_list("id", "size_bytes")[:REVISION_CANDIDATES]
         )
-        scored = [(revises(old.extracted_text, resource.extracted_text), old) for old in older]
-        score, previous = max(scored, key=lambda pair: pair[0], default=(0.0, None))
-        if previous is None or not score:
+        compared, total = [], 0
+        for row_id, size in sizes:
+            total += size
+            if total > REVISION_BYTES:
+                break
+            compared.append(row_id)
+        texts = ResourceItem.objects.filter(id__in=compared).order_by("-created_at").values_list("id", "extracted_text")
+        previous = revised_version(resource.extracted_text, texts)
+        if previous is None:
             continue
-        resource.supersedes_id = previous.id
-        claimed.add(previous.id)
+        resource.supersedes_id = previous
+        claimed.add(previous)
         replaced = list(
             current_rows(EpisodicEvent, subject=subject)
-            .filter(resource_id=previous.id)
+            .filter(resource_id=previous)
             .defer("embedding")
             .order_by("resource_start")
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from apps.memory.revisions import REVISION_OVERLAP, aligned_passages, revises
+from apps.memory.revisions import REVISION_OVERLAP, aligned_passages, revised_version, revises
 
 POLICY = [
     "Full-time staff receive 27 days of paid annual leave per calendar year.",
@@ -82,3 +82,12 @@ def test_a_paragraph_repeated_through_a_document_pairs_with_its_own_place() -> N
     old = [f"{sentence} {boiler}" for sentence in POLICY]
     new = [*old[:5], old[5].replace("10 weeks", "12 weeks"), *old[6:]]
     assert aligned_passages(old, new) == {i: i for i in range(len(POLICY))}
+
+
+def test_the_version_revised_is_the_candidate_most_alike_and_none_when_nothing_is() -> None:
+    v1 = "\n\n".join(POLICY)
+    v2 = v1.replace("27 days", "30 days")
+    v3 = v2.replace("45 euros", "55 euros")
+    assert revised_version(v3, [("lease", _lease(3)), ("v1", v1), ("v2", v2)]) == "v2"
+    assert revised_version(v3, [("lease", _lease(3))]) is None
+    assert revised_version(v3, []) is None
