@@ -302,7 +302,11 @@ class MemoryRecordSerializer(serializers.Serializer[Any]):
     supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
     current = serializers.BooleanField(source="currency.current", help_text="No later row supersedes this one.")
     superseded_by = serializers.UUIDField(
-        source="currency.superseded_by", allow_null=True, help_text="The row that replaced this one."
+        source="currency.superseded_by",
+        allow_null=True,
+        help_text="The row that replaced this one: a row of the same store, the turn that stated the new value "
+        "(a turn whose facts were all replaced), or the resource of the document version that replaced this "
+        "passage or the fact read from it (ADR 0101).",
     )
     valid_from = serializers.DateTimeField(
         source="currency.valid_from", allow_null=True, help_text="Event time, else mention time."
