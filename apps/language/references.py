@@ -11,6 +11,7 @@ way a text that has the part would write its heading: the word, then the number.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES
 from apps.language.words import fold, is_content_word
@@ -20,9 +21,9 @@ MAX_REFERENCES = 3  # a question names few parts; more are read as a list, not r
 # The word, an optional "no." / "number" / "#", then the identifier: digits with dotted,
 # dashed or slashed parts ("4.2", "3-1", "12/2"), an optional bracketed letter or number
 # ("12(b)") and an optional letter ("17a"). Not a number that goes on as a decimal or a time.
+_IDENTIFIER = r"\d+(?:[.\-/]\d+)*(?:\([a-z0-9]{1,3}\))?[a-z]?"
 _REFERENCE = re.compile(
-    r"(?<![\w'’])(?P<label>[^\W\d_]{3,})\s+(?:(?:no\.?|number|#)\s*)?#?"
-    r"(?P<identifier>\d+(?:[.\-/]\d+)*(?:\([a-z0-9]{1,3}\))?[a-z]?)(?![\w:]|[.,]\d)",
+    rf"(?<![\w'’])(?P<label>[^\W\d_]{{3,}})\s+(?:(?:no\.?|number|#)\s*)?#?(?P<identifier>{_IDENTIFIER})(?![\w:]|[.,]\d)",
     re.IGNORECASE,
 )
 # Words a number follows that make it a place in a sentence or an amount, not a part's number:
@@ -69,3 +70,30 @@ def numbered_references(text: str) -> list[str]:
         if reference not in found:
             found.append(reference)
     return found if len(found) <= MAX_REFERENCES else []
+
+
+def _heading(label: str, identifier: str) -> re.Pattern[str]:
+    """The label (or its plural), an optional "no." / "number" / "#", then ``identifier`` (a
+    regex), as a text writes a part's heading or cites it."""
+    return re.compile(
+        rf"(?<![\w'’]){re.escape(label)}s?\s+(?:(?:no\.?|number)\s*)?#?{identifier}(?![\w]|[.,]\d)", re.IGNORECASE
+    )
+
+
+def referenced_part(sentences: Sequence[str], references: Sequence[str]) -> list[str]:
+    """The sentences of the first part ``references`` name that ``sentences`` hold: the one
+    naming it ("Clause 17." or "Under clause 17, …") and those after it, up to the next part of
+    the same kind ("Clause 18."), a heading alone joined to the sentence after it; all of
+    ``sentences`` when none names a referenced part."""
+    for reference in references:
+        label, identifier = reference.split(" ", 1)
+        named, another = _heading(label, re.escape(identifier)), _heading(label, _IDENTIFIER)
+        start = next((i for i, sentence in enumerate(sentences) if named.search(sentence)), None)
+        if start is None:
+            continue
+        end = next((i for i in range(start + 1, len(sentences)) if another.search(sentences[i])), len(sentences))
+        part = list(sentences[start:end])
+        if len(part) > 1 and not re.search(r"\w", named.sub("", part[0])):
+            part[:2] = [f"{part[0]} {part[1]}"]  # a heading alone ("Clause 17.") opens what it heads
+        return part
+    return list(sentences)

@@ -32,7 +32,8 @@ search. Stored text is only ever quoted, so an instruction inside it is inert.
   not "have"). Otherwise the best row's sentence with the highest overlap; a list or
   intersection question adds the best sentence of the next supporting rows that score more
   than half as well (three rows at most). Questions are skipped for a statement when the row
-  has one.
+  has one. A question naming a numbered part ("under clause 17") reads only that part's
+  sentences when the row holds it.
 - **Nothing supports an answer:** :data:`~apps.providers.interfaces.UNKNOWN_ANSWER`.
 
 Local inference costs no tokens, so nothing is metered.
@@ -53,6 +54,7 @@ from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most
 from apps.language.lexicon import predicate_families
 from apps.language.pipeline import spacy_pipeline
 from apps.language.questions import AskedKey, asked_key, asks_prior, is_asked_fact, states_key
+from apps.language.references import numbered_references, referenced_part
 from apps.language.words import content_stems, same_stem, stem
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,
@@ -544,6 +546,9 @@ def _quoted_sentence(text: str, plan: Plan, support: _Support | None = None) -> 
     sentences = _sentences(body) or [body.strip()]
     statements = [sentence for sentence in sentences if not sentence.endswith("?")]
     sentences = statements or sentences  # a question restates what is asked; a statement answers it
+    # "How many days under clause 17?": the sentences of clause 17, not of the clause beside it
+    # that shares more of the question's words (ADR 0098).
+    sentences = referenced_part(sentences, numbered_references(plan.question))
     if support is not None and support.key is not None:
         key = support.key
         stating = [s for s in sentences if states_key(list(_parsed(s).sents), speaker=support.row.speaker, key=key)]

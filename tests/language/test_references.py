@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.language.references import MAX_REFERENCES, numbered_references
+from apps.language.references import MAX_REFERENCES, numbered_references, referenced_part
 
 pytestmark = pytest.mark.unit
 
@@ -47,3 +47,35 @@ def test_a_list_of_many_parts_is_not_read_as_references() -> None:
     parts = ", ".join(f"rule {n}" for n in range(1, MAX_REFERENCES + 2))
     assert numbered_references(f"Summarise {parts}.") == []
     assert numbered_references("Summarise rule 1, rule 2.") == ["rule 1", "rule 2"]
+
+
+LEASE = [
+    "Clause 16.",
+    "The tenant shall report damage within 10 days.",
+    "Clause 17.",
+    "The tenant shall give notice before leaving within 32 days.",
+    "This clause is governed by section 6 of the general terms.",
+    "Clause 17a.",
+    "Keys are returned on the last day.",
+    "Clause 170.",
+    "The tenant shall report damage within 3 days.",
+]
+
+
+def test_the_referenced_part_is_its_sentences_up_to_the_next_part_with_its_heading_joined() -> None:
+    assert referenced_part(LEASE, ["clause 17"]) == [
+        "Clause 17. The tenant shall give notice before leaving within 32 days.",
+        "This clause is governed by section 6 of the general terms.",  # "section 6" is not a clause
+    ]
+    assert referenced_part(LEASE, ["clause 17a"]) == ["Clause 17a. Keys are returned on the last day."]
+    assert referenced_part(LEASE, ["clause 170"]) == ["Clause 170. The tenant shall report damage within 3 days."]
+
+
+def test_a_part_cited_inside_a_sentence_is_that_sentence_and_what_follows() -> None:
+    said = ["Rent is due monthly.", "Under article 4(b), pets need consent.", "Dogs under 10 kg are fine."]
+    assert referenced_part(said, ["article 4(b)"]) == said[1:]
+
+
+def test_without_a_part_the_references_name_the_sentences_are_kept() -> None:
+    assert referenced_part(LEASE, ["clause 99", "section 4"]) == LEASE
+    assert referenced_part(LEASE, []) == LEASE

@@ -285,3 +285,17 @@ def test_a_fact_about_the_asked_person_that_names_a_place_answers_where_without_
     # a turn that names a place but states nothing asked about is no answer to another question
     trip = _row("trip", "Priya: My sister Anika and I went to the Louvre in Paris.", speaker="Priya")
     assert _answer("What is Priya's favourite opera?", trip)[0] == UNKNOWN_ANSWER
+
+
+def test_a_question_naming_a_numbered_part_is_answered_from_that_part() -> None:
+    """ADR 0098: the passage holds three clauses; the one the question names answers it, not
+    the clause beside it that shares more of the question's words."""
+    passage = (
+        "Clause 16. The tenant shall report damage to the landlord within 10 days. "
+        "Clause 17. The tenant shall give notice before leaving within 32 days. "
+        "Clause 18. The tenant shall report damage caused by guests within 5 days."
+    )
+    answer, cited = _answer("How many days to report damage under clause 17?", _row("p1", passage, speaker=""))
+    assert answer.startswith("Clause 17.") and "32 days" in answer and cited == ("p1",)
+    answer, _ = _answer("How many days to report damage?", _row("p1", passage, speaker=""))
+    assert "Clause 17" not in answer  # without the reference, the words decide
