@@ -5,9 +5,12 @@ the API, local providers."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 
 from apps.memory.models import EpisodicEvent, ResourceItem
 from apps.tenancy.scope import organization_scope
@@ -137,3 +140,32 @@ def test_an_uploaded_revision_replaces_a_pasted_version() -> None:
     assert upload.status_code == 202, upload.content
     old = tenant.client().get(f"/v1/subjects/sam/memories/resource/{_resource_id(first)}").json()
     assert (old["current"], old["superseded_by"]) == (False, _resource_id(upload.json()))
+
+
+def test_two_revisions_at_once_chain_instead_of_forking(settings: Any) -> None:
+    """The second waits for the first's subject write lock, then revises the first (ADR 0101):
+    one chain v4 ← A ← B, never two rows superseding v4 (the unique constraint would refuse it)."""
+    tenant = make_tenant()
+    tenant.subject("sam")
+    first = _paste(tenant, "sam", "Here is our handbook:", handbook(4))
+    settings.FAULT_PAUSES = {"memory.write.before_commit": 2}
+    answers: dict[str, Any] = {}
+
+    def paste(name: str, text: str) -> None:
+        try:
+            body = {"messages": [{"role": "user", "content": text}]}
+            answers[name] = tenant.client().post("/v1/subjects/sam/memories", body, format="json")
+        finally:
+            connection.close()
+
+    a = threading.Thread(target=paste, args=("a", revised()))
+    a.start()
+    time.sleep(0.5)  # A holds the lock, paused before its commit
+    paste("b", revised().replace("300 euros", "320 euros"))
+    a.join()
+
+    assert answers["a"].status_code == answers["b"].status_code == 202, (answers["a"].content, answers["b"].content)
+    v4, a_id, b_id = _resource_id(first), _resource_id(answers["a"].json()), _resource_id(answers["b"].json())
+    with organization_scope(tenant.id):
+        supersedes = dict(ResourceItem.objects.values_list("id", "supersedes_id"))
+    assert {str(k): str(v) if v else None for k, v in supersedes.items()} == {v4: None, a_id: v4, b_id: a_id}
