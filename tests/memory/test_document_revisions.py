@@ -83,6 +83,8 @@ def test_a_revised_paste_replaces_the_earlier_version_passage_by_passage() -> No
 
     old = tenant.client().get(f"/v1/subjects/sam/memories/resource/{old_id}").json()
     assert (old["current"], old["superseded_by"]) == (False, new_id)
+    history = tenant.client().get(f"/v1/subjects/sam/memories/resource/{old_id}/history").json()["results"]
+    assert [row["id"] for row in history] == [new_id, old_id]  # the document's versions, newest first
     for question, new_value, old_value in (
         ("How many days of annual leave do I get?", "30 days", "27 days"),
         ("How much is the on-call stipend?", "300 euros", "250 euros"),
