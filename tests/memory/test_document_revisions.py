@@ -171,3 +171,20 @@ def test_two_revisions_at_once_chain_instead_of_forking(settings: Any) -> None:
     with organization_scope(tenant.id):
         supersedes = dict(ResourceItem.objects.values_list("id", "supersedes_id"))
     assert {str(k): str(v) if v else None for k, v in supersedes.items()} == {v4: None, a_id: v4, b_id: a_id}
+
+
+def test_deleting_the_new_version_makes_the_old_one_current_again() -> None:
+    tenant = make_tenant()
+    tenant.subject("sam")
+    first = _paste(tenant, "sam", "Here is our handbook:", handbook(4))
+    second = _paste(tenant, "sam", "The handbook was updated, here is the new one:", revised())
+    old_id, new_id = _resource_id(first), _resource_id(second)
+    deleter = tenant.client(tenant.issue_key(["memories:read", "memories:delete"]))
+    deleted = deleter.post(
+        "/v1/subjects/sam/memories/delete", {"ids": [{"type": "resource", "id": new_id}]}, format="json"
+    )
+    assert deleted.status_code == 200, deleted.content
+    assert tenant.client().get(f"/v1/subjects/sam/memories/resource/{old_id}").json()["current"] is True
+    rows = _search(tenant, "sam", "How many days of annual leave do I get?")
+    assert "27 days" in rows[0]["text"] and rows[0]["current"] is True  # the old version answers again
+    assert not any("30 days" in row["text"] for row in rows)
