@@ -32,19 +32,12 @@ Shingles: TypeAlias = set[tuple[str, ...]]
 K = TypeVar("K")
 
 
-def shingles(text: str, size: int = SHINGLE_WORDS) -> Shingles:
+def _shingles(text: str, size: int = SHINGLE_WORDS) -> Shingles:
     """The text's runs of ``size`` words, lowercased (a shorter text is its one run)."""
     words = _WORD.findall(text.lower())
     if len(words) <= size:
         return {tuple(words)} if words else set()
     return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
-
-
-def overlap(first: Shingles, second: Shingles) -> float:
-    """The shared share of the larger set: 1 for the same text, 0 for nothing in common."""
-    if not first or not second:
-        return 0.0
-    return len(first & second) / max(len(first), len(second))
 
 
 def sentences(text: str) -> set[str]:
@@ -83,7 +76,7 @@ def aligned_passages(old: Sequence[str], new: Sequence[str]) -> dict[int, int]:
     """Each new passage's index → the index of the old passage it revises, one to one. Only
     pairs that share a shingle are compared (an index from shingle to old passages), so the
     cost follows the texts' length, not the product of their passage counts."""
-    old_sets, new_sets = [shingles(text) for text in old], [shingles(text) for text in new]
+    old_sets, new_sets = [_shingles(text) for text in old], [_shingles(text) for text in new]
     holders: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for index, found in enumerate(old_sets):
         for shingle in found:
