@@ -3,8 +3,8 @@
 A pasted document or an upload is kept whole as a resource; its passages are what the graph
 indexes and what search returns, so a question about one paragraph of a 4,000-word document
 gets that paragraph, within a token budget, instead of the whole text. Passages end on
-paragraph, then sentence, then word boundaries, and each knows its character offsets in the
-text it came from (``text[start:end] == passage.text``).
+paragraph, then sentence, then line, then word boundaries, and each knows its character
+offsets in the text it came from (``text[start:end] == passage.text``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ PASSAGE_TARGET_CHARS = 1_000
 PASSAGE_MAX_CHARS = 1_400
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_LINE_BREAK = re.compile(r"\n[ \t]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"')\]]*\s+")
 _WORD_GAP = re.compile(r"\s+")
 
@@ -57,11 +58,12 @@ def _pieces(text: str, start: int, end: int, separator: re.Pattern[str]) -> list
 
 
 def _units(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
-    """Spans no longer than ``limit``: paragraphs, else their sentences, else runs of words,
-    else (one word longer than the limit) hard cuts."""
+    """Spans no longer than ``limit``: paragraphs, else their sentences, else their lines (a
+    log or a table without sentence ends; hard-wrapped prose is cut at its sentences first),
+    else runs of words, else (one word longer than the limit) hard cuts."""
     if end - start <= limit:
         return [(start, end)]
-    for separator in (_PARAGRAPH_BREAK, _SENTENCE_END, _WORD_GAP):
+    for separator in (_PARAGRAPH_BREAK, _SENTENCE_END, _LINE_BREAK, _WORD_GAP):
         spans = _pieces(text, start, end, separator)
         if len(spans) > 1:
             return [unit for s, e in spans for unit in _units(text, s, e, limit)]
