@@ -17,6 +17,7 @@ from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES
 from apps.language.words import fold, is_content_word
 
 MAX_REFERENCES = 3  # a question names few parts; more are read as a list, not references
+HEADING_CHARS = 80  # a line naming a part, this short and with no full stop, is its heading
 
 # The word, an optional "no." / "number" / "#", then the identifier: digits with dotted,
 # dashed or slashed parts ("4.2", "3-1", "12/2"), an optional bracketed letter or number
@@ -80,6 +81,24 @@ def _heading(label: str, identifier: str) -> re.Pattern[str]:
     )
 
 
+def names_part(text: str, references: Sequence[str]) -> bool:
+    """Whether ``text`` names one of the referenced parts ("Clause 17.", "deploy #1057")."""
+    for reference in references:
+        label, identifier = reference.split(" ", 1)
+        if _heading(label, re.escape(identifier)).search(text):
+            return True
+    return False
+
+
+def _a_heading(sentence: str, named: re.Pattern[str]) -> bool:
+    """The sentence is the part's heading alone: nothing but the reference ("Clause 17."), or a
+    line that opens with it and ends without a full stop ("## Section 4: Restoring a replica")."""
+    if not re.search(r"\w", named.sub("", sentence)):
+        return True
+    opening = named.match(sentence.lstrip("#*>-• \t"))
+    return opening is not None and len(sentence) <= HEADING_CHARS and not sentence.rstrip().endswith((".", "!", "?"))
+
+
 def referenced_part(sentences: Sequence[str], references: Sequence[str]) -> list[str]:
     """The sentences of the first part ``references`` name that ``sentences`` hold: the one
     naming it ("Clause 17." or "Under clause 17, …") and those after it, up to the next part of
@@ -93,7 +112,7 @@ def referenced_part(sentences: Sequence[str], references: Sequence[str]) -> list
             continue
         end = next((i for i in range(start + 1, len(sentences)) if another.search(sentences[i])), len(sentences))
         part = list(sentences[start:end])
-        if len(part) > 1 and not re.search(r"\w", named.sub("", part[0])):
-            part[:2] = [f"{part[0]} {part[1]}"]  # a heading alone ("Clause 17.") opens what it heads
+        if len(part) > 1 and _a_heading(part[0], named):
+            part[:2] = [f"{part[0]} {part[1]}"]  # a heading alone opens what it heads
         return part
     return list(sentences)

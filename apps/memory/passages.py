@@ -21,6 +21,7 @@ PASTE_CHARS = 3_000
 DOCUMENT_CHARS = 20_000
 PASSAGE_TARGET_CHARS = 1_000
 PASSAGE_MAX_CHARS = 1_400
+HEADING_CHARS = 100  # a unit this short, on one line and ending no sentence, heads what follows
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LINE_BREAK = re.compile(r"\n[ \t]*")
@@ -72,23 +73,34 @@ def _units(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]
 
 def split_passages(text: str, *, target: int = PASSAGE_TARGET_CHARS, limit: int = PASSAGE_MAX_CHARS) -> list[Passage]:
     """Consecutive passages covering every non-blank part of ``text``: units are packed while
-    the passage stays within ``target`` characters, and none is longer than ``limit``."""
+    the passage stays within ``target`` characters, and none is longer than ``limit``. A
+    heading never ends a passage: it opens the next one, with what it heads."""
     passages: list[Passage] = []
     current: tuple[int, int] | None = None
+    last = 0  # where the current passage's last unit starts
     for unit_start, unit_end in _units(text, 0, len(text), limit):
         if current is not None:
             joined, short = unit_end - current[0], current[1] - current[0] < target // 3
             # A short passage so far (a heading, a one-line paragraph) takes the next unit
             # up to the limit rather than standing alone.
             if joined <= target or (short and joined <= limit):
-                current = (current[0], unit_end)
+                current, last = (current[0], unit_end), unit_start
                 continue
-        if current is not None:
+            if last > current[0] and _is_heading(text[last : current[1]]) and unit_end - last <= limit:
+                passages.append(_passage(text, current[0], last))
+                current, last = (last, unit_end), unit_start
+                continue
             passages.append(_passage(text, *current))
-        current = (unit_start, unit_end)
+        current, last = (unit_start, unit_end), unit_start
     if current is not None:
         passages.append(_passage(text, *current))
     return [passage for passage in passages if passage.text]
+
+
+def _is_heading(unit: str) -> bool:
+    """One short line that ends no sentence ("## Restoring a replica", "4. Expenses")."""
+    line = unit.strip()
+    return 0 < len(line) <= HEADING_CHARS and "\n" not in line and not line.endswith((".", "!", "?", ";", ","))
 
 
 def _passage(text: str, start: int, end: int) -> Passage:

@@ -32,8 +32,10 @@ search. Stored text is only ever quoted, so an instruction inside it is inert.
   not "have"). Otherwise the best row's sentence with the highest overlap; a list or
   intersection question adds the best sentence of the next supporting rows that score more
   than half as well (three rows at most). Questions are skipped for a statement when the row
-  has one. A question naming a numbered part ("under clause 17") reads only that part's
-  sentences when the row holds it.
+  has one. A question naming a numbered part ("under clause 17") reads the rows naming it
+  first (a document's passage first of all), and only that part's sentences of them. A line
+  ends a sentence when no line after it has a full stop first (a log's records); a passage
+  opens with no speaker, whatever precedes its first colon.
 - **Nothing supports an answer:** :data:`~apps.providers.interfaces.UNKNOWN_ANSWER`.
 
 Local inference costs no tokens, so nothing is metered.
@@ -54,7 +56,7 @@ from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most
 from apps.language.lexicon import predicate_families
 from apps.language.pipeline import spacy_pipeline
 from apps.language.questions import AskedKey, asked_key, asks_prior, is_asked_fact, states_key
-from apps.language.references import numbered_references, referenced_part
+from apps.language.references import names_part, numbered_references, referenced_part
 from apps.language.words import content_stems, same_stem, stem
 from apps.providers.interfaces import (
     UNKNOWN_ANSWER,
@@ -101,7 +103,10 @@ _DIGITS = re.compile(r"^\d+$")
 _ORDINAL_DIGITS = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
 _BETWEEN_NUMBER_AND_NOUN = 2  # adjectives allowed between a number and its noun ("two young kids")
 _NOT_BETWEEN = frozenset({"and", "or", "but", "of", "with", "to", "in", "on", "at", "for", "from", "than"})
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A sentence ends at its full stop, or at the end of its line: a log's records, a list's items
+# and a document's headings are sentences of their own.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+_STOPS = (".", "!", "?")
 # A full stop that ends a title or an initial, not a sentence: "Dr. Marchand", "J. Smith".
 _ABBREVIATION = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt|Jr|Sr|No|vs|etc|approx)|\b[A-Z])\.$")
 _HOW_LONG = re.compile(r"\bhow long\b(?!\s+ago\b)", re.IGNORECASE)
@@ -155,6 +160,10 @@ class LocalAnswerLLM:
         )
         plan = plan_query(request.question)
         supported = _supporting_rows(plan, request.rows, request.facts)
+        if references := numbered_references(request.question):
+            # "What happened to deploy #1057?": the rows that name the part first, the document's
+            # own passage before what a writer made of it (ADR 0098).
+            supported.sort(key=lambda support: _naming_rank(support.row, references))
         if not supported:
             return AnswerDraft(answer=UNKNOWN_ANSWER, cited_row_ids=())
         if _asks_duration(plan):
@@ -178,6 +187,13 @@ class LocalAnswerLLM:
         quoted = [_quoted_sentence(support.row.text, plan, support) for support in used]
         cited = [support.row.row_id for support in used] + [also for _, also in quoted if also is not None]
         return AnswerDraft(answer=" ".join(text for text, _ in quoted), cited_row_ids=tuple(dict.fromkeys(cited)))
+
+
+def _naming_rank(row: EvidenceRow, references: Sequence[str]) -> int:
+    """0: a passage naming a referenced part; 1: another row naming it; 2: a row not naming it."""
+    if not names_part(row.text, references):
+        return 2
+    return 0 if row.passage else 1
 
 
 def _asks_time(plan: Plan) -> bool:
@@ -518,12 +534,15 @@ def _count_answer(plan: Plan, supported: list[_Support]) -> AnswerDraft:
 
 
 def _sentences(text: str) -> list[str]:
-    """The sentences of a text, a title or an initial not ending one ("my GP is Dr. Marchand")."""
+    """The sentences of a text, a title or an initial not ending one ("my GP is Dr. Marchand").
+    A line without a full stop runs on into a sentence that has one ("ARTICLE 7 - SECURITY
+    DEPOSIT" heads what it says); lines without any are sentences of their own (a log's records)."""
     sentences: list[str] = []
     for piece in (p.strip() for p in _SENTENCE_END.split(text)):
         if not piece:
             continue
-        if sentences and _ABBREVIATION.search(sentences[-1]):
+        runs_on = sentences and not sentences[-1].endswith(_STOPS) and piece.endswith(_STOPS)
+        if sentences and (_ABBREVIATION.search(sentences[-1]) or runs_on):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
@@ -539,7 +558,8 @@ def _quoted_sentence(text: str, plan: Plan, support: _Support | None = None) -> 
     that state the asked fact key when the row states it, keeping the speaker ("Priya: …") that
     opens the row so "I" stays resolvable; and the id of another row it quotes a neighbouring
     sentence from, if any (that row is cited too)."""
-    speaker = _SPEAKER.match(text)
+    # A document's passage is no one's statement: "Step 7 of the backup:" opens no speaker.
+    speaker = None if support is not None and support.row.passage else _SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
     while speaker and body.startswith(speaker.group(0)):  # "Priya: Priya: …" (a named semantic row)
         body = body[speaker.end() :]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.language.references import MAX_REFERENCES, numbered_references, referenced_part
+from apps.language.references import MAX_REFERENCES, names_part, numbered_references, referenced_part
 
 pytestmark = pytest.mark.unit
 
@@ -79,3 +79,17 @@ def test_a_part_cited_inside_a_sentence_is_that_sentence_and_what_follows() -> N
 def test_without_a_part_the_references_name_the_sentences_are_kept() -> None:
     assert referenced_part(LEASE, ["clause 99", "section 4"]) == LEASE
     assert referenced_part(LEASE, []) == LEASE
+
+
+def test_a_heading_line_opens_what_it_heads() -> None:
+    runbook = ["## Section 4: Restoring a replica", "Stop the replica first.", "## Section 5: Incidents"]
+    assert referenced_part(runbook, ["section 4"]) == ["## Section 4: Restoring a replica Stop the replica first."]
+    log = ["deploy #1057 of search FAILED (out of memory)", "deploy #1058 of search succeeded"]
+    assert referenced_part(log, ["deploy 1057"]) == log[:1]  # a record, not a heading
+
+
+def test_a_text_names_a_part_by_its_label_and_number() -> None:
+    assert names_part("2026-03-05 deploy #1057 of search FAILED", ["deploy 1057"])
+    assert names_part("See Clause No. 17 below.", ["clause 17"])
+    assert not names_part("deploy #10570 of search", ["deploy 1057"])
+    assert not names_part("within 17 days", ["clause 17"])

@@ -31,3 +31,16 @@ def test_a_log_without_sentence_ends_is_cut_at_its_lines() -> None:
     lines = set(log.split("\n"))
     for passage in split_passages(log):
         assert set(passage.text.split("\n")) <= lines  # whole records only
+
+
+def test_a_heading_opens_the_passage_of_what_it_heads_never_ends_one() -> None:
+    sections = [
+        f"## Section {n}: Topic {n}\n\n"
+        + " ".join(f"Step {k} of topic {n} is to run check {k} and note the result." for k in range(1, 12))
+        for n in range(1, 7)
+    ]
+    markdown = "# Runbook\n\n" + "\n\n".join(sections)
+    _covers(markdown)
+    for passage in split_passages(markdown):
+        assert not passage.text.splitlines()[-1].startswith("#")  # no passage ends with a heading
+    assert any(p.text.startswith("## Section 4: Topic 4\n\nStep 1 of topic 4") for p in split_passages(markdown))

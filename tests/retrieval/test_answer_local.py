@@ -299,3 +299,33 @@ def test_a_question_naming_a_numbered_part_is_answered_from_that_part() -> None:
     assert answer.startswith("Clause 17.") and "32 days" in answer and cited == ("p1",)
     answer, _ = _answer("How many days to report damage?", _row("p1", passage, speaker=""))
     assert "Clause 17" not in answer  # without the reference, the words decide
+
+
+def _passage(row_id: str, text: str) -> EvidenceRow:
+    return EvidenceRow(
+        row_id=row_id, memory_type="episodic", text=text, event_time=None, mention_time=SAID, passage=True
+    )
+
+
+def test_a_log_is_answered_with_its_record_not_the_lines_around_it() -> None:
+    log = "\n".join(
+        f"2026-03-05 1{n}:00 deploy #{1050 + n} of search-indexer {'FAILED (out of memory)' if n == 7 else 'succeeded'}"
+        for n in range(10)
+    )
+    answer, _ = _answer("Which deploy failed with out of memory?", _passage("p1", log))
+    assert answer == "2026-03-05 17:00 deploy #1057 of search-indexer FAILED (out of memory)"
+
+
+def test_a_passage_opening_with_a_label_and_a_colon_has_no_speaker() -> None:
+    passage = "Step 8 of the backup: copy the archive. Step 9 of the backup: verify the checksum with sha256sum."
+    answer, _ = _answer("How do I verify the checksum?", _passage("p1", passage))
+    assert answer == "Step 9 of the backup: verify the checksum with sha256sum."
+
+
+def test_the_passage_naming_the_part_answers_before_a_writers_row_that_also_names_it() -> None:
+    blob = _row("s1", "deploy-bot: deploy #1056 of billing succeeded deploy #1057 of search failed deploy #1058 ok")
+    passage = _passage(
+        "p1", "deploy #1056 of billing succeeded\ndeploy #1057 of search FAILED (exit 137)\ndeploy #1058 ok"
+    )
+    answer, cited = _answer("What happened to deploy #1057?", blob, passage)
+    assert answer == "deploy #1057 of search FAILED (exit 137)" and cited == ("p1",)
