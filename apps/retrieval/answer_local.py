@@ -536,16 +536,20 @@ def _count_answer(plan: Plan, supported: list[_Support]) -> AnswerDraft:
 def _sentences(text: str) -> list[str]:
     """The sentences of a text, a title or an initial not ending one ("my GP is Dr. Marchand").
     A line without a full stop runs on into a sentence that has one ("ARTICLE 7 - SECURITY
-    DEPOSIT" heads what it says); lines without any are sentences of their own (a log's records)."""
+    DEPOSIT" heads what it says), and a line ending with a colon into the lines it introduces
+    ("Shopping list:", "- eggs", "- milk"); other lines without one are sentences of their own
+    (a log's records)."""
     sentences: list[str] = []
+    listing = False  # a line ending with a colon introduces the lines after it, to a full stop
     for piece in (p.strip() for p in _SENTENCE_END.split(text)):
         if not piece:
             continue
         runs_on = sentences and not sentences[-1].endswith(_STOPS) and piece.endswith(_STOPS)
-        if sentences and (_ABBREVIATION.search(sentences[-1]) or runs_on):
+        if sentences and (_ABBREVIATION.search(sentences[-1]) or runs_on or listing):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
+        listing = sentences[-1].endswith(":") or (listing and not piece.endswith(_STOPS))
     return sentences
 
 

@@ -438,3 +438,19 @@ def test_every_accepted_message_is_reachable_from_a_stored_row() -> None:
             assert _row_count(tenant) == before
 
     check()
+
+
+def test_a_pasted_log_is_not_run_together_into_one_statement() -> None:
+    """The parser runs lines without full stops together; the writers read them line by line,
+    so no row they write from a pasted log holds more than a line or two of it."""
+    tenant = make_tenant()
+    tenant.subject("ops")
+    log = "\n".join(
+        f"2026-03-05 1{n % 10}:{n:02d} deploy #{1000 + n} of billing-api to eu-west succeeded" for n in range(60)
+    )
+    message = {"role": "assistant", "name": "deploy-bot", "content": f"{log}\nAlso the billing team moved to Lyon."}
+    written = _write(tenant, {"messages": [message]}, subject="ops")
+    assert written.status_code == 202, written.content
+    with organization_scope(tenant.id):
+        written_rows = [*SemanticItem.objects.all(), *EpisodicEvent.objects.filter(resource_id__isnull=True)]
+    assert all(len(row.summary) <= 300 for row in written_rows), max(len(row.summary) for row in written_rows)

@@ -329,3 +329,9 @@ def test_the_passage_naming_the_part_answers_before_a_writers_row_that_also_name
     )
     answer, cited = _answer("What happened to deploy #1057?", blob, passage)
     assert answer == "deploy #1057 of search FAILED (exit 137)" and cited == ("p1",)
+
+
+def test_a_list_introduced_by_a_colon_is_quoted_with_its_items() -> None:
+    said = _row("r1", "Nadia: Shopping list for Saturday:\n- eggs\n- oat milk\n- two lemons")
+    answer, _ = _answer("What is on Nadia's shopping list?", said)
+    assert all(item in answer for item in ("eggs", "oat milk", "two lemons")), answer

@@ -304,13 +304,27 @@ def _tense_at(span: Span, offset: int) -> Tense:
     return clause_tense(token)
 
 
+def _lines(sentence: Span) -> Iterator[Span]:
+    """The parser's sentence cut at its line breaks: lines it ran together for want of a full
+    stop (a log's records, a table's rows, a list's items) are sentences of their own, so no
+    fact or episode runs a whole pasted log together."""
+    start = sentence.start
+    for token in sentence:
+        if token.is_space and "\n" in token.text:
+            if token.i > start:
+                yield sentence.doc[start : token.i]
+            start = token.i + 1
+    if start < sentence.end:
+        yield sentence.doc[start : sentence.end]
+
+
 @functools.lru_cache(maxsize=256)
 def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
     if _is_document(message):
         return ()
     mention = message.timestamp.date()
     sentences: list[_Sentence] = []
-    for span in _parse(message.content).sents:
+    for span in (line for sent in _parse(message.content).sents for line in _lines(sent)):
         text = _collapse(span.text)
         if not text:
             continue
