@@ -14,10 +14,9 @@ import re
 from collections.abc import Sequence
 
 from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES
-from apps.language.words import fold, is_content_word
+from apps.language.words import fold, is_content_word, is_heading_line
 
 MAX_REFERENCES = 3  # a question names few parts; more are read as a list, not references
-HEADING_CHARS = 80  # a line naming a part, this short and with no full stop, is its heading
 
 # The word, an optional "no." / "number" / "#", then the identifier: digits with dotted,
 # dashed or slashed parts ("4.2", "3-1", "12/2"), an optional bracketed letter or number
@@ -95,8 +94,7 @@ def _a_heading(sentence: str, named: re.Pattern[str]) -> bool:
     line that opens with it and ends without a full stop ("## Section 4: Restoring a replica")."""
     if not re.search(r"\w", named.sub("", sentence)):
         return True
-    opening = named.match(sentence.lstrip("#*>-• \t"))
-    return opening is not None and len(sentence) <= HEADING_CHARS and not sentence.rstrip().endswith((".", "!", "?"))
+    return is_heading_line(sentence) and named.match(sentence.lstrip("#*>-• \t")) is not None
 
 
 def referenced_part(sentences: Sequence[str], references: Sequence[str]) -> list[str]:

@@ -292,3 +292,13 @@ def truncate_to_tokens(text: str, budget: int) -> str:
             break
         end = token.end()
     return text[:end]
+
+
+HEADING_CHARS = 100  # a line this short that ends no sentence heads what follows it
+
+
+def is_heading_line(text: str) -> bool:
+    """One short line that ends no sentence: "## Restoring a replica", "4. Expenses",
+    "ARTICLE 7 - SECURITY DEPOSIT"."""
+    line = text.strip()
+    return 0 < len(line) <= HEADING_CHARS and "\n" not in line and not line.endswith((".", "!", "?", ";", ","))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from apps.language.words import is_heading_line
+
 # A message this long is pasted text, not a conversation turn: the write path keeps it whole as
 # a resource and searchable passage by passage, as it keeps a document (ADR 0100). One row of
 # it would take most of a search's token budget.
@@ -21,7 +23,6 @@ PASTE_CHARS = 3_000
 DOCUMENT_CHARS = 20_000
 PASSAGE_TARGET_CHARS = 1_000
 PASSAGE_MAX_CHARS = 1_400
-HEADING_CHARS = 100  # a unit this short, on one line and ending no sentence, heads what follows
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LINE_BREAK = re.compile(r"\n[ \t]*")
@@ -86,7 +87,7 @@ def split_passages(text: str, *, target: int = PASSAGE_TARGET_CHARS, limit: int 
             if joined <= target or (short and joined <= limit):
                 current, last = (current[0], unit_end), unit_start
                 continue
-            if last > current[0] and _is_heading(text[last : current[1]]) and unit_end - last <= limit:
+            if last > current[0] and is_heading_line(text[last : current[1]]) and unit_end - last <= limit:
                 passages.append(_passage(text, current[0], last))
                 current, last = (last, unit_end), unit_start
                 continue
@@ -95,12 +96,6 @@ def split_passages(text: str, *, target: int = PASSAGE_TARGET_CHARS, limit: int 
     if current is not None:
         passages.append(_passage(text, *current))
     return [passage for passage in passages if passage.text]
-
-
-def _is_heading(unit: str) -> bool:
-    """One short line that ends no sentence ("## Restoring a replica", "4. Expenses")."""
-    line = unit.strip()
-    return 0 < len(line) <= HEADING_CHARS and "\n" not in line and not line.endswith((".", "!", "?", ";", ","))
 
 
 def _passage(text: str, start: int, end: int) -> Passage:

@@ -74,12 +74,17 @@ def _search(tenant: Tenant, subject: str, question: str) -> list[dict[str, Any]]
     return found.json()["rows"]  # type: ignore[no-any-return]
 
 
-def test_a_revised_paste_replaces_the_earlier_version_passage_by_passage() -> None:
+def _two_versions() -> tuple[Tenant, str, str]:
+    """A tenant whose subject sam pasted the handbook, then its revision: (tenant, old, new) resource ids."""
     tenant = make_tenant()
     tenant.subject("sam")
     first = _paste(tenant, "sam", "Here is our handbook:", handbook(4))
     second = _paste(tenant, "sam", "The handbook was updated, here is the new one:", revised())
-    old_id, new_id = _resource_id(first), _resource_id(second)
+    return tenant, _resource_id(first), _resource_id(second)
+
+
+def test_a_revised_paste_replaces_the_earlier_version_passage_by_passage() -> None:
+    tenant, old_id, new_id = _two_versions()
 
     old = tenant.client().get(f"/v1/subjects/sam/memories/resource/{old_id}").json()
     assert (old["current"], old["superseded_by"]) == (False, new_id)
@@ -174,11 +179,7 @@ def test_two_revisions_at_once_chain_instead_of_forking(settings: Any) -> None:
 
 
 def test_deleting_the_new_version_makes_the_old_one_current_again() -> None:
-    tenant = make_tenant()
-    tenant.subject("sam")
-    first = _paste(tenant, "sam", "Here is our handbook:", handbook(4))
-    second = _paste(tenant, "sam", "The handbook was updated, here is the new one:", revised())
-    old_id, new_id = _resource_id(first), _resource_id(second)
+    tenant, old_id, new_id = _two_versions()
     deleter = tenant.client(tenant.issue_key(["memories:read", "memories:delete"]))
     deleted = deleter.post(
         "/v1/subjects/sam/memories/delete", {"ids": [{"type": "resource", "id": new_id}]}, format="json"
