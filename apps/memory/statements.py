@@ -30,8 +30,14 @@ _ABOUT = re.compile(r"^[^:\n]{1,60}, about (?P<name>[^:\n]{1,60}): ")
 
 def without_about(summary: str) -> str:
     """The words of a statement without the "Nadia, about Tiago: " that opens it."""
+    return split_about(summary)[1]
+
+
+def split_about(summary: str) -> tuple[str, str]:
+    """Whom a statement that opens with "Nadia, about Tiago: " is about ("Tiago"; "" when it
+    opens otherwise), and its words after that opening."""
     about = _ABOUT.match(summary)
-    return summary[about.end() :] if about is not None else summary
+    return (about["name"], summary[about.end() :]) if about is not None else ("", summary)
 
 
 def about_prefix(speaker: str, name: str) -> str:

@@ -31,6 +31,11 @@ graph read raised). Fusion:
    dropped only when both fall on the same calendar date (event time, else mention time; ``created_at`` is when we
    stored it, not when it happened, so it never dates a row). A dropped row takes no budget.
    The same wording on two dates stays two rows (A.3; the retrieval side of eq. 7).
+   **Restatement collapse** (ADR 0102): a semantic row written from messages an already taken
+   row was written from too, whose words (after its speaker's label) stand in order inside that
+   row's, both current, says nothing the taken row does not ("Melanie: I just signed up for
+   a pottery class yesterday." beside the turn that says it and shows a photo; a fact the
+   writers read from a pasted log beside the log's passage). It is dropped and takes no budget.
 6. **Order**: the budgets choose the returned set; the returned rows are then ordered by score
    alone, whatever step took them (ADR 0060). Putting cited rows first filled the first places
    with rows that share the question's entities but not its relation.
@@ -51,6 +56,7 @@ from datetime import date
 from typing import Protocol, TypeVar
 
 from apps.language.words import content_stems, count_tokens, fold, words
+from apps.memory.statements import split_about
 from apps.retrieval.lexical import lexical_ranks
 from apps.retrieval.types import (
     FactCandidate,
@@ -245,6 +251,48 @@ def is_same_date_paraphrase(first: RowCandidate, second: RowCandidate) -> bool:
     return token_jaccard(first.text, second.text) >= PARAPHRASE_JACCARD
 
 
+@functools.lru_cache(maxsize=4096)
+def _folded_words(text: str) -> str:
+    return " " + " ".join(fold(word) for word in words(text)) + " "
+
+
+def _statement_words(row: RowCandidate) -> tuple[str, str]:
+    """The row's words, folded, without the label that opens it ("Melanie: …", "Kwame, about
+    his mother: …"), and the words of whom such a label says it is about."""
+    about, text = split_about(row.text)
+    label = f"{row.speaker}: "
+    if not about and row.speaker and text.startswith(label):
+        text = text[len(label) :]
+    return _folded_words(text), _folded_words(about)
+
+
+def is_restatement(row: RowCandidate, taken: RowCandidate) -> bool:
+    """``row``, a statement the writers read from messages, says nothing ``taken`` does not:
+    ``taken`` was written from those messages too, ``row``'s words stand in order inside
+    ``taken``'s, and so does whom its label says it is about ("Kwame, about his mother: My mum
+    …" says more than "Kwame: My mum …"), and both are current: a replaced statement is the
+    record of its change. An episodic
+    row is never one: it is the message itself, whose details (the whole message) an answer
+    reads."""
+    if row.memory_type != "semantic" or not row.sources or not set(row.sources) <= set(taken.sources):
+        return False
+    if row.superseded_by is not None or taken.superseded_by is not None:
+        return False
+    inner, about = _statement_words(row)
+    words_of_taken = _folded_words(taken.text)
+    return inner.strip() != "" and inner in words_of_taken and (not about.strip() or about in words_of_taken)
+
+
+def without_restatements(rows: Sequence[RowCandidate]) -> list[RowCandidate]:
+    """``rows`` in order, without the statements another of them says in full (of two that say
+    each other, the second stays)."""
+    kept = list(rows)
+    for row in rows:
+        if any(other is not row and is_restatement(row, other) for other in kept):
+            kept.remove(row)
+    return kept
+
+
 @dataclass(frozen=True, slots=True)
 class _Ranked:
     row: RowCandidate
@@ -346,11 +394,18 @@ class _Selection:
         if row.row_id in self.seen or self.full:
             return False
         self.seen.add(row.row_id)
-        twin = next((kept.row for kept in self.rows if is_same_date_paraphrase(kept.row, row)), None)
+        twin = next(
+            (kept.row for kept in self.rows if is_same_date_paraphrase(kept.row, row) or is_restatement(row, kept.row)),
+            None,
+        )
         if twin is not None:
             self.collapsed.append((row.row_id, twin.row_id))
             return False
-        self.rows.append(FusedRow(row, source, item.score))
+        # Statements taken before it that it says in full give it their place (the best score).
+        restated = [kept for kept in self.rows if is_restatement(kept.row, row)]
+        self.rows = [kept for kept in self.rows if kept not in restated]
+        self.collapsed += [(kept.row.row_id, row.row_id) for kept in restated]
+        self.rows.append(FusedRow(row, source, max([item.score, *(kept.score for kept in restated)])))
         return True
 
 

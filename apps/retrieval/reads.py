@@ -422,6 +422,7 @@ _ROW_COLUMNS = (
     "event_time",
     "mention_time",
     "passage",
+    "source_message_ids",
     "valid_from",
     "superseded_by",
     "valid_to",
@@ -433,14 +434,15 @@ _SEMANTIC_SUCCESSOR = successor_columns_sql(_SEMANTIC, "e", "s")
 _ROWS_BY_ID = f"""
 SELECT 'episodic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details,
        NULL::varchar, NULL::varchar, e.actor, e.event_time, e.mention_time, e.resource_id IS NOT NULL,
-       {valid_from_sql(_EPISODIC, "e")},
+       e.source_message_ids, {valid_from_sql(_EPISODIC, "e")},
        {_EPISODIC_SUCCESSOR[1]}, {{mentioned}}, e.embedding <=> %(vector)s::vector
 FROM {_EPISODIC} AS e {_EPISODIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
   AND {{episodic}}
 UNION ALL
 SELECT 'semantic', e.id::text, e.session_id, e.chunk_id::text, e.created_at, e.embedding_model, e.summary, e.details, e.name,
-       e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE, {valid_from_sql(_SEMANTIC, "e")},
+       e.attribute, NULL::varchar, NULL::timestamptz, NULL::timestamptz, FALSE,
+       e.source_message_ids, {valid_from_sql(_SEMANTIC, "e")},
        {_SEMANTIC_SUCCESSOR[1]}, {{mentioned}}, e.embedding <=> %(vector)s::vector
 FROM {_SEMANTIC} AS e {_SEMANTIC_SUCCESSOR[0]}
 WHERE e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND e.id = ANY(%(ids)s::uuid[])
@@ -541,6 +543,7 @@ def _candidate(
     vector_rank: int | None,
     similarity: float | None,
     passage: bool = False,
+    source_message_ids: Any = (),
     valid_from: Any = None,
     superseded_by: Any = None,
     valid_to: Any = None,
@@ -566,6 +569,7 @@ def _candidate(
         valid_from=valid_from,
         superseded_by=str(superseded_by) if superseded_by is not None else None,
         valid_to=valid_to if superseded_by is not None else None,
+        sources=tuple(str(message) for message in source_message_ids or ()),
     )
 
 

@@ -34,7 +34,7 @@ from apps.platform.replica import read_alias
 from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
-from apps.retrieval.fusion import first_pass_scores, fuse, rank_candidates, trim_to_token_budget
+from apps.retrieval.fusion import first_pass_scores, fuse, rank_candidates, trim_to_token_budget, without_restatements
 from apps.retrieval.planner import as_a_name, plan_query, spoken_of
 from apps.retrieval.scoring import (
     FACT_ORDER_LIMIT,
@@ -511,14 +511,18 @@ def search(
         fused = fuse(rows, [s.fact for s in scored_facts], plan, limit=candidates)
         report.rows_inspected = fused.rows_inspected
         returned = current_first(fused.rows, {row.row_id: row for row in rows}, plan)
-        # The rows a numbered reference identifies first (ADR 0098), then the asked key's facts.
-        first = list(
-            dict.fromkeys(
-                [*_referenced_ids(subject, question, where), *_asked_ids(subject, plan.question, plan, voice)]
-            )
-        )
+        # The rows a numbered reference identifies first (ADR 0098; not a statement another of
+        # them says in full, ADR 0102), then the asked key's facts.
+        referenced = _referenced_ids(subject, question, where)
+        asked = [row_id for row_id in _asked_ids(subject, plan.question, plan, voice) if row_id not in referenced]
         returned = asked_facts_first(
-            returned, _rows_in_order(subject, first, vector, embedder.model_name, where, rows, voice)
+            returned,
+            [
+                *without_restatements(
+                    _rows_in_order(subject, referenced, vector, embedder.model_name, where, rows, voice)
+                ),
+                *_rows_in_order(subject, asked, vector, embedder.model_name, where, rows, voice),
+            ],
         )
     if not {"episodic", "semantic"} & set(memory_types):  # only other stores were asked for
         returned, scored_facts = [], []

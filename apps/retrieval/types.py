@@ -222,7 +222,8 @@ class RowCandidate:
     ``context`` holds the ids of the episodic rows next to it in its chunk; ``match_text`` is
     what lexical matching reads (the text and the details); ``speaker`` is who the row speaks
     for: an episodic row's actor, a semantic row's name; ``superseded_by``, ``valid_from`` and
-    ``valid_to`` are its currency (a row is current when nothing supersedes it).
+    ``valid_to`` are its currency (a row is current when nothing supersedes it); ``sources``
+    are the messages it was written from.
     """
 
     row_id: str
@@ -248,6 +249,7 @@ class RowCandidate:
     valid_from: datetime | None = None  # event time, else mention time (apps.memory.currency)
     superseded_by: str | None = None  # the row that replaced this one
     valid_to: datetime | None = None  # that row's valid_from
+    sources: tuple[str, ...] = ()  # the ids of the messages it was written from (its provenance)
 
     @property
     def current(self) -> bool:
@@ -322,7 +324,7 @@ class FusedRow:
 @dataclass(frozen=True, slots=True)
 class FusionResult:
     rows: tuple[FusedRow, ...]
-    collapsed: tuple[tuple[str, str], ...]  # (dropped row id, kept row id): same-date paraphrases
+    collapsed: tuple[tuple[str, str], ...]  # (dropped row id, kept row id): same-date paraphrases, restatements
     rows_inspected: int
 
     @property

@@ -53,3 +53,18 @@ def test_a_two_session_slice_is_ingested_asked_and_reported(tmp_path: Path) -> N
 def test_a_negative_session_count_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="--sessions"):
         call_command("eval_updates", sessions=-1, out=tmp_path / "run.jsonl")
+
+
+def test_a_kept_ingestion_is_asked_again_with_the_same_rows(tmp_path: Path) -> None:
+    data, kept = _tiny_set(tmp_path / "tiny.json"), tmp_path / "kept.json"
+    call_command("eval_updates", data=data, out=tmp_path / "first.jsonl", sessions=2, keep=kept, stdout=StringIO())
+    organizations = Organization.objects.dangerously_across_organizations()
+    assert organizations.filter(id=json.loads(kept.read_text())["organization_id"]).exists()  # not offboarded
+    printed = StringIO()
+    call_command("eval_updates", data=data, out=tmp_path / "again.jsonl", sessions=2, reuse=kept, stdout=printed)
+    first, again = ((tmp_path / name).read_text().splitlines() for name in ("first.jsonl", "again.jsonl"))
+    assert [json.loads(line)["returned"] for line in first] == [json.loads(line)["returned"] for line in again]
+    assert "a kept ingestion asked again" in printed.getvalue()
+    assert organizations.filter(slug__startswith="eval-updates-").count() == 1  # nothing ingested the second time
+    with pytest.raises(CommandError, match="--reuse"):
+        call_command("eval_updates", data=data, out=tmp_path / "x.jsonl", reuse=tmp_path / "missing.json")

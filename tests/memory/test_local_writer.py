@@ -322,6 +322,18 @@ def test_a_name_after_a_lead_in_or_unknown_to_the_tagger_has_its_facts(
     assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts
 
 
+def test_what_happened_to_someone_is_an_event_not_a_fact_of_theirs(metering: MeteringContext) -> None:
+    """A described name's event that states no family's fact stays an episode: as a statement
+    keyed by its verb, the last call would mark every earlier one as replaced."""
+    said = "Ines called me on Monday. Ines called me again yesterday. Ines moved to Lisbon last month."
+    drafts = _facts(metering, _said(said, name="Kwame"))
+    assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == [("Ines", "home city")]
+    log = "\n".join(f"2026-03-05 1{n}:0{n} deploy #{1040 + n} of billing-api to eu-west succeeded" for n in range(6))
+    assert _facts(metering, _said(log, name="deploy-bot", role="assistant")) == []
+    # a lasting description of a place is a fact of the place
+    assert [d.name for d in _facts(metering, _said("Lyon is two hours from Geneva.", name="Nadia"))] == ["Lyon"]
+
+
 def test_what_the_speaker_says_of_a_relative_is_the_relatives_fact_not_the_speakers(metering: MeteringContext) -> None:
     said = "I'm a pharmacist. My sister is a nurse. My brother Omar is a teacher now."
     drafts = _facts(metering, _said(said, name="Alex"))

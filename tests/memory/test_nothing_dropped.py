@@ -54,6 +54,29 @@ def _stored_message_ids(tenant: Tenant) -> set[str]:
         }
 
 
+def test_a_pasted_logs_records_are_found_in_its_passages_and_replace_nothing() -> None:
+    """A log's records are events: its passages hold them, and no statement keyed by a
+    record's verb marks the earlier records as replaced (ADR 0102). A search for one record
+    gets the passage holding it first."""
+    tenant = make_tenant()
+    tenant.subject("ops")
+    log = "\n".join(
+        f"2026-03-05 1{n % 10}:{n:02d} deploy #{1000 + n} of billing-api to eu-west succeeded" for n in range(60)
+    )
+    written = _write(tenant, {"messages": [{"role": "assistant", "name": "deploy-bot", "content": log}]}, subject="ops")
+    assert written.status_code == 202, written.content
+    with organization_scope(tenant.id):
+        assert index_chunk(chunk_id=written.json()["chunk_id"])["failed"] == 0
+        assert not SemanticItem.objects.filter(summary__contains="deploy #").exists()
+    found = tenant.client().post(
+        "/v1/subjects/ops/search", {"query": "What happened in deploy #1044 of billing-api?"}, format="json"
+    )
+    assert found.status_code == 200, found.content
+    rows = found.json()["rows"]
+    assert rows[0]["provenance"]["resource"] and "#1044 of billing-api to eu-west succeeded" in rows[0]["text"]
+    assert all(row["current"] for row in rows)
+
+
 def _row_count(tenant: Tenant) -> int:
     with organization_scope(tenant.id):
         return sum(model.objects.count() for model in STORES.values())

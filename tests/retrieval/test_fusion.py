@@ -15,11 +15,13 @@ from apps.retrieval.fusion import (
     count_tokens,
     fact_ranks,
     fuse,
+    is_restatement,
     rank_candidates,
     rerank_score,
     speaker_weights,
     token_jaccard,
     trim_to_token_budget,
+    without_restatements,
 )
 from apps.retrieval.planner import plan_query
 from apps.retrieval.types import FactCandidate, FusedRow, Lane, MemoryType, RowCandidate
@@ -284,6 +286,85 @@ def test_a_collapsed_row_takes_no_budget() -> None:
     result = fuse(base, [], PLAN)
     assert "dup" not in result.row_ids
     assert _sources(result.rows)["base"] == PLAN.budgets.base_rows
+
+
+def _said(
+    row_id: str, text: str, *, rank: int, kind: MemoryType = "episodic", sources: tuple[str, ...] = ("m1",)
+) -> RowCandidate:
+    return replace(_row(row_id, text, rank=rank, kind=kind, when=MAY_3), speaker="Melanie", sources=sources)
+
+
+def test_a_statement_its_message_already_says_collapses_into_it() -> None:
+    """ADR 0102: the writers' statement of a message adds nothing beside a taken row of that
+    message that holds its words in order; the taken row stays, whatever its kind."""
+    turn = _said("turn", "Melanie: I just signed up for a pottery class yesterday. [shared an image: a vase]", rank=0)
+    fact = _said("fact", "Melanie: I just signed up for a pottery class yesterday.", rank=1, kind="semantic")
+    assert is_restatement(fact, turn) and not is_restatement(turn, fact)
+    result = fuse([turn, fact], [], PLAN)
+    assert result.row_ids == ("turn",)
+    assert result.collapsed == (("fact", "turn"),)
+    log = replace(
+        _said(
+            "passage",
+            "09:14 deploy #1057 to eu-west failed: out of memory\n09:20 deploy #1058 to eu-west succeeded",
+            rank=0,
+        ),
+        speaker="",
+        passage=True,
+    )
+    line = _said(
+        "line",
+        "deploy-bot, about eu-west: 09:14 deploy #1057 to eu-west failed: out of memory",
+        rank=1,
+        kind="semantic",
+    )
+    assert fuse([log, replace(line, speaker="eu-west")], [], PLAN).row_ids == ("passage",)
+
+
+def test_a_statement_that_says_more_or_comes_from_elsewhere_stays() -> None:
+    turn = _said("turn", "Melanie: I just signed up for a pottery class yesterday. [shared an image: a vase]", rank=0)
+    kept = [
+        # another message says the same words
+        _said(
+            "elsewhere",
+            "Melanie: I just signed up for a pottery class yesterday.",
+            rank=1,
+            kind="semantic",
+            sources=("m2",),
+        ),
+        # a label that says who it is about
+        _said(
+            "about",
+            "Melanie, about her daughter: I just signed up for a pottery class yesterday.",
+            rank=2,
+            kind="semantic",
+        ),
+        # the same words in another order
+        _said("order", "Melanie: Yesterday I just signed up for a pottery class.", rank=3, kind="semantic"),
+        # replaced since: its currency is news beside a current row
+        replace(
+            _said("old", "Melanie: I just signed up for a pottery class yesterday.", rank=4, kind="semantic"),
+            superseded_by="x",
+        ),
+    ]
+    assert fuse([turn, *kept], [], PLAN).row_ids == ("turn", "elsewhere", "about", "order", "old")
+    # The message's own row is never dropped for a statement taken before it (its details are the
+    # whole message): the statement is, and the row takes its place.
+    fact = _said("fact", "Melanie: We leased a car!", rank=0, kind="semantic")
+    leased = _said("leased", "Melanie: We leased a car!", rank=1)
+    other = _said("other", "Melanie: We went to the beach.", rank=2, sources=("m2",))
+    result = fuse([fact, leased, other], [], PLAN)
+    assert result.row_ids == ("leased", "other")
+    assert result.rows[0].score == rerank_score(fact) > rerank_score(leased)
+    assert result.collapsed == (("fact", "leased"),)
+
+
+def test_rows_in_order_without_the_statements_another_says() -> None:
+    turn = _said("turn", "Melanie: I just signed up for a pottery class yesterday. [shared an image: a vase]", rank=0)
+    fact = _said("fact", "Melanie: I just signed up for a pottery class yesterday.", rank=1, kind="semantic")
+    twin = _said("twin", "Melanie: I just signed up for a pottery class yesterday.", rank=2, kind="semantic")
+    assert [row.row_id for row in without_restatements([fact, turn])] == ["turn"]
+    assert [row.row_id for row in without_restatements([fact, twin])] == ["twin"]  # of two alike, one stays
 
 
 def test_count_tokens_counts_words_and_punctuation() -> None:

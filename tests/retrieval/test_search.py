@@ -209,3 +209,28 @@ def test_the_schema_types_the_search_response() -> None:
         "facts_returned",
         "tokens_returned",
     }
+
+
+def test_a_statement_its_turn_already_says_is_returned_once() -> None:
+    """ADR 0102: the writers' statement of a turn's sentence is not returned beside the turn
+    that says it; the turn, whose details are the whole message, stays."""
+    tenant = make_tenant()
+    tenant.subject("melanie")
+    said = "I just signed up for a pottery class at the Rio studio yesterday. My neighbour Tessa talked me into it."
+    message = {"id": "m1", "role": "user", "name": "Melanie", "content": said, "timestamp": "2024-03-04T09:00:00+00:00"}
+    tenant.write("melanie", {"messages": [message]}, index=True)
+    with organization_scope(tenant.id):
+        statements = [row.summary for row in SemanticItem.objects.all()]
+    assert any("pottery class at the Rio" in text for text in statements), statements  # one to collapse
+    response = tenant.client().post(
+        "/v1/subjects/melanie/search",
+        {"query": "When did Melanie sign up for the class at the Rio studio?"},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    rows = response.json()["rows"]
+    turns = [row["text"] for row in rows if row["type"] == "episodic"]
+    assert any("pottery class at the Rio studio" in text for text in turns), rows
+    statements = [row["text"] for row in rows if row["type"] == "semantic"]
+    # Melanie's own words, said by the turn; "Melanie, about Melanie's neighbour: …" says more.
+    assert not [text for text in statements if text.startswith("Melanie: ") and any(text in turn for turn in turns)]

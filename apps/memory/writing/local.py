@@ -585,6 +585,12 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
                     about.append((name, token))
         for name, token in about:
             reading = read_fact(sentence.span, about=token)
+            if sentence.is_event and not reading.from_family:
+                # What happened to someone or something that states none of a family's facts
+                # ("Ines called me", a log's "deploy #1044 to eu-west succeeded") is an event:
+                # its episodic row holds it, and a statement keyed by its verb would mark the
+                # last such event of the name as replacing every earlier one.
+                continue
             # What the speaker said of a person reads as the speaker's words ("Nadia, about
             # Tiago: He moved to Berlin"), not as the person's own; a place or a thing keeps
             # its name in front ("Lyon: Lyon is two hours from Geneva").

@@ -82,6 +82,17 @@ class Command(BaseCommand):
             "for a subject whose id is no name (ADR 0095).",
         )
         parser.add_argument("--write-docs", action="store_true", help="Record the figures in docs/benchmarks.md.")
+        parser.add_argument(
+            "--keep",
+            type=Path,
+            help="Keep the ingested organization (no offboarding) and write its ids to this file, for --reuse.",
+        )
+        parser.add_argument(
+            "--reuse",
+            type=Path,
+            help="A file written by --keep: ask the questions of its kept ingestion instead of ingesting (a "
+            "tuning aid: the same rows every run, so two versions of the retrieval compare on one ingestion).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.getLogger("apps").setLevel(logging.WARNING)
@@ -94,18 +105,26 @@ class Command(BaseCommand):
             raise CommandError("no question is answerable from the chosen sessions")
         out: Path = options["out"]
         out.parent.mkdir(parents=True, exist_ok=True)
-        organization = tenancy.organization_create(
-            name="Knowledge updates", slug=f"eval-updates-{uuid.uuid4().hex[:6]}"
-        )
-        try:
-            started = time.perf_counter()
-            subject = conversation_ingest(
-                organization_id=organization.id, conversation=conversation, index=True, voice=options["voice"]
-            )
-            ingest_s = time.perf_counter() - started
+        if options["reuse"] is not None:
+            subject, ingest_s = _kept_subject(options["reuse"]), None
             lines = self._ask(subject, questions)
-        finally:
-            tenancy.organization_offboard(organization_id=organization.id)
+        else:
+            organization = tenancy.organization_create(
+                name="Knowledge updates", slug=f"eval-updates-{uuid.uuid4().hex[:6]}"
+            )
+            try:
+                started = time.perf_counter()
+                subject = conversation_ingest(
+                    organization_id=organization.id, conversation=conversation, index=True, voice=options["voice"]
+                )
+                ingest_s = time.perf_counter() - started
+                lines = self._ask(subject, questions)
+            finally:
+                if options["keep"] is None:
+                    tenancy.organization_offboard(organization_id=organization.id)
+            if options["keep"] is not None:
+                ids = {"organization_id": str(organization.id), "subject_id": str(subject.id)}
+                options["keep"].write_text(json.dumps(ids))
         with out.open("w") as handle:
             for line in lines:
                 handle.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -196,6 +215,16 @@ _VOICES: dict[str, str] = {
 }
 
 
+def _kept_subject(path: Path) -> Subject:
+    """The subject of the ingestion a ``--keep`` run left."""
+    if not path.exists():
+        raise CommandError(f"--reuse: {path} does not exist (write it with --keep)")
+    kept = json.loads(path.read_text())
+    organization_id = uuid.UUID(kept["organization_id"])
+    with organization_scope(organization_id):
+        return Subject.objects.get(id=kept["subject_id"], organization_id=organization_id)
+
+
 def _cell(figure: Figure) -> str:
     share = figure.share
     return "–" if share is None else f"{share:.1%} ({figure.hits}/{figure.questions})"
@@ -211,7 +240,7 @@ def _report(
     sessions: int,
     turns: int,
     longest_words: int,
-    ingest_s: float,
+    ingest_s: float | None,
     voice: Voice = "named",
 ) -> str:
     scores = [_score_of(line) for line in lines]
@@ -237,7 +266,9 @@ def _report(
             f"The project's own update set (`{data}`): one person over {sessions} "
             f"sessions ({turns} turns, the longest {longest_words:,} words: a pasted document), facts that change once "
             "or twice, facts that never change, needle passages in the document. Local providers, "
-            f"{platform.machine()}, 2 cores; ingestion {ingest_s:.0f} s. Each question is asked once through "
+            f"{platform.machine()}, 2 cores; "
+            + (f"ingestion {ingest_s:.0f} s. " if ingest_s is not None else "a kept ingestion asked again. ")
+            + "Each question is asked once through "
             f"graph-mode search with a {CURRENT_BUDGET:,}-token budget (tokens: words and punctuation of the returned "
             f"rows) and once through the answer endpoint's loop. A row counts for a turn through its provenance. "
             "Current = the turn stating today's value (for a past-value question, the old turn asked about); "
