@@ -112,7 +112,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("studies", "study", "student degree major university college school course",
             aliases="education, school, study"),
     _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
-            "chess woodworking sewing embroidery ceramics", aliases="hobbies, pastime"),
+            "chess woodworking sewing embroidery ceramics", multi_valued=True, aliases="hobbies, pastime"),
     _family("home", "live move relocate reside", "home flat apartment house neighbourhood neighborhood address",
             place_attribute="home city", aliases="residence, home address, neighbourhood, neighborhood"),
     _family("job", "work join quit hire employ resign retire promote", "job career employer company startup firm "
@@ -339,7 +339,9 @@ def _placed(token: Token) -> bool:
 
 
 # Words of a family of several values that name the family, not one value ("a pet", "allergic").
-FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet", "language"})
+FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet", "language", "hobby", "pastime"})
+# Families of several values one has (a pet, an allergy, a language), not one does (a hobby).
+_HAD_FAMILIES = frozenset({"pet", "allergy", "language"})
 
 
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
@@ -350,8 +352,16 @@ def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Tok
             value = next((token for token in values if token.dep_ in ("pobj", "xcomp")), value)
         if value.pos_ == "PROPN":  # "my dog Rex": the kind is the family's word before the name
             value = next((c for c in value.children if c.dep_ == "compound" and token_lemma(c) in family.words), value)
+        elif family.attribute not in _HAD_FAMILIES and token_lemma(value) not in family.words:
+            # "a pottery class": the pastime is the family's word in it
+            value = next(
+                (c for c in value.children if c.dep_ in ("compound", "amod") and token_lemma(c) in family.words), value
+            )
         if token_lemma(value) not in FAMILY_NOUNS:
-            return f"{family.attribute}: {token_lemma(value)}"
+            # the family's own word as written when the lemmatizer took it for a verb ("bouldering")
+            written = token_lemma(value) not in family.words and value.lower_ in family.words
+            named = value.lower_ if written else token_lemma(value)
+            return f"{family.attribute}: {named}"
     return family.attribute
 
 
@@ -580,11 +590,19 @@ def _previous_value(predicate: Token, span: Span) -> tuple[bool, str | None]:
 
 # The old value runs to the end of its clause; a comma or point inside a number is part of it.
 _INSTEAD_OF = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?P<old>(?:[^,.;!?]|[,.](?=\d))+)", re.I)
+_SWAP_PREDICATES = frozenset({"swap", "trade", "exchange", "replace"})
+# "I swapped bouldering for pottery", "traded my Fiat for a Zoe", "replaced the choir with kayaking".
+_SWAPPED = re.compile(
+    r"\b(?:swap(?:ped)?|trad(?:e|ed)|exchang(?:e|ed)|replac(?:e|ed))\s+(?:my\s+|our\s+|the\s+)?"
+    r"(?P<old>[^,.;!?]+?)\s+(?:for|with)\b",
+    re.I,
+)
 
 
 def replaced_value(text: str) -> str | None:
-    """The old value a sentence names as replaced: "980 euros instead of 1,100" → "1,100"."""
-    found = _INSTEAD_OF.search(text)
+    """The old value a sentence names as replaced: "980 euros instead of 1,100" → "1,100",
+    "I swapped bouldering for a pottery class" → "bouldering"."""
+    found = _INSTEAD_OF.search(text) or _SWAPPED.search(text)
     return " ".join(found["old"].split()) if found else None
 
 
@@ -666,8 +684,11 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     home = _home_reading(predicate, subject) or _based_in(predicate)
     if home is not None:
         return home, predicate
-    if _group_pastime(predicate):
-        return "hobby", predicate  # "I joined a community choir", "quit the league", "I curl in a league"
+    group = _pastime_group(predicate)
+    if group is not None:
+        # One key per group ("hobby: choir", "hobby: league"): a pastime joins the others, and
+        # leaving the league replaces curling in it, not the choir.
+        return f"hobby: {token_lemma(group)}", predicate  # "I joined a community choir", "quit the league"
     if _drives_own(predicate):
         return "car", predicate  # "I drive there in my old Dodge Grand Caravan"
     if _studied_at(predicate):
@@ -685,13 +706,18 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     for value in values:
         if not _is_value(value, owned):
             continue
+        if lemma in _SWAP_PREDICATES and value.dep_ == "dobj":
+            incoming = _swapped_in(value, predicate)
+            if incoming is None:
+                continue
+            value = incoming
         for word in _words_of(value):
             family = family_of_word(word)
             if family is None:
                 continue
             if value in owned and family.attribute == "job" and word not in JOB_ITSELF:
                 return owned_name(value), predicate  # "my manager", "Rafael is my manager"
-            if family.multi_valued and value not in owned and not _had(lemma, value, subject):
+            if family.attribute in _HAD_FAMILIES and value not in owned and not _had(lemma, value, subject):
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
@@ -839,10 +865,26 @@ _PASTIME_GROUPS = frozenset("club choir league band orchestra".split())
 _MEMBERSHIP_PREDICATES = frozenset({"join", "quit", "leave"})
 
 
-def _group_pastime(predicate: Token) -> bool:
-    """A pastime stated by its group: joining or leaving one ("I joined a community choir",
-    "quit the Granite league") or taking part in one now ("I curl in a league", "I sing in a
-    choir"); not a past or one-off visit ("we played in a band in college" is no fact of now)."""
+def _swapped_in(swapped: Token, predicate: Token) -> Token | None:
+    """What came in for the object of a swap: "I swapped bouldering for a pottery class" →
+    class; "replaced the choir with kayaking" → kayaking."""
+    return next(
+        (
+            pobj
+            for prep in [*swapped.children, *predicate.children]
+            if prep.dep_ == "prep" and prep.lower_ in ("for", "with")
+            for pobj in prep.children
+            if pobj.dep_ == "pobj"
+        ),
+        None,
+    )
+
+
+def _pastime_group(predicate: Token) -> Token | None:
+    """The group of a pastime stated by its group: joining or leaving one ("I joined a
+    community choir", "quit the Granite league") or taking part in one now ("I curl in a
+    league", "I sing in a choir"); not a past or one-off visit ("we played in a band in college"
+    is no fact of now)."""
     lemma = token_lemma(predicate)
     for child in predicate.children:
         if child.dep_ == "dobj" and lemma in _MEMBERSHIP_PREDICATES:
@@ -851,9 +893,10 @@ def _group_pastime(predicate: Token) -> bool:
             groups = [g for g in child.children if g.dep_ == "pobj"]
         else:
             continue
-        if any(token_lemma(group) in _PASTIME_GROUPS and group.pos_ == "NOUN" for group in groups):
-            return True
-    return False
+        for group in groups:
+            if token_lemma(group) in _PASTIME_GROUPS and group.pos_ == "NOUN":
+                return group
+    return None
 
 
 def _is_relative(token: Token) -> bool:

@@ -71,7 +71,7 @@ def _reading(sentence: str) -> FactReading:
         ("I get up at 7:30 now and it feels like a luxury.", "wake-up time"),
         ("I ride my bike to the office every day now.", "commute"),
         ("I take the metro line C down the hill to the office in Part-Dieu.", "commute"),
-        ("I swapped bouldering for a pottery class in the Presqu'île.", "hobby"),
+        ("I swapped bouldering for a pottery class in the Presqu'île.", "hobby: pottery"),
         ("I'm volunteering at the food bank on Saturdays.", "volunteering"),
         ("My new GP is Dr. Marchand, near Hôtel de Ville.", "doctor"),
         # the speaker's relations and possessions: the owned noun names the attribute
@@ -341,7 +341,7 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("We moved to Lyon.", "home city"),  # the tagger's PERSON after "to" is a place
         ("I've lived in Winnipeg since 2009, when I came over from Ghana.", "home city"),
         ("We moved in March.", "home"),  # a month is no place
-        ("I joined a community choir called Harbour Voices.", "hobby"),  # no job: a pastime
+        ("I joined a community choir called Harbour Voices.", "hobby: choir"),  # no job: a pastime
         ("I joined the Granite Curling Club.", "join club"),
         ("I joined Loomwork last week.", "job"),
         ("I joined Anchor Fitness by the ferry terminal.", "gym"),
@@ -356,9 +356,9 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
     ("sentence", "attribute"),
     [
         # a pastime stated by its group, joined, left or taken part in now
-        ("I quit the Granite league after twenty years.", "hobby"),
-        ("Tuesday nights I leave him with the neighbour, because I curl in a league.", "hobby"),
-        ("I sing in a choir.", "hobby"),
+        ("I quit the Granite league after twenty years.", "hobby: league"),
+        ("Tuesday nights I leave him with the neighbour, because I curl in a league.", "hobby: league"),
+        ("I sing in a choir.", "hobby: choir"),
         # where one comes from, said without "I was born"
         ("I grew up in Kumasi.", "birthplace"),
         ("Kumasi, born and raised.", "birthplace"),

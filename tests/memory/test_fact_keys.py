@@ -86,6 +86,25 @@ def test_a_change_without_an_earlier_value_is_stored_as_current() -> None:
     assert call["content"]["attribute"] == "schedule: call" and call["supersedes"] is None
 
 
+def test_a_new_pastime_joins_the_others_and_a_swapped_one_replaces_the_old() -> None:
+    """ADR 0104: a hobby is one of several, keyed by its pastime or group; leaving the league
+    replaces the league, joining a choir replaces nothing, and swapping bouldering for pottery
+    replaces bouldering."""
+    tenant = _tenant()
+    _say(tenant, "I curl in a league.", "I took up bouldering last year.", day=1)
+    _say(tenant, "I quit the Granite league after twenty years.", day=2)
+    _say(tenant, "I joined a community choir.", day=3)
+    _say(tenant, "My shoulder hurts, so I swapped bouldering for a pottery class.", day=4)
+    current = {row["content"]["summary"] for row in _semantic(tenant)}
+    assert current >= {
+        "Lena: I quit the Granite league after twenty years.",
+        "Lena: I joined a community choir.",
+        "Lena: My shoulder hurts, so I swapped bouldering for a pottery class.",
+    }
+    replaced = {row["content"]["summary"] for row in _semantic(tenant, include_superseded=True)} - current
+    assert replaced == {"Lena: I curl in a league.", "Lena: I took up bouldering last year."}
+
+
 def test_a_thing_ended_by_its_name_ends_the_fact_that_names_it() -> None:
     tenant = _tenant()
     _say(tenant, "I drive an old Dodge Grand Caravan.", "I go to the gym at Holmes Place.", day=1)
