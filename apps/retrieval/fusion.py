@@ -34,8 +34,9 @@ graph read raised). Fusion:
    **Restatement collapse** (ADR 0102): a semantic row written from messages an already taken
    row was written from too, whose words (after its speaker's label) stand in order inside that
    row's, both current, says nothing the taken row does not ("Melanie: I just signed up for
-   a pottery class yesterday." beside the turn that says it and shows a photo; a fact the
-   writers read from a pasted log beside the log's passage). It is dropped and takes no budget.
+   a pottery class yesterday." beside the turn that says it and shows a photo; a statement
+   read from pasted text beside the passage that holds it). It is dropped and takes no budget;
+   taken after the row that says it, that row takes its place and the better score.
 6. **Order**: the budgets choose the returned set; the returned rows are then ordered by score
    alone, whatever step took them (ADR 0060). Putting cited rows first filled the first places
    with rows that share the question's entities but not its relation.
@@ -271,9 +272,8 @@ def is_restatement(row: RowCandidate, taken: RowCandidate) -> bool:
     ``taken`` was written from those messages too, ``row``'s words stand in order inside
     ``taken``'s, and so does whom its label says it is about ("Kwame, about his mother: My mum
     …" says more than "Kwame: My mum …"), and both are current: a replaced statement is the
-    record of its change. An episodic
-    row is never one: it is the message itself, whose details (the whole message) an answer
-    reads."""
+    record of its change. An episodic row is never one: it is the message itself, whose details
+    (the whole message) an answer reads."""
     if row.memory_type != "semantic" or not row.sources or not set(row.sources) <= set(taken.sources):
         return False
     if row.superseded_by is not None or taken.superseded_by is not None:

@@ -514,7 +514,11 @@ def search(
         # The rows a numbered reference identifies first (ADR 0098; not a statement another of
         # them says in full, ADR 0102), then the asked key's facts.
         referenced = _referenced_ids(subject, question, where)
-        asked = [row_id for row_id in _asked_ids(subject, plan.question, plan, voice) if row_id not in referenced]
+        asked = [
+            row_id
+            for row_id in dict.fromkeys(_asked_ids(subject, plan.question, plan, voice))
+            if row_id not in referenced
+        ]
         returned = asked_facts_first(
             returned,
             [
