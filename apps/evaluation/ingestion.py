@@ -74,3 +74,10 @@ def row_dia_ids(subject: Subject) -> dict[str, list[str]]:
             for model in (EpisodicEvent, SemanticItem)
             for row_id, ids in model.objects.filter(subject=subject).values_list("id", "source_message_ids")
         }
+
+
+def kept_subject(organization_id: str, subject_id: str) -> Subject:
+    """The subject of an ingestion an evaluation kept (``--keep``), read in its organization."""
+    organization = uuid.UUID(organization_id)
+    with organization_scope(organization):
+        return Subject.objects.get(id=subject_id, organization_id=organization)

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from apps.dream.services import DREAM_EVERY_CHUNKS, dream_run, graph_size
 from apps.evaluation.coverage import question_coverage
-from apps.evaluation.ingestion import conversation_ingest, row_dia_ids
+from apps.evaluation.ingestion import conversation_ingest, kept_subject, row_dia_ids
 from apps.evaluation.locomo import DATA_FILE, Conversation, Question, load_conversations
 from apps.evaluation.reference import REFERENCE_MODES, TurnRetriever
 from apps.evaluation.report import BENCHMARKS, write_section
@@ -402,9 +402,7 @@ def _reused_subject(
     item = kept.get((sample_id, ingestion, dream))
     if item is None:
         raise CommandError(f"--reuse: no kept ingestion {ingestion} of {sample_id}{' (dream)' if dream else ''}")
-    organization_id = uuid.UUID(item["organization_id"])
-    with organization_scope(organization_id):
-        return Subject.objects.get(id=item["subject_id"], organization_id=organization_id)
+    return kept_subject(item["organization_id"], item["subject_id"])
 
 
 def _coverage_report(

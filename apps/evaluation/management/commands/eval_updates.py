@@ -24,7 +24,7 @@ from typing import Any, get_args
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from apps.evaluation.ingestion import Voice, conversation_ingest, row_dia_ids
+from apps.evaluation.ingestion import Voice, conversation_ingest, kept_subject, row_dia_ids
 from apps.evaluation.report import BENCHMARKS, write_section
 from apps.evaluation.updates import (
     CATEGORIES,
@@ -220,9 +220,7 @@ def _kept_subject(path: Path) -> Subject:
     if not path.exists():
         raise CommandError(f"--reuse: {path} does not exist (write it with --keep)")
     kept = json.loads(path.read_text())
-    organization_id = uuid.UUID(kept["organization_id"])
-    with organization_scope(organization_id):
-        return Subject.objects.get(id=kept["subject_id"], organization_id=organization_id)
+    return kept_subject(kept["organization_id"], kept["subject_id"])
 
 
 def _cell(figure: Figure) -> str:
