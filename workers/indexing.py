@@ -4,12 +4,15 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
+from django.conf import settings
+
 from apps.dream.services import dream_after_chunk
 from apps.graph.services import index_chunk, index_chunks, index_sweep, job_chunks_needing_index, write_jobs_settle
 from apps.jobs import task_names
 from apps.jobs.models import Job
 from apps.jobs.services import writes_completion_continue, writes_completion_started
 from apps.memory.services import COMPLETE_BATCH, memory_batch_step, memory_complete_writes
+from apps.platform.cpu import yield_to_contention
 from apps.tenancy.models import Subject
 from apps.tenancy.scope import organization_scope
 from workers.base import JobIncomplete, job_part_task, per_organization_task, stepwise_job_task
@@ -47,6 +50,8 @@ def complete_writes(organization_id: uuid.UUID, job_id: uuid.UUID) -> None:
     itself (more may wait, and another worker process may take them)."""
     writes_completion_started(organization_id=organization_id)
     for _ in range(COMPLETE_ROUNDS):
+        # Each batch first waits out a saturated machine, for a bounded time (ADR 0106).
+        yield_to_contention(longest=settings.WORKER_YIELD_MS / 1000)
         with organization_scope(organization_id):
             completed = memory_complete_writes(limit=COMPLETE_BATCH)
         if not completed:

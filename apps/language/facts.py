@@ -267,6 +267,11 @@ def _predicate(clause: Token) -> Token:
     return clause
 
 
+def _gone_doing(predicate: Token) -> bool:
+    """ "I go bouldering", "we went climbing": the gerund names the pastime as its object would."""
+    return predicate.dep_ == "xcomp" and predicate.tag_ == "VBG" and token_lemma(predicate.head) == "go"
+
+
 # Verbs whose "to …ing" carries the meaning: "went back to eating fish", "switched to drinking tea".
 _RETURN_PREDICATES = frozenset({"go", "get", "switch", "return", "stick", "turn"})
 
@@ -278,8 +283,8 @@ def _objects(predicate: Token) -> list[Token]:
             found += [grandchild for grandchild in child.children if grandchild.dep_ == "pobj"]
         if child.dep_ == "advmod" and child.lower_ in _DIRECTIONS:  # "we moved back to Toronto"
             found += [g for prep in child.children if prep.dep_ == "prep" for g in prep.children if g.dep_ == "pobj"]
-        if child.dep_ == "xcomp" and child.pos_ not in ("VERB", "AUX"):
-            found.append(child)  # "I love hiking"
+        if child.dep_ == "xcomp" and (child.pos_ not in ("VERB", "AUX") or _gone_doing(child)):
+            found.append(child)  # "I love hiking", "I stopped going climbing"
         if child.dep_ == "acomp":  # "allergic to peanuts" (or, as the parser may have it, "to" + xcomp)
             for grandchild in child.children:
                 if grandchild.dep_ == "prep":
@@ -662,7 +667,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     predicate = _predicate(clause)
     if token_lemma(predicate) in _PREFERENCE_PREDICATES:
         return None  # likes are many at once: "love hiking" and "love painting" are two facts
-    objects = [predicate] if _state_fragment(predicate) else _objects(predicate)
+    objects = [predicate] if _state_fragment(predicate) or _gone_doing(predicate) else _objects(predicate)
     schedule = _schedule(predicate, subject, objects, span)
     if schedule:
         return schedule, predicate

@@ -14,6 +14,12 @@ level. The worker's pool processes then give that niceness to their session's gr
 (``/proc/self/autogroup``), when the session is the worker's own: its leader is the pool's
 parent. A session shared with other programs (a shell that started both) is left alone.
 
+Niceness orders processes, not the database work they ask for: a worker's SQL runs in Postgres
+backends at normal priority. So a worker also waits, before each batch of write completion, while
+the machine is saturated (ADR 0106): it sleeps in short windows until one in which no runnable task
+waited for a core for a tenth of it (the kernel's CPU pressure, ``/proc/pressure/cpu``), and never
+longer than its bound.
+
 The thread count reaches the model through ``MIRIX_TORCH_THREADS`` (the local embedder reads it
 when it loads: its ONNX Runtime session's intra-op threads, ADR 0063; the names are older than
 the runtime), and torch is told at once when it is already imported.
@@ -23,11 +29,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 TORCH_THREADS_VARIABLE = "MIRIX_TORCH_THREADS"
 AUTOGROUP = Path("/proc/self/autogroup")  # "/autogroup-<id> nice <n>" where the kernel has it
+PRESSURE = Path("/proc/pressure/cpu")  # "some avg10=… total=<µs>" where the kernel keeps CPU pressure
 
 
 def available_cores() -> int:
@@ -88,3 +97,39 @@ def process_policy_apply(*, torch_threads: int, nice: int = 0, own_session: bool
             pass  # not permitted here: the process's own niceness still orders it within its session
         group = autogroup_nice()
     return ProcessPolicy(torch_threads=torch_threads, nice=os.getpriority(os.PRIO_PROCESS, 0), session_nice=group)
+
+
+def cpu_stall_microseconds() -> int | None:
+    """The kernel's running total of the time some runnable task of the machine (or of this
+    process's control group) waited for a core, None where the kernel keeps none."""
+    try:
+        return int(PRESSURE.read_text().splitlines()[0].rsplit("total=", 1)[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def yield_to_contention(
+    *,
+    longest: float,
+    window: float = 0.05,
+    share: float = 0.1,
+    stalled: Callable[[], int | None] = cpu_stall_microseconds,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> float:
+    """Wait while other processes wait for a core: sleep in windows of ``window`` seconds until
+    one in which runnable tasks waited less than ``share`` of it, or ``longest`` seconds have
+    passed; the seconds waited. A sleeping process is not runnable, so what the window measures
+    is the others' wait. Nothing is waited where the kernel keeps no CPU pressure."""
+    if longest <= 0:
+        return 0.0
+    began, before = clock(), stalled()
+    if before is None:
+        return 0.0
+    for _ in range(max(1, round(longest / window))):
+        sleep(window)
+        after = stalled()
+        if after is None or after - before < share * window * 1e6:
+            break
+        before = after
+    return clock() - began

@@ -767,6 +767,7 @@ def rows_metadata(*, subject: Subject, ids: Sequence[str]) -> dict[str, dict[str
 
 
 ASKED_FACT_ROWS = 2  # the current facts of the asked key a present question puts first
+ASKED_VALUE_ROWS = 6  # the current values of a family of several asked for as a whole ("pet:"; ADR 0105)
 
 
 def current_fact_ids(
@@ -780,8 +781,9 @@ def current_fact_ids(
     """The subject's current semantic rows of these keys (one statement): for each group of
     attributes in order, the newest current row of one of ``names`` (case-folded) with one of
     them (for a prefix, "pet:", of each attribute it begins: the cat and the dog), at most
-    :data:`ASKED_FACT_ROWS` in all. ``unchanged``: only a value that never replaced another,
-    which is the answer whatever the tense of the question ("Where did Kwame study?").
+    :data:`ASKED_FACT_ROWS` in all, or :data:`ASKED_VALUE_ROWS` when a prefix is asked.
+    ``unchanged``: only a value that never replaced another, which is the answer whatever the
+    tense of the question ("Where did Kwame study?").
     ``amount``: the newest value of the key that states a number, current or not, when the
     current one states none ("How much is his gym?" after "I moved my membership to Young
     Street"); not for a family of several values."""
@@ -919,6 +921,10 @@ def _key_fact_ids(
     # A prefix ("pet:") asks for every value of a family of several: the newest row of each,
     # after the row of the kind the question names ("pet: beagle"), if any.
     value = "CASE WHEN right(k.attribute, 1) = ':' THEN f.attribute ELSE '' END"
+    # Every current value of a family of several ("What are her hobbies?": the choir and the
+    # pottery), one row each, up to its own bound; one or two rows of any other key.
+    several = replaced_by is None and any(attribute.endswith(":") for attribute in attributes)
+    limit = ASKED_VALUE_ROWS if several else ASKED_FACT_ROWS
     statement = f"""
         SELECT id::text FROM (
             SELECT DISTINCT ON (k.ord, {value}) k.ord, f.id, f.created_at, f.attribute = k.attribute AS exact
@@ -929,7 +935,7 @@ def _key_fact_ids(
               AND lower(f.name) = ANY(%(names)s::text[])
               {successor}
             ORDER BY k.ord, {value}, {preference} f.created_at DESC, f.id
-        ) AS newest ORDER BY ord, exact DESC, created_at DESC, id LIMIT {ASKED_FACT_ROWS}
+        ) AS newest ORDER BY ord, exact DESC, created_at DESC, id LIMIT {limit}
     """
     params["later"] = [f"%{_like_escaped(word)}%" for word in replaced_by or ()]
     with read_connection().cursor() as cursor:

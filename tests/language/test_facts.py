@@ -359,6 +359,9 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         ("I quit the Granite league after twenty years.", "hobby: league"),
         ("Tuesday nights I leave him with the neighbour, because I curl in a league.", "hobby: league"),
         ("I sing in a choir.", "hobby: choir"),
+        # a pastime one goes to do (ADR 0105)
+        ("I go bouldering twice a week.", "hobby: bouldering"),
+        ("I stopped going climbing.", "hobby: climbing"),
         # where one comes from, said without "I was born"
         ("I grew up in Kumasi.", "birthplace"),
         ("Kumasi, born and raised.", "birthplace"),

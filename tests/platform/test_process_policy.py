@@ -91,3 +91,28 @@ def test_the_warm_start_loads_the_models_a_first_request_would() -> None:
     providers_warm()
     assert local_embedder._MODELS[settings.LOCAL_EMBEDDING_PRECISION]._value is not None
     assert pipeline._PIPELINE._value is not None
+
+
+@pytest.mark.unit
+def test_the_worker_waits_while_others_wait_for_a_core_and_no_longer_than_its_bound() -> None:
+    """ADR 0106: a window in which runnable tasks waited for a core a tenth of it or more is
+    waited out; the first calmer window ends the wait, and so does the bound."""
+    now = [0.0]
+    totals: list[int] = []
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    def waits(*stalls_ms: int) -> float:
+        totals[:] = [0]
+        for stall in stalls_ms:
+            totals.append(totals[-1] + stall * 1000)
+        readings = iter(totals)
+        now[0] = 0.0
+        return cpu.yield_to_contention(longest=0.5, stalled=lambda: next(readings), sleep=sleep, clock=lambda: now[0])
+
+    assert waits(1) == pytest.approx(0.05)  # a calm window: on at once
+    assert waits(30, 25, 2) == pytest.approx(0.15)  # two busy windows, then a calm one
+    assert waits(*[40] * 20) == pytest.approx(0.5)  # busy throughout: the bound
+    assert cpu.yield_to_contention(longest=0.0, stalled=lambda: 0, sleep=sleep) == 0.0  # turned off
+    assert cpu.yield_to_contention(longest=1.0, stalled=lambda: None, sleep=sleep) == 0.0  # no pressure kept

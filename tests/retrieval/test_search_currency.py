@@ -345,3 +345,26 @@ def test_a_passage_of_pasted_text_stays_current_when_the_texts_facts_are_replace
     listed = tenant.client().get("/v1/subjects/nadia/memories", {"type": "episodic", "limit": 100}).json()["results"]
     marks = {row["id"]: row["current"] for row in listed}
     assert passages <= set(marks) and all(marks[i] for i in passages)
+
+
+def test_a_question_about_a_family_of_several_gets_every_current_value_first() -> None:
+    """ADR 0105: "What are her hobbies?" puts each current hobby first, not only the two newest;
+    the one she swapped for another is no longer among them."""
+    tenant = _said(
+        "I took up pottery last spring.",
+        "I play chess at the library on Thursdays.",
+        "I go bouldering twice a week.",
+        "I joined a community choir.",
+        "The weather in Lyon was lovely today.",
+        "I started photography classes at the community centre.",
+        "My shoulder hurts, so I swapped bouldering for gardening.",
+    )
+    with organization_scope(tenant.id):
+        replaced = set(SemanticItem.objects.exclude(supersedes=None).values_list("supersedes_id", flat=True))
+        hobbies = {
+            str(row_id): row_id not in replaced
+            for row_id in SemanticItem.objects.filter(attribute__startswith="hobby:").values_list("id", flat=True)
+        }
+    assert sorted(hobbies.values()) == [False, True, True, True, True, True]  # bouldering was swapped
+    rows = _search(tenant, "What are Nadia's hobbies?")["rows"]
+    assert {row["id"] for row in rows[:5]} == {row_id for row_id, current in hobbies.items() if current}

@@ -22,6 +22,9 @@ QUERY_EMBEDDING_CACHE_SIZE = env_int("MIRIX_QUERY_EMBEDDING_CACHE_SIZE", 1024)
 API_TORCH_THREADS = env_int("MIRIX_API_TORCH_THREADS", 1)
 WORKER_TORCH_THREADS = env_int("MIRIX_WORKER_TORCH_THREADS", 1)
 WORKER_NICE = env_int("MIRIX_WORKER_NICE", 19)
+# How long a worker's batch of write completion waits, at most, while other processes wait for
+# a core (ADR 0106): niceness cannot lower the database work the batch asks of Postgres. 0: never.
+WORKER_YIELD_MS = env_int("MIRIX_WORKER_YIELD_MS", 3000)
 # Load and run the local models once before a process takes traffic.
 WARM_START = env_bool("MIRIX_WARM_START", True)
 # A Celery pool process has this long to warm up before the pool gives up on it.
