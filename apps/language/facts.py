@@ -112,7 +112,11 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("studies", "study", "student degree major university college school course",
             aliases="education, school, study"),
     _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
-            "chess woodworking sewing embroidery ceramics", multi_valued=True, aliases="hobbies, pastime"),
+            "chess woodworking sewing embroidery ceramics swimming hiking running jogging cycling camping fishing "
+            "surfing skiing snowboarding kayaking canoeing sailing rowing skating curling yoga pilates dancing "
+            "singing drawing sketching crochet quilting calligraphy origami birdwatching archery fencing tennis "
+            "golf badminton volleyball basketball guitar piano violin cello ukulele drums saxophone flute "
+            "meditation", multi_valued=True, aliases="hobbies, pastime"),
     _family("home", "live move relocate reside", "home flat apartment house neighbourhood neighborhood address",
             place_attribute="home city", aliases="residence, home address, neighbourhood, neighborhood"),
     _family("job", "work join quit hire employ resign retire promote", "job career employer company startup firm "
@@ -322,6 +326,33 @@ def family_of_word(word: str) -> AttributeFamily | None:
 
 def family_of_predicate(lemma: str) -> AttributeFamily | None:
     return next((family for family in ATTRIBUTE_FAMILIES if lemma in family.predicates), None)
+
+
+def _verb_stems(gerund: str) -> set[str]:
+    """The verbs a word in "-ing" may be the gerund of: "hiking" → hike, "swimming" → swim."""
+    stem = gerund.removesuffix("ing")
+    if stem == gerund or len(stem) < 2:
+        return set()
+    stems = {stem, f"{stem}e"}
+    if stem[-1] == stem[-2]:
+        stems.add(stem[:-1])  # "swimming", "running"
+    return stems
+
+
+# The family words that are gerunds, by the verb they are made from: "Does she still swim?"
+# asks about swimming as "Does she still go swimming?" does.
+_GERUNDS: dict[str, str] = {
+    stem: word
+    for family in ATTRIBUTE_FAMILIES
+    if family.multi_valued
+    for word in sorted(family.words)
+    for stem in _verb_stems(word)
+}
+
+
+def gerund_of(lemma: str) -> str | None:
+    """The family word that is the gerund of the verb ``lemma`` ("curl" → "curling"), if any."""
+    return _GERUNDS.get(lemma)
 
 
 def _is_place(token: Token) -> bool:

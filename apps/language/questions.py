@@ -30,6 +30,7 @@ from apps.language.facts import (
     family_named,
     family_of_predicate,
     family_of_word,
+    gerund_of,
     is_qualified_role,
     normalize_attribute,
     owned_name,
@@ -192,6 +193,16 @@ def _asked_attribute(token: Token) -> list[str]:
     family = family_of_word(lemma) or family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
     if family is None and _is_verb(token) and not any(c.dep_ == "prt" for c in token.children):
         family = family_of_predicate(lemma)
+    gerund = gerund_of(lemma) if family is None and _is_verb(token) else None
+    pastimes = family_of_word(gerund) if gerund is not None else None
+    if (
+        pastimes is not None
+        and not any(child.dep_ in ("dobj", "prt") for child in token.children)
+        and not any(word.lower_ in ("what", "which") for word in token.sent)
+    ):
+        # "Does Kwame still curl?": the pastime the verb's gerund names, then the others; not
+        # "Which voice part does he sing?", which asks for something done in it
+        return [f"{pastimes.attribute}: {gerund}", f"{pastimes.attribute}:"]
     if family is not None and family.attribute == "name" and asks_a_relatives_name(token):
         return ["name", "name:"]  # "Kwame's mother's name", "the name of his brother"
     if family is not None and family.attribute == "name" and _names_its_owner(token):
@@ -286,6 +297,17 @@ def asked_key(span: Span) -> AskedKey:
             if token.pos_ in ("VERB", "AUX"):
                 _add_group(groups, _asked_attribute(token))
     return AskedKey(groups=tuple(groups), names=_asked_names(span))
+
+
+def kinds_only(groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    """The groups without a family's other values where one of its kinds is named: a question
+    about the past asks about that one ("When did Melanie go camping?": the camping, not her
+    other pastimes), while one about the present may be answered by another ("Does Kwame
+    still curl?": the league he quit; ADR 0107)."""
+    return tuple(
+        tuple(a for a in group if not (a.endswith(":") and any(b != a and b.startswith(a) for b in group)))
+        for group in groups
+    )
 
 
 def _add_group(groups: list[tuple[str, ...]], attributes: list[str]) -> None:

@@ -781,7 +781,7 @@ def current_fact_ids(
     """The subject's current semantic rows of these keys (one statement): for each group of
     attributes in order, the newest current row of one of ``names`` (case-folded) with one of
     them (for a prefix, "pet:", of each attribute it begins: the cat and the dog), at most
-    :data:`ASKED_FACT_ROWS` in all, or :data:`ASKED_VALUE_ROWS` when a prefix is asked.
+    :data:`ASKED_FACT_ROWS` in all, or :data:`ASKED_VALUE_ROWS` when only prefixes are asked.
     ``unchanged``: only a value that never replaced another, which is the answer whatever the
     tense of the question ("Where did Kwame study?").
     ``amount``: the newest value of the key that states a number, current or not, when the
@@ -921,9 +921,10 @@ def _key_fact_ids(
     # A prefix ("pet:") asks for every value of a family of several: the newest row of each,
     # after the row of the kind the question names ("pet: beagle"), if any.
     value = "CASE WHEN right(k.attribute, 1) = ':' THEN f.attribute ELSE '' END"
-    # Every current value of a family of several ("What are her hobbies?": the choir and the
-    # pottery), one row each, up to its own bound; one or two rows of any other key.
-    several = replaced_by is None and any(attribute.endswith(":") for attribute in attributes)
+    # Every current value of a family asked for as a whole ("What are her hobbies?": the choir
+    # and the pottery), one row each, up to its own bound; one or two rows of any other key, or
+    # of a family asked for by one of its kinds ("How do her dogs react to snow?").
+    several = replaced_by is None and all(attribute.endswith(":") for attribute in attributes)
     limit = ASKED_VALUE_ROWS if several else ASKED_FACT_ROWS
     statement = f"""
         SELECT id::text FROM (

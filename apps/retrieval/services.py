@@ -20,7 +20,7 @@ from apps.graph.indexing import subject_speaker_of
 from apps.graph.keys import anchor_key
 from apps.graph.selectors import SubjectGraphState, subject_graph_state
 from apps.language.pipeline import PARSES
-from apps.language.questions import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior
+from apps.language.questions import asked_anchor, asked_key, asked_prior, asks_an_amount, asks_prior, kinds_only
 from apps.language.references import numbered_references
 from apps.language.words import count_tokens
 from apps.memory.currency import with_currency
@@ -315,9 +315,9 @@ def _asked_ids(subject: Subject, question: str, plan: Plan, voice: _Voice) -> li
     elif (later := asked_prior(span, key)) is not None:
         ids = reads.prior_fact_ids(subject=subject, names=key.names, groups=key.groups, later=later)
     elif plan.time_focus == "history" and (anchor := asked_anchor(span, key)) is not None:
-        ids = reads.anchored_fact_ids(subject=subject, names=key.names, groups=key.groups, anchor=anchor)
+        ids = reads.anchored_fact_ids(subject=subject, names=key.names, groups=kinds_only(key.groups), anchor=anchor)
     elif plan.time_focus == "history":  # "Where did Kwame study?": a value that never changed
-        ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups, unchanged=True)
+        ids = reads.current_fact_ids(subject=subject, names=key.names, groups=kinds_only(key.groups), unchanged=True)
     else:
         return []
     return ids

@@ -342,7 +342,7 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("I've lived in Winnipeg since 2009, when I came over from Ghana.", "home city"),
         ("We moved in March.", "home"),  # a month is no place
         ("I joined a community choir called Harbour Voices.", "hobby: choir"),  # no job: a pastime
-        ("I joined the Granite Curling Club.", "join club"),
+        ("I joined the Granite Curling Club.", "hobby: curling"),  # the club's pastime, no job
         ("I joined Loomwork last week.", "job"),
         ("I joined Anchor Fitness by the ferry terminal.", "gym"),
         ("We can work on that gradually if you like.", "work that"),  # an effort, no job
@@ -362,6 +362,10 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         # a pastime one goes to do (ADR 0105)
         ("I go bouldering twice a week.", "hobby: bouldering"),
         ("I stopped going climbing.", "hobby: climbing"),
+        # the common pastimes (ADR 0107)
+        ("I go swimming every Sunday morning at the city pool.", "hobby: swimming"),
+        ("I gave up swimming, the pool here is too far.", "hobby: swimming"),
+        ("I started yoga last month.", "hobby: yoga"),
         # where one comes from, said without "I was born"
         ("I grew up in Kumasi.", "birthplace"),
         ("Kumasi, born and raised.", "birthplace"),

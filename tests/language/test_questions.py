@@ -12,6 +12,7 @@ from apps.language.questions import (
     asked_prior,
     asks_an_amount,
     asks_prior,
+    kinds_only,
     with_asked_attribute,
 )
 
@@ -48,6 +49,11 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         ("How much rent does Omar pay?", (("rent",),), ("Omar",)),
         # the words after "before" name the later value, not the asked key
         ("Where did Omar work before the nursing school?", (("job",),), ("Omar",)),
+        # a pastime asked about by its verb (ADR 0107), not what is done in it
+        ("Does Kwame still curl?", (("hobby: curling", "hobby:"),), ("Kwame",)),
+        ("How often does Lena swim?", (("hobby: swimming", "hobby:"),), ("Lena",)),
+        ("Which voice part does Kwame sing?", (), ("Kwame",)),
+        ("Does Lena still run the bakery?", (("job",),), ("Lena",)),
     ],
 )
 def test_the_fact_key_a_question_asks_for(
@@ -187,3 +193,11 @@ def test_a_fragment_answers_the_attribute_the_question_asked(question: str, repl
 def test_a_value_asked_for_while_another_fact_held(question: str, anchor: AskedAnchor | None) -> None:
     span = _sentence(question)
     assert asked_anchor(span, asked_key(span)) == anchor
+
+
+def test_a_named_kind_of_a_family_drops_its_other_values_from_a_question_about_the_past() -> None:
+    """ADR 0107: "When did Melanie go camping?" asks about the camping alone."""
+    camping = asked_key(_sentence("When did Melanie go camping?")).groups
+    assert camping == (("hobby: camping", "hobby:"),)
+    assert kinds_only(camping) == (("hobby: camping",),)
+    assert kinds_only((("pet:",), ("home", "home city"))) == (("pet:",), ("home", "home city"))  # nothing named

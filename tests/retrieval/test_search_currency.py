@@ -368,3 +368,21 @@ def test_a_question_about_a_family_of_several_gets_every_current_value_first() -
     assert sorted(hobbies.values()) == [False, True, True, True, True, True]  # bouldering was swapped
     rows = _search(tenant, "What are Nadia's hobbies?")["rows"]
     assert {row["id"] for row in rows[:5]} == {row_id for row_id, current in hobbies.items() if current}
+
+
+def test_a_pastime_asked_about_by_its_verb_gets_its_current_fact_first() -> None:
+    """ADR 0107: "Does Nadia still swim?" asks for the swimming fact, as "Does she still go
+    swimming?" would: giving it up is the current value, and comes first."""
+    tenant = _said(
+        "I go swimming every Sunday morning at the city pool.",
+        "I play chess at the library on Thursdays.",
+        "The weather in Lyon was lovely today, and the pool by the river opened.",
+        "I gave up swimming, the pool here is too far.",
+    )
+    with organization_scope(tenant.id):
+        keys = dict(SemanticItem.objects.values_list("summary", "attribute"))
+    assert keys["Nadia: I go swimming every Sunday morning at the city pool."] == "hobby: swimming"
+    rows = _search(tenant, "Does Nadia still swim?")["rows"]
+    assert rows[0]["type"] == "semantic" and "gave up swimming" in rows[0]["text"] and rows[0]["current"], rows[:3]
+    old = next(row for row in rows if row["text"] == "Nadia: I go swimming every Sunday morning at the city pool.")
+    assert old["current"] is False
