@@ -44,14 +44,24 @@ from apps.tenancy.scope import current_organization_id, organization_scope
 logger = logging.getLogger(__name__)
 
 
+# The tasks a request publishes on its commit: a write's completion and an indexing job.
+_REQUEST_TASKS = (task_names.WRITE_COMPLETE, task_names.INDEX_CHUNK)
+
+
 def publisher_warm() -> None:
-    """Connect this process's task publisher before its first request (ADR 0052): the first
-    publish would otherwise open the broker connection inside a customer's write."""
+    """Connect this process's task publisher before its first request (ADR 0052), and route and
+    declare the queues of the tasks a request publishes, building one message of each: the
+    first publish would otherwise do all of it inside a customer's write (declaring a queue
+    is idempotent; nothing is sent)."""
     from mirix_saas.celery import app
 
     app.backend  # noqa: B018 - loads the result backend, which sending a task reads
     with app.producer_or_acquire() as producer:
         producer.connection.ensure_connection(max_retries=1)
+        for name in _REQUEST_TASKS:
+            queue = app.amqp.router.route({}, name, (), {})["queue"]
+            producer.maybe_declare(queue)
+            app.amqp.create_task_message(f"warm-{name}", name, (), {})
 
 
 def publish_on_commit(
