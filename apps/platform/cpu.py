@@ -100,10 +100,19 @@ def process_policy_apply(*, torch_threads: int, nice: int = 0, own_session: bool
 
 
 def cpu_stall_microseconds() -> int | None:
-    """The kernel's running total of the time some runnable task of the machine (or of this
-    process's control group) waited for a core, None where the kernel keeps none."""
+    """The kernel's running total of the time some runnable task of the machine waited for a
+    core, None where the kernel keeps none."""
     try:
         return int(PRESSURE.read_text().splitlines()[0].rsplit("total=", 1)[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cpu_stall_recent() -> float | None:
+    """The share of the last ten seconds in which some runnable task waited for a core (this
+    process's wait included), None where the kernel keeps none."""
+    try:
+        return float(PRESSURE.read_text().split("avg10=", 1)[1].split()[0]) / 100
     except (OSError, ValueError, IndexError):
         return None
 
@@ -113,15 +122,19 @@ def yield_to_contention(
     longest: float,
     window: float = 0.05,
     share: float = 0.1,
+    idle: float = 0.03,
     stalled: Callable[[], int | None] = cpu_stall_microseconds,
+    recent: Callable[[], float | None] = cpu_stall_recent,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> float:
     """Wait while other processes wait for a core: sleep in windows of ``window`` seconds until
     one in which runnable tasks waited less than ``share`` of it, or ``longest`` seconds have
     passed; the seconds waited. A sleeping process is not runnable, so what the window measures
-    is the others' wait. Nothing is waited where the kernel keeps no CPU pressure."""
-    if longest <= 0:
+    is the others' wait. Nothing is waited where the kernel keeps no CPU pressure, nor when
+    tasks waited less than ``idle`` of the last ten seconds (an idle machine: no window)."""
+    calm = recent()
+    if longest <= 0 or calm is None or calm < idle:
         return 0.0
     began, before = clock(), stalled()
     if before is None:

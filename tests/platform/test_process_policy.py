@@ -109,10 +109,14 @@ def test_the_worker_waits_while_others_wait_for_a_core_and_no_longer_than_its_bo
             totals.append(totals[-1] + stall * 1000)
         readings = iter(totals)
         now[0] = 0.0
-        return cpu.yield_to_contention(longest=0.5, stalled=lambda: next(readings), sleep=sleep, clock=lambda: now[0])
+        return cpu.yield_to_contention(
+            longest=0.5, stalled=lambda: next(readings), recent=lambda: 0.5, sleep=sleep, clock=lambda: now[0]
+        )
 
     assert waits(1) == pytest.approx(0.05)  # a calm window: on at once
     assert waits(30, 25, 2) == pytest.approx(0.15)  # two busy windows, then a calm one
     assert waits(*[40] * 20) == pytest.approx(0.5)  # busy throughout: the bound
-    assert cpu.yield_to_contention(longest=0.0, stalled=lambda: 0, sleep=sleep) == 0.0  # turned off
-    assert cpu.yield_to_contention(longest=1.0, stalled=lambda: None, sleep=sleep) == 0.0  # no pressure kept
+    busy = {"stalled": lambda: 0, "sleep": sleep}
+    assert cpu.yield_to_contention(longest=1.0, recent=lambda: 0.02, **busy) == 0.0  # an idle machine: no window
+    assert cpu.yield_to_contention(longest=0.0, recent=lambda: 0.5, **busy) == 0.0  # turned off
+    assert cpu.yield_to_contention(longest=1.0, recent=lambda: None, **busy) == 0.0  # no pressure kept
