@@ -17,8 +17,8 @@ parent. A session shared with other programs (a shell that started both) is left
 Niceness orders processes, not the database work they ask for: a worker's SQL runs in Postgres
 backends at normal priority. So a worker also waits, before each batch of write completion, while
 the machine is saturated (ADR 0106): it sleeps in short windows until one in which no runnable task
-waited for a core for a tenth of it (the kernel's CPU pressure, ``/proc/pressure/cpu``), and never
-longer than its bound.
+waited for a core for a tenth of it (the kernel's CPU pressure, ``/proc/pressure/cpu``), never
+longer than its bound, and not at all on an idle machine.
 
 The thread count reaches the model through ``MIRIX_TORCH_THREADS`` (the local embedder reads it
 when it loads: its ONNX Runtime session's intra-op threads, ADR 0063; the names are older than
@@ -99,21 +99,21 @@ def process_policy_apply(*, torch_threads: int, nice: int = 0, own_session: bool
     return ProcessPolicy(torch_threads=torch_threads, nice=os.getpriority(os.PRIO_PROCESS, 0), session_nice=group)
 
 
-def cpu_stall_microseconds() -> int | None:
-    """The kernel's running total of the time some runnable task of the machine waited for a
-    core, None where the kernel keeps none."""
-    try:
-        return int(PRESSURE.read_text().splitlines()[0].rsplit("total=", 1)[1])
-    except (OSError, ValueError, IndexError):
-        return None
+@dataclass(frozen=True)
+class CpuPressure:
+    """The kernel's CPU pressure: the share of the last ten seconds in which some runnable task
+    waited for a core, and the running total of that waiting in microseconds."""
+
+    recent: float
+    total_us: int
 
 
-def cpu_stall_recent() -> float | None:
-    """The share of the last ten seconds in which some runnable task waited for a core (this
-    process's wait included), None where the kernel keeps none."""
+def cpu_pressure() -> CpuPressure | None:
+    """The machine's CPU pressure (``/proc/pressure/cpu``), None where the kernel keeps none."""
     try:
-        return float(PRESSURE.read_text().split("avg10=", 1)[1].split()[0]) / 100
-    except (OSError, ValueError, IndexError):
+        fields = dict(field.split("=", 1) for field in PRESSURE.read_text().splitlines()[0].split()[1:])
+        return CpuPressure(recent=float(fields["avg10"]) / 100, total_us=int(fields["total"]))
+    except (OSError, ValueError, IndexError, KeyError):
         return None
 
 
@@ -123,8 +123,7 @@ def yield_to_contention(
     window: float = 0.05,
     share: float = 0.1,
     idle: float = 0.03,
-    stalled: Callable[[], int | None] = cpu_stall_microseconds,
-    recent: Callable[[], float | None] = cpu_stall_recent,
+    pressure: Callable[[], CpuPressure | None] = cpu_pressure,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> float:
@@ -133,16 +132,14 @@ def yield_to_contention(
     passed; the seconds waited. A sleeping process is not runnable, so what the window measures
     is the others' wait. Nothing is waited where the kernel keeps no CPU pressure, nor when
     tasks waited less than ``idle`` of the last ten seconds (an idle machine: no window)."""
-    calm = recent()
-    if longest <= 0 or calm is None or calm < idle:
+    before = pressure()
+    if longest <= 0 or before is None or before.recent < idle:
         return 0.0
-    began, before = clock(), stalled()
-    if before is None:
-        return 0.0
+    began = clock()
     for _ in range(max(1, round(longest / window))):
         sleep(window)
-        after = stalled()
-        if after is None or after - before < share * window * 1e6:
+        after = pressure()
+        if after is None or after.total_us - before.total_us < share * window * 1e6:
             break
         before = after
     return clock() - began

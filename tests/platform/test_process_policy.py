@@ -107,16 +107,17 @@ def test_the_worker_waits_while_others_wait_for_a_core_and_no_longer_than_its_bo
         totals[:] = [0]
         for stall in stalls_ms:
             totals.append(totals[-1] + stall * 1000)
-        readings = iter(totals)
+        readings = iter(cpu.CpuPressure(recent=0.5, total_us=total) for total in totals)
         now[0] = 0.0
-        return cpu.yield_to_contention(
-            longest=0.5, stalled=lambda: next(readings), recent=lambda: 0.5, sleep=sleep, clock=lambda: now[0]
-        )
+        return cpu.yield_to_contention(longest=0.5, pressure=lambda: next(readings), sleep=sleep, clock=lambda: now[0])
+
+    def once(longest: float, reading: cpu.CpuPressure | None) -> float:
+        return cpu.yield_to_contention(longest=longest, pressure=lambda: reading, sleep=sleep)
 
     assert waits(1) == pytest.approx(0.05)  # a calm window: on at once
     assert waits(30, 25, 2) == pytest.approx(0.15)  # two busy windows, then a calm one
     assert waits(*[40] * 20) == pytest.approx(0.5)  # busy throughout: the bound
-    busy = {"stalled": lambda: 0, "sleep": sleep}
-    assert cpu.yield_to_contention(longest=1.0, recent=lambda: 0.02, **busy) == 0.0  # an idle machine: no window
-    assert cpu.yield_to_contention(longest=0.0, recent=lambda: 0.5, **busy) == 0.0  # turned off
-    assert cpu.yield_to_contention(longest=1.0, recent=lambda: None, **busy) == 0.0  # no pressure kept
+    assert once(1.0, cpu.CpuPressure(recent=0.02, total_us=0)) == 0.0  # an idle machine: no window
+    assert once(0.0, cpu.CpuPressure(recent=0.5, total_us=0)) == 0.0  # turned off
+    assert once(1.0, None) == 0.0  # no pressure kept
+    assert cpu.cpu_pressure() is None or 0.0 <= cpu.cpu_pressure().recent <= 1.0  # this machine's reading parses
