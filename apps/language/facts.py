@@ -128,6 +128,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
 )  # fmt: skip
 
 _STUDIES = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "studies")
+_HOME = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "home")
 
 # Canonical names of "home city" and "schedule: …" style attributes the families do not list.
 _EXTRA_ALIASES: Mapping[str, str] = MappingProxyType(
@@ -717,7 +718,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         return "commute", predicate  # "I ride my bike to the office"
     if lemma == "be" and any(child.dep_ == "prep" and child.lower_ == "from" for child in predicate.children):
         return "origin", predicate  # "I'm from Seattle"
-    home = _home_reading(predicate, subject) or _based_in(predicate)
+    home = _home_reading(predicate, subject) or _based_in(predicate) or _dwelling_reading(predicate, subject)
     if home is not None:
         return home, predicate
     group = _pastime_group(predicate)
@@ -1010,6 +1011,96 @@ _GAINING_PREDICATES = frozenset({"get", "land", "find", "take", "accept", "start
 _STREET_WORDS = frozenset(
     "street st road rd avenue ave lane boulevard drive way square place terrace crescent court rue".split()
 )
+
+
+# Words for where one lives beside the home family's own: "place" only as a dwelling the
+# speaker gets or is in ("we got a new place in Leith"), never as a venue ("a new place to eat").
+_DWELLINGS = frozenset({"place", "condo", "sublet", "townhouse"})
+# Verbs by which one gets a dwelling: "we got a new place in Leith", "I signed for the North
+# End place", "we're renting a place in Dartmouth", "I signed a lease on a flat in Leith".
+_DWELLING_PREDICATES = frozenset({"get", "find", "buy", "rent", "lease", "sign", "land", "snag", "take"})
+
+
+def _is_dwelling(token: Token) -> bool:
+    """A home word ("flat", "apartment", "house"), or "place" and the like, as a dwelling: not
+    qualified by what it is for ("a place to eat", "the place that does ramen")."""
+    lemma = token_lemma(token)
+    if lemma in _DWELLINGS:  # "a place for brunch" is a venue
+        return not any(
+            child.dep_ in ("acl", "relcl", "advcl") or (child.dep_ == "prep" and child.lower_ == "for")
+            for child in token.children
+        )
+    return lemma in _HOME.words and not any(child.dep_ in ("acl", "relcl", "advcl") for child in token.children)
+
+
+def _names_after(token: Token, prepositions: tuple[str, ...]) -> list[Token]:
+    """The proper names a preposition under ``token`` takes ("in Leith", "on Agricola Street")."""
+    return [
+        grandchild
+        for child in token.children
+        if child.dep_ == "prep" and child.lower_ in prepositions
+        for grandchild in child.children
+        if grandchild.dep_ == "pobj" and grandchild.pos_ == "PROPN"
+    ]
+
+
+def _dwelling_place(dwelling: Token) -> Token | None:
+    """Where a dwelling is, as a name: "a place in the North End" → End, "the North End place"
+    → End; None when the sentence does not name it."""
+    named = _names_after(dwelling, ("in", "on"))
+    compounds = [child for child in dwelling.children if child.dep_ == "compound" and child.pos_ == "PROPN"]
+    return [*named, *compounds[-1:], None][0]
+
+
+def _dwelling_key(where: Token) -> str:
+    """The home city when a dwelling's place is tagged a city or country ("a flat in Leith"),
+    else the home: a part of a city ("the North End") is no answer to "which city"."""
+    return "home city" if where.ent_type_ == "GPE" else "home"
+
+
+def _gotten_dwellings(predicate: Token) -> list[Token]:
+    """What a verb of getting a dwelling gets: its object ("got a new place"), what a lease is
+    on ("signed a lease on a place"), what one signs for ("signed for the North End place")."""
+    found: list[Token] = []
+    for child in predicate.children:
+        if child.dep_ == "dobj":
+            found += [child, *(g for p in child.children if p.dep_ == "prep" for g in p.children if g.dep_ == "pobj")]
+        elif child.dep_ == "prep" and child.lower_ in ("for", "on", "into"):
+            found += [g for g in child.children if g.dep_ == "pobj"]
+    return found
+
+
+def _is_new(token: Token) -> bool:
+    return any(child.dep_ == "amod" and child.lower_ == "new" for child in token.children)
+
+
+def _dwelling_reading(predicate: Token, subject: Token | None) -> str | None:
+    """A dwelling the speaker now has, named by where it is (ADR 0110): one the speaker gets
+    ("We just got a new place in the North End", "I signed for the North End place", "We're
+    renting a place in Dartmouth now", "I signed a lease on a flat in Leith"); the speaker's
+    own dwelling said to be somewhere ("My new place is in the North End"); the speaker in a
+    new dwelling somewhere ("I'm in a new flat in Leith")."""
+    if subject is None:
+        return None
+    lemma = token_lemma(predicate)
+    speaker = subject.lower_ in _FIRST_PERSON
+    where: Token | None = None
+    if speaker and lemma in _DWELLING_PREDICATES:
+        gotten = [d for d in _gotten_dwellings(predicate) if _is_dwelling(d)]
+        where = next((place for d in gotten if (place := _dwelling_place(d)) is not None), None)
+    elif speaker and lemma == "be":  # "I'm in a new flat in Leith"
+        new = [
+            dwelling
+            for child in predicate.children
+            if child.dep_ == "prep" and child.lower_ == "in"
+            for dwelling in child.children
+            if dwelling.dep_ == "pobj" and _is_dwelling(dwelling) and _is_new(dwelling)
+        ]
+        if new:
+            where = [*_names_after(predicate, ("in",)), _dwelling_place(new[0])][0]
+    elif lemma == "be" and _possessed_by_speaker(subject) and _is_dwelling(subject):  # "My new place is in …"
+        where = [*_names_after(predicate, ("in",)), None][0]
+    return None if where is None else _dwelling_key(where)
 
 
 def _home_reading(predicate: Token, subject: Token | None) -> str | None:

@@ -67,6 +67,9 @@ _ASKED_WORDS: Mapping[str, str] = MappingProxyType(
 )
 
 
+# Nouns for what one does, asked as one's pastimes ("hobby" and "pastime" name the family).
+_PASTIME_NOUNS = frozenset({"activity"})
+
 # Nouns that only say what kind of answer is wanted: "the name of her pet" asks for the pet.
 _KIND_NOUNS = frozenset({"name", "kind", "type", "sort"})
 
@@ -171,6 +174,8 @@ def _asked_attribute(token: Token) -> list[str]:
     )
     if lemma in WORKPLACES and to_work:
         return ["commute"]  # "how does she get to work"
+    if lemma in _PASTIME_NOUNS and token.pos_ == "NOUN":
+        return ["hobby:"]  # "What activities does Melanie partake in?": her pastimes (ADR 0109)
     if lemma in _ASKED_WORDS and (token.pos_ in ("NOUN", "ADJ") or lemma == "wake"):
         return [_ASKED_WORDS[lemma]]
     if lemma == "teach" and any(child.lower_ == "who" for child in token.children):

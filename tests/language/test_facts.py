@@ -346,6 +346,16 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("I joined Loomwork last week.", "job"),
         ("I joined Anchor Fitness by the ferry terminal.", "gym"),
         ("We can work on that gradually if you like.", "work that"),  # an effort, no job
+        # a dwelling the speaker gets or is in, named by where it is (ADR 0110)
+        ("We just got a new place in the North End.", "home"),  # a part of a city: no city
+        ("I signed for the North End place this morning.", "home"),
+        ("I signed a lease on a place in the North End.", "home"),
+        ("My new place is in the North End.", "home"),
+        ("I'm in a new flat in Leith.", "home city"),
+        ("We found a new place to eat in Leith.", "find place"),  # a venue, no home
+        ("I found a great place for brunch in Leith.", "find place"),
+        ("We got a place for the summer in Leith.", "get place"),
+        ("We got a new place!", "get place"),  # not named by where it is
     ],
 )
 def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: str, attribute: str) -> None:

@@ -54,6 +54,9 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         ("How often does Lena swim?", (("hobby: swimming", "hobby:"),), ("Lena",)),
         ("Which voice part does Kwame sing?", (), ("Kwame",)),
         ("Does Lena still run the bakery?", (("job",),), ("Lena",)),
+        # the activities one does are one's pastimes (ADR 0109)
+        ("What activities does Melanie partake in?", (("hobby:",),), ("Melanie",)),
+        ("What outdoor activities has Andrew done?", (("hobby:",),), ("Andrew",)),
     ],
 )
 def test_the_fact_key_a_question_asks_for(

@@ -386,3 +386,44 @@ def test_a_pastime_asked_about_by_its_verb_gets_its_current_fact_first() -> None
     assert rows[0]["type"] == "semantic" and "gave up swimming" in rows[0]["text"] and rows[0]["current"], rows[:3]
     old = next(row for row in rows if row["text"] == "Nadia: I go swimming every Sunday morning at the city pool.")
     assert old["current"] is False
+
+
+def test_the_activities_someone_does_are_asked_for_as_their_pastimes() -> None:
+    """ADR 0109: "What activities does Nadia do?" asks for her pastimes as "What are her
+    hobbies?" does: each current one first, above the rows that only share her name."""
+    tenant = _said(
+        "I took up pottery last spring.",
+        "I go bouldering twice a week.",
+        "I joined a community choir.",
+        "The weather in Lyon was lovely today, we did a lot of walking around the market.",
+        "My sister does a lot of activities with her kids at the weekend.",
+        "I play chess at the library on Thursdays.",
+    )
+    with organization_scope(tenant.id):
+        hobbies = {
+            str(i) for i in SemanticItem.objects.filter(attribute__startswith="hobby:").values_list("id", flat=True)
+        }
+    assert len(hobbies) == 4
+    rows = _search(tenant, "What activities does Nadia do?")["rows"]
+    assert {row["id"] for row in rows[:4]} == hobbies, [row["text"] for row in rows[:5]]
+
+
+def test_a_new_place_named_by_where_it_is_replaces_the_home() -> None:
+    """ADR 0110: "We just got a new place in the North End" states the home as "I live in …"
+    does, so it replaces the flat before it and comes first for where she lives."""
+    tenant = _said(
+        "I rent a flat on Agricola Street.",
+        "The bakery on Agricola Street does great bread.",
+        "We just got a new place in the North End.",
+    )
+    with organization_scope(tenant.id):
+        homes = dict(SemanticItem.objects.filter(attribute="home").values_list("summary", "supersedes_id"))
+    assert set(homes) == {
+        "Nadia: I rent a flat on Agricola Street.",
+        "Nadia: We just got a new place in the North End.",
+    }
+    assert homes["Nadia: We just got a new place in the North End."] is not None  # it replaced the flat
+    rows = _search(tenant, "Where does Nadia live?")["rows"]
+    assert rows[0]["text"] == "Nadia: We just got a new place in the North End." and rows[0]["current"], rows[:3]
+    old = next(row for row in rows if row["text"] == "Nadia: I rent a flat on Agricola Street.")
+    assert old["current"] is False
