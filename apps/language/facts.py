@@ -95,7 +95,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "boyfriend girlfriend husband wife fiance fiancé fiancee fiancée spouse",
             aliases="partner, spouse, marital status, relationship status"),
     _family("pet", "adopt", "pet dog cat puppy kitten rabbit bunny hamster parrot greyhound labrador terrier "
-            "poodle goldfish fish tortoise turtle guinea beagle spaniel retriever collie husky dachshund pug "
+            "poodle goldfish tortoise turtle guinea beagle spaniel retriever collie husky dachshund pug "
             "corgi bulldog chihuahua schnauzer tabby", multi_valued=True, aliases="pets"),
     _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter", aliases="vehicle, cars"),
     _family("bike", "", "bike bicycle e-bike ebike", aliases="bicycle"),
@@ -752,6 +752,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
             family = family_of_word(word)
             if family is None:
                 continue
+            if family.attribute == "pet" and value.pos_ != "PROPN" and word not in (token_lemma(value), value.lower_):
+                continue  # "a dog park", "a new dog bed", "the pet store": no animal; "my dog Rex" is (ADR 0111)
             if value in owned and family.attribute == "job" and word not in JOB_ITSELF:
                 return owned_name(value), predicate  # "my manager", "Rafael is my manager"
             if family.attribute in _HAD_FAMILIES and value not in owned and not _had(lemma, value, subject):
@@ -870,6 +872,9 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
             return False  # "I joined a choir", "I quit smoking", "I left the party early"
         return not (lemma == "work" and any(c.dep_ == "prep" and c.lower_ == "on" for c in children))
     if family.attribute == "name":
+        # "I named him Buddy", "we call the dog Rex": a name given to another (ADR 0111)
+        if any(c.dep_ == "dobj" and c.pos_ != "PROPN" and c.lower_ not in _SPEAKER_OBJECTS for c in children):
+            return False
         return any(c.dep_ in ("oprd", "nsubjpass") for c in children) or any(
             c.dep_ == "dobj" and c.pos_ == "PROPN" for c in children
         )
@@ -882,6 +887,9 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
         if lemma == "live" and preps and all(c.lower_ == "on" for c in preps):
             return any(_is_place(v) or token_lemma(v) in _STREET_WORDS for v in values)
     return True
+
+
+_SPEAKER_OBJECTS = frozenset({"me", "us"})
 
 
 def _names_a_workplace(value: Token) -> bool:

@@ -356,6 +356,14 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("I found a great place for brunch in Leith.", "find place"),
         ("We got a place for the summer in Leith.", "get place"),
         ("We got a new place!", "get place"),  # not named by where it is
+        # an animal word that only describes something else, a name given to another (ADR 0111)
+        ("There's a great dog park close to my place.", "be park"),
+        ("I bought a new dog bed.", "buy bed"),
+        ("I went to the pet store.", "go store"),
+        ("We got a few fish and had a blast.", "get fish"),  # a catch
+        ("I have a golden retriever.", "pet: retriever"),
+        ("I named him Buddy because he's my buddy.", "name he"),  # the pup's name, not the speaker's
+        ("Call me Sam.", "name"),
     ],
 )
 def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: str, attribute: str) -> None:

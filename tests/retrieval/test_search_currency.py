@@ -427,3 +427,21 @@ def test_a_new_place_named_by_where_it_is_replaces_the_home() -> None:
     assert rows[0]["text"] == "Nadia: We just got a new place in the North End." and rows[0]["current"], rows[:3]
     old = next(row for row in rows if row["text"] == "Nadia: I rent a flat on Agricola Street.")
     assert old["current"] is False
+
+
+def test_an_animal_word_that_describes_something_else_is_no_pet() -> None:
+    """ADR 0111: "a great dog park", "a new dog bed" and "I named him Buddy" state no pet and no
+    name of hers: asked for her pets she has the beagle alone, and her name stays hers."""
+    tenant = _said(
+        "I'm Nadia Ferreira.",
+        "I have a beagle called Moose.",
+        "There's a great dog park close to my place.",
+        "I bought a new dog bed.",
+        "I named him Buddy because he's my buddy.",
+    )
+    with organization_scope(tenant.id):
+        keys = dict(SemanticItem.objects.values_list("summary", "attribute"))
+    assert sorted(a for a in keys.values() if a.startswith("pet")) == ["pet: beagle"], keys
+    assert [s for s, a in keys.items() if a == "name"] == ["Nadia: I'm Nadia Ferreira."], keys
+    rows = _search(tenant, "What pets does Nadia have?")["rows"]
+    assert rows[0]["text"] == "Nadia: I have a beagle called Moose." and rows[0]["current"], rows[:3]
