@@ -94,7 +94,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("relationship", "marry date divorce propose", "married engaged single divorced widowed partner "
             "boyfriend girlfriend husband wife fiance fiancé fiancee fiancée spouse",
             aliases="partner, spouse, marital status, relationship status"),
-    _family("pet", "adopt", "pet dog cat puppy kitten rabbit bunny hamster parrot greyhound labrador terrier "
+    _family("pet", "adopt", "pet dog cat puppy pup kitten rabbit bunny hamster parrot greyhound labrador terrier "
             "poodle goldfish tortoise turtle guinea beagle spaniel retriever collie husky dachshund pug "
             "corgi bulldog chihuahua schnauzer tabby", multi_valued=True, aliases="pets"),
     _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter", aliases="vehicle, cars"),
@@ -562,14 +562,20 @@ def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
     """A pet introduced without a verb of having: "Meet Biscuit, our new puppy!", "Say hi to
     Luna, a rescue greyhound.", or "And meet Pickle! A three-legged grey tabby cat …" (the name
     in the sentence before); else None."""
-    if any(token.dep_ in SUBJECT_DEPS for token in span):
-        return None  # "Moose is a beagle": a sentence about the animal, not an introduction
+    # "Moose is a beagle": a sentence about the animal, not an introduction; but "… - meet Toby,
+    # my puppy" names the speaker's own pet inside any sentence, unless it ends ("Rex, my old
+    # dog, died") (ADR 0112)
+    stated = any(token.dep_ in SUBJECT_DEPS for token in span)
+    ending = any(_is_gone(_predicate(c)) or _ends_object(_predicate(c)) for c in _clauses(span))
     for token in span:
         family = family_of_word(token_lemma(token))
         if family is None or family.attribute != "pet" or token.pos_ != "NOUN":
             continue
-        if token.dep_ == "appos" and token.head.pos_ == "PROPN":
+        own = _possessed_by_speaker(token) and not ending
+        if token.dep_ == "appos" and token.head.pos_ == "PROPN" and (own or not stated):
             return PetIntroduction(f"I have a {token_lemma(token)} named {token.head.text}", named_before=False)
+        if stated:
+            continue
         if token.dep_ == "ROOT" and previous is not None and not any(t.dep_ in SUBJECT_DEPS for t in previous):
             name = next((t for t in previous if t.pos_ == "PROPN" and t.dep_ in ("dobj", "pobj")), None)
             if name is not None:  # "Meet Pickle! A … cat"

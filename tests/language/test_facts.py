@@ -485,6 +485,17 @@ def test_the_name_of_a_relative_the_speaker_names(sentence: str, named: list[tup
         ),
         (["Look at this!", "A cat on the roof."], None),  # no name introduced
         (["Moose is a fourteen-year-old beagle."], None),  # a sentence about the animal
+        # the speaker's own pet named inside any sentence (ADR 0112)
+        (
+            ["So much has changed since last time we talked - meet Toby, my puppy."],
+            PetIntroduction("I have a puppy named Toby", named_before=False),
+        ),
+        (
+            ["I took Luna, our kitten, to the vet today."],
+            PetIntroduction("I have a kitten named Luna", named_before=False),
+        ),
+        (["I walked Rex, my neighbour's dog."], None),  # someone else's
+        (["Rex, my old dog, died last year."], None),  # an end, not an introduction
     ],
 )
 def test_a_pet_introduced_without_a_verb_of_having(sentences: list[str], statement: PetIntroduction | None) -> None:

@@ -445,3 +445,15 @@ def test_an_animal_word_that_describes_something_else_is_no_pet() -> None:
     assert [s for s, a in keys.items() if a == "name"] == ["Nadia: I'm Nadia Ferreira."], keys
     rows = _search(tenant, "What pets does Nadia have?")["rows"]
     assert rows[0]["text"] == "Nadia: I have a beagle called Moose." and rows[0]["current"], rows[:3]
+
+
+def test_a_pet_named_inside_a_longer_sentence_is_one_of_her_pets() -> None:
+    """ADR 0112: "… - meet Toby, my puppy" introduces her pet inside a sentence about something
+    else, and comes first when she is asked about her pets."""
+    tenant = _said(
+        "Hey! So much has changed since last time we talked - meet Toby, my puppy. He's a bundle of joy.",
+        "The weather in Lyon was lovely today, we walked along the river.",
+        "My neighbour's dog barked all night again.",
+    )
+    rows = _search(tenant, "What pets does Nadia have?")["rows"]
+    assert rows[0]["type"] == "semantic" and "meet Toby, my puppy" in rows[0]["text"] and rows[0]["current"], rows[:3]
