@@ -109,7 +109,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("tutor", "", "tutor coach instructor", aliases="teacher, private tutor"),
     _family("team", "", "fan supporter", aliases="favourite team, favorite team, sports team"),
     _family("language", "speak", "language", multi_valued=True, aliases="languages, spoken language"),
-    _family("studies", "study", "student degree major university college school course",
+    _family("studies", "study", "student degree major university college school course phd mba doctorate masters",
             aliases="education, school, study"),
     _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
             "chess woodworking sewing embroidery ceramics swimming hiking running jogging cycling camping fishing "
@@ -736,7 +736,10 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         return "car", predicate  # "I drive there in my old Dodge Grand Caravan"
     if _studied_at(predicate):
         return "studies", predicate  # "I did electrical engineering at the University of Manitoba"
-    if lemma in _WORK_PREDICATES and not any(child.dep_ == "prt" for child in predicate.children):
+    studied = any(  # "I've started a PhD at Oxford": a school, not a workplace (ADR 0113)
+        family_of_word(word) is _STUDIES for obj in objects if obj.dep_ == "dobj" for word in _words_of(obj)
+    )
+    if lemma in _WORK_PREDICATES and not studied and not any(child.dep_ == "prt" for child in predicate.children):
         workplace = _workplace(predicate)
         if workplace is not None:
             return "job", predicate  # "Joon started at the hospital", "she teaches at a school"
@@ -832,11 +835,51 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
         return "job"
     if (lemma in ("break", "split") and "up" in particles) or _sees_someone(predicate):
         return "relationship"
+    adverbs = {child.lower_ for child in predicate.children if child.dep_ == "advmod"}
+    if lemma == "get" and {"back", "together"} <= adverbs:
+        return "relationship"  # "Tom and I got back together" (ADR 0113)
+    if lemma == "be" and _no_longer(predicate) and any(g.ent_type_ == "PERSON" for g in _after(predicate, "with")):
+        return "relationship"  # "I'm not with Tom anymore"
+    if lemma == "go" and any(g.pos_ == "PROPN" for g in _after(predicate, "by")):
+        return "name"  # "I've started going by Alex"
+    if lemma in ("accept", "take") and any(
+        token_lemma(offer) == "offer"
+        and any(g.pos_ == "PROPN" and g.ent_type_ != "PERSON" for g in _after(offer, "from"))
+        for offer in predicate.children
+        if offer.dep_ == "dobj"
+    ):
+        return "job"  # "I accepted an offer from Stripe"
+    if lemma == "drop" and any(
+        family_of_word(word) is _STUDIES
+        for out in predicate.children
+        if out.dep_ in ("prep", "prt") and out.lower_ == "out"
+        for value in _after(out, "of")
+        for word in _words_of(value)
+    ):
+        return "studies"  # "I dropped out of the MBA program"
     if lemma == "be" and any(
         child.dep_ == "attr" and child.like_num and not list(child.children) for child in predicate.children
     ):
         return "age"
     return None
+
+
+def _after(token: Token, preposition: str) -> list[Token]:
+    """The objects of a preposition under ``token``: "with Tom" → Tom."""
+    return [
+        grandchild
+        for child in token.children
+        if child.dep_ == "prep" and child.lower_ == preposition
+        for grandchild in child.children
+        if grandchild.dep_ == "pobj"
+    ]
+
+
+def _no_longer(predicate: Token) -> bool:
+    """ "not … anymore", "no longer": a state that has ended."""
+    children = {child.lower_ for child in predicate.children}
+    negated = bool(children & {"not", "n't"}) and bool(children & {"anymore", "any"})
+    return negated or "longer" in children
 
 
 def _sees_someone(predicate: Token) -> bool:
@@ -1144,13 +1187,8 @@ def _based_in(predicate: Token) -> str | None:
     """ "I'm based in Denver these days": where one is based is one's home (city)."""
     if token_lemma(predicate) != "base":
         return None
-    places = [
-        grandchild
-        for child in predicate.children
-        if child.dep_ == "prep" and child.lower_ == "in"
-        for grandchild in child.children
-        if grandchild.dep_ == "pobj"
-    ]
+    outs = [child for child in predicate.children if child.dep_ == "prep" and child.lower_ == "out"]
+    places = _after(predicate, "in") + [place for out in outs for place in _after(out, "of")]  # "based out of Austin"
     if not places:
         return None
     return "home city" if any(map(_placed, places)) else "home"
@@ -1487,7 +1525,8 @@ def _is_unrealised(clause: Token) -> bool:
     if any(child.dep_ in ("aux", "auxpass") and child.lower_ in _UNREALISED_AUX for child in clause.children):
         return True
     if token_lemma(clause) in _UNREALISED_VERBS and _has_to_infinitive(clause):
-        return True
+        # "We had to rehome our dog": an obligation told in the past was met (ADR 0113)
+        return not (token_lemma(clause) == "have" and clause.tag_ == "VBD")
     return any(
         child.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in ("if", "unless") for g in child.children)
         for child in clause.children

@@ -364,6 +364,22 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("I have a golden retriever.", "pet: retriever"),
         ("I named him Buddy because he's my buddy.", "name he"),  # the pup's name, not the speaker's
         ("Call me Sam.", "name"),
+        # changes said the way chat says them (ADR 0113)
+        ("I'm based out of Austin these days.", "home city"),
+        ("I've started going by Alex.", "name"),
+        ("I went by the bakery.", "go bakery"),
+        ("Big news, I accepted an offer from Stripe!", "job"),
+        ("I accepted an offer from Tom to help with the move.", "accept offer"),  # a person's offer
+        ("I dropped out of the MBA program.", "studies"),
+        ("I dropped out of the race.", "drop"),
+        ("I've started a PhD at Oxford.", "studies"),  # a school, not a workplace
+        ("I'm not with Tom anymore.", "relationship"),
+        ("I'm no longer with Tom.", "relationship"),
+        ("I'm not with the bank anymore.", "be bank"),
+        ("Tom and I got back together.", "relationship"),
+        ("We got together for lunch.", "get lunch"),
+        ("We had to rehome our dog.", "pet: dog"),  # done, not a plan
+        ("I have to move to Lyon.", "plan: home city"),
     ],
 )
 def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: str, attribute: str) -> None:
