@@ -457,3 +457,17 @@ def test_a_pet_named_inside_a_longer_sentence_is_one_of_her_pets() -> None:
     )
     rows = _search(tenant, "What pets does Nadia have?")["rows"]
     assert rows[0]["type"] == "semantic" and "meet Toby, my puppy" in rows[0]["text"] and rows[0]["current"], rows[:3]
+
+
+def test_a_relationship_ended_the_way_chat_says_it_replaces_the_old_one() -> None:
+    """ADR 0113: "I'm not with Tom anymore" states the relationship, so it replaces "I'm dating
+    Tom" and comes first for her relationship status."""
+    tenant = _said(
+        "I've been seeing someone for three weeks, his name is Tom.",
+        "Tom took me to a great ramen place in the Old Port.",
+        "I'm not with Tom anymore.",
+    )
+    rows = _search(tenant, "What is Nadia's relationship status?")["rows"]
+    assert rows[0]["text"] == "Nadia: I'm not with Tom anymore." and rows[0]["current"], rows[:3]
+    old = next(row for row in rows if row["text"].startswith("Nadia: I've been seeing someone"))
+    assert old["current"] is False
