@@ -89,7 +89,8 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("allergy", "", "allergic allergy", multi_valued=True, aliases="allergies"),
     _family("diet", "eat", "vegan vegetarian pescatarian meat diet keto paleo gluten dairy carnivore omnivore",
             aliases="diet, eating habits, food, eats"),
-    _family("drink", "drink", "coffee espresso tea rooibos beer wine alcohol latte cappuccino juice soda",
+    _family("drink", "drink", "coffee espresso tea rooibos beer wine alcohol latte cappuccino juice soda caffeine "
+            "teetotal sober",
             aliases="drinks, beverage, morning drink"),
     _family("relationship", "marry date divorce propose", "married engaged single divorced widowed partner "
             "boyfriend girlfriend husband wife fiance fiancé fiancee fiancée spouse",
@@ -842,6 +843,9 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
         return "relationship"  # "I'm not with Tom anymore"
     if lemma == "go" and any(g.pos_ == "PROPN" for g in _after(predicate, "by")):
         return "name"  # "I've started going by Alex"
+    fluent = [g for c in predicate.children if c.dep_ == "acomp" and c.lower_ == "fluent" for g in _after(c, "in")]
+    if lemma == "be" and fluent and fluent[0].pos_ == "PROPN":
+        return f"language: {normalize_attribute(fluent[0].text)}"  # "I'm fluent in Portuguese now"
     if lemma in ("accept", "take") and any(
         token_lemma(offer) == "offer"
         and any(g.pos_ == "PROPN" and g.ent_type_ != "PERSON" for g in _after(offer, "from"))
@@ -1218,6 +1222,8 @@ def _is_value(token: Token, owned: list[Token]) -> bool:
         return True  # "switched from coffee to tea"
     if preposition.lower_ == "for" and token_lemma(preposition.head) in _FOR_VALUE_PREDICATES:
         return True  # "I pay for a gym membership", "I signed up for the Lyon 10k"
+    if preposition.lower_ == "off" and token_lemma(preposition.head) == "be":
+        return True  # "I'm off caffeine now" (ADR 0113)
     return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"
 
 

@@ -380,6 +380,11 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("We got together for lunch.", "get lunch"),
         ("We had to rehome our dog.", "pet: dog"),  # done, not a plan
         ("I have to move to Lyon.", "plan: home city"),
+        ("I'm off caffeine now.", "drink"),
+        ("I'm off to the gym.", "be"),
+        ("I'm teetotal now.", "drink"),
+        ("I'm fluent in Portuguese now.", "language: portuguese"),
+        ("I'm fluent in spreadsheets.", "be fluent"),
     ],
 )
 def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: str, attribute: str) -> None:
