@@ -772,6 +772,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
             if family.attribute == "relationship" and word == token_lemma(value) and is_qualified_role(value):
                 continue  # "my climbing partner": no partner
+            if family.attribute == "relationship" and any(c.lower_ in _FIRST_PERSON for c in value.conjuncts):
+                continue  # "My partner and I adopted a kitten": the kitten is the news (ADR 0113)
             if family.attribute == "team" and not any(child.pos_ == "PROPN" for child in value.children):
                 continue  # "a fan of jazz", "your biggest fan": no team named
             if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
@@ -836,6 +838,8 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
         return "job"
     if (lemma in ("break", "split") and "up" in particles) or _sees_someone(predicate):
         return "relationship"
+    if lemma == "engage" and passive and all(c.lower_ == "to" for c in predicate.children if c.dep_ == "prep"):
+        return "relationship"  # "I just got engaged", "we got engaged to …"; not "engaged in a project" (ADR 0113)
     adverbs = {child.lower_ for child in predicate.children if child.dep_ == "advmod"}
     if lemma == "get" and {"back", "together"} <= adverbs:
         return "relationship"  # "Tom and I got back together" (ADR 0113)

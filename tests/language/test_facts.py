@@ -385,6 +385,9 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("I'm teetotal now.", "drink"),
         ("I'm fluent in Portuguese now.", "language: portuguese"),
         ("I'm fluent in spreadsheets.", "be fluent"),
+        ("I just got engaged.", "relationship"),
+        ("I was engaged in a big project.", "engage project"),
+        ("My partner and I adopted a kitten.", "pet: kitten"),  # the kitten is the news, not the partner
     ],
 )
 def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: str, attribute: str) -> None:
