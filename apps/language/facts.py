@@ -872,12 +872,12 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
     return None
 
 
-def _after(token: Token, preposition: str) -> list[Token]:
-    """The objects of a preposition under ``token``: "with Tom" → Tom."""
+def _after(token: Token, *prepositions: str) -> list[Token]:
+    """The objects of the prepositions under ``token``: "with Tom" → Tom."""
     return [
         grandchild
         for child in token.children
-        if child.dep_ == "prep" and child.lower_ == preposition
+        if child.dep_ == "prep" and child.lower_ in prepositions
         for grandchild in child.children
         if grandchild.dep_ == "pobj"
     ]
@@ -1098,21 +1098,15 @@ def _is_dwelling(token: Token) -> bool:
     return lemma in _HOME.words and not any(child.dep_ in ("acl", "relcl", "advcl") for child in token.children)
 
 
-def _names_after(token: Token, prepositions: tuple[str, ...]) -> list[Token]:
+def _names_after(token: Token, *prepositions: str) -> list[Token]:
     """The proper names a preposition under ``token`` takes ("in Leith", "on Agricola Street")."""
-    return [
-        grandchild
-        for child in token.children
-        if child.dep_ == "prep" and child.lower_ in prepositions
-        for grandchild in child.children
-        if grandchild.dep_ == "pobj" and grandchild.pos_ == "PROPN"
-    ]
+    return [place for place in _after(token, *prepositions) if place.pos_ == "PROPN"]
 
 
 def _dwelling_place(dwelling: Token) -> Token | None:
     """Where a dwelling is, as a name: "a place in the North End" → End, "the North End place"
     → End; None when the sentence does not name it."""
-    named = _names_after(dwelling, ("in", "on"))
+    named = _names_after(dwelling, "in", "on")
     compounds = [child for child in dwelling.children if child.dep_ == "compound" and child.pos_ == "PROPN"]
     return [*named, *compounds[-1:], None][0]
 
@@ -1154,17 +1148,11 @@ def _dwelling_reading(predicate: Token, subject: Token | None) -> str | None:
         gotten = [d for d in _gotten_dwellings(predicate) if _is_dwelling(d)]
         where = next((place for d in gotten if (place := _dwelling_place(d)) is not None), None)
     elif speaker and lemma == "be":  # "I'm in a new flat in Leith"
-        new = [
-            dwelling
-            for child in predicate.children
-            if child.dep_ == "prep" and child.lower_ == "in"
-            for dwelling in child.children
-            if dwelling.dep_ == "pobj" and _is_dwelling(dwelling) and _is_new(dwelling)
-        ]
+        new = [dwelling for dwelling in _after(predicate, "in") if _is_dwelling(dwelling) and _is_new(dwelling)]
         if new:
-            where = [*_names_after(predicate, ("in",)), _dwelling_place(new[0])][0]
+            where = [*_names_after(predicate, "in"), _dwelling_place(new[0])][0]
     elif lemma == "be" and _possessed_by_speaker(subject) and _is_dwelling(subject):  # "My new place is in …"
-        where = [*_names_after(predicate, ("in",)), None][0]
+        where = [*_names_after(predicate, "in"), None][0]
     return None if where is None else _dwelling_key(where)
 
 
