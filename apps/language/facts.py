@@ -831,7 +831,7 @@ def _is_place_of_origin(clause: Token) -> bool:
 def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
     """Facts a verb states only with its particle or voice, or a bare number states: "I got
     laid off", "I was fired" (the job ends), "we broke up", "I've been seeing someone" (the
-    relationship), "I'm 35 now" (the age)."""
+    relationship), "I'm 35 now", "I turned 35" (the age)."""
     particles = {child.lower_ for child in predicate.children if child.dep_ == "prt"}
     passive = any(child.dep_ in ("auxpass", "nsubjpass") for child in predicate.children)
     if (lemma == "lay" and "off" in particles) or (lemma == "fire" and passive):
@@ -869,6 +869,15 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
         child.dep_ == "attr" and child.like_num and not list(child.children) for child in predicate.children
     ):
         return "age"
+    if (
+        lemma == "turn"
+        and not _after(predicate, "into")
+        and any(
+            child.dep_ in ("dobj", "attr", "oprd", "npadvmod") and child.like_num and not list(child.children)
+            for child in predicate.children
+        )
+    ):
+        return "age"  # "I turned 35 last week" (ADR 0113)
     return None
 
 

@@ -386,6 +386,8 @@ def test_a_verb_joined_to_a_clause_states_a_fact_of_its_subject() -> None:
         ("I'm fluent in Portuguese now.", "language: portuguese"),
         ("I'm fluent in spreadsheets.", "be fluent"),
         ("I just got engaged.", "relationship"),
+        ("I turned 35 last week.", "age"),
+        ("I turned 5 pages.", "turn page"),
         ("I was engaged in a big project.", "engage project"),
         ("My partner and I adopted a kitten.", "pet: kitten"),  # the kitten is the news, not the partner
     ],
