@@ -46,6 +46,20 @@ def _said(*texts: str) -> Tenant:
     return tenant
 
 
+def _keys(tenant: Tenant) -> dict[str, str]:
+    """Each statement's text, with the key it was filed under."""
+    with organization_scope(tenant.id):
+        return dict(SemanticItem.objects.values_list("summary", "attribute"))
+
+
+def _replaced_first(tenant: Tenant, query: str, new: str, old: str) -> None:
+    """The row ``new`` comes first and is current; the row starting with ``old`` is returned, no
+    longer current."""
+    rows = _search(tenant, query)["rows"]
+    assert rows[0]["text"] == new and rows[0]["current"], rows[:3]
+    assert next(row for row in rows if row["text"].startswith(old))["current"] is False
+
+
 def _first_fact(tenant: Tenant, query: str) -> str:
     """The text of the first row a search returns, which must be a statement (semantic row)."""
     first = _search(tenant, query)["rows"][0]
@@ -379,8 +393,7 @@ def test_a_pastime_asked_about_by_its_verb_gets_its_current_fact_first() -> None
         "The weather in Lyon was lovely today, and the pool by the river opened.",
         "I gave up swimming, the pool here is too far.",
     )
-    with organization_scope(tenant.id):
-        keys = dict(SemanticItem.objects.values_list("summary", "attribute"))
+    keys = _keys(tenant)
     assert keys["Nadia: I go swimming every Sunday morning at the city pool."] == "hobby: swimming"
     rows = _search(tenant, "Does Nadia still swim?")["rows"]
     assert rows[0]["type"] == "semantic" and "gave up swimming" in rows[0]["text"] and rows[0]["current"], rows[:3]
@@ -423,10 +436,12 @@ def test_a_new_place_named_by_where_it_is_replaces_the_home() -> None:
         "Nadia: We just got a new place in the North End.",
     }
     assert homes["Nadia: We just got a new place in the North End."] is not None  # it replaced the flat
-    rows = _search(tenant, "Where does Nadia live?")["rows"]
-    assert rows[0]["text"] == "Nadia: We just got a new place in the North End." and rows[0]["current"], rows[:3]
-    old = next(row for row in rows if row["text"] == "Nadia: I rent a flat on Agricola Street.")
-    assert old["current"] is False
+    _replaced_first(
+        tenant,
+        "Where does Nadia live?",
+        new="Nadia: We just got a new place in the North End.",
+        old="Nadia: I rent a flat on Agricola Street.",
+    )
 
 
 def test_an_animal_word_that_describes_something_else_is_no_pet() -> None:
@@ -439,8 +454,7 @@ def test_an_animal_word_that_describes_something_else_is_no_pet() -> None:
         "I bought a new dog bed.",
         "I named him Buddy because he's my buddy.",
     )
-    with organization_scope(tenant.id):
-        keys = dict(SemanticItem.objects.values_list("summary", "attribute"))
+    keys = _keys(tenant)
     assert sorted(a for a in keys.values() if a.startswith("pet")) == ["pet: beagle"], keys
     assert [s for s, a in keys.items() if a == "name"] == ["Nadia: I'm Nadia Ferreira."], keys
     rows = _search(tenant, "What pets does Nadia have?")["rows"]
@@ -467,7 +481,9 @@ def test_a_relationship_ended_the_way_chat_says_it_replaces_the_old_one() -> Non
         "Tom took me to a great ramen place in the Old Port.",
         "I'm not with Tom anymore.",
     )
-    rows = _search(tenant, "What is Nadia's relationship status?")["rows"]
-    assert rows[0]["text"] == "Nadia: I'm not with Tom anymore." and rows[0]["current"], rows[:3]
-    old = next(row for row in rows if row["text"].startswith("Nadia: I've been seeing someone"))
-    assert old["current"] is False
+    _replaced_first(
+        tenant,
+        "What is Nadia's relationship status?",
+        new="Nadia: I'm not with Tom anymore.",
+        old="Nadia: I've been seeing someone",
+    )
