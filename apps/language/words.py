@@ -152,20 +152,47 @@ def is_content_word(word: str) -> bool:
     return len(folded) > 1 and folded not in STOPWORDS and folded != "'" and not _CONTRACTED_STOPWORD.match(folded)
 
 
+def _standing_for(table: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
+    """Each word of a table's second column → the word of its first it stands for."""
+    return MappingProxyType({word: canonical for canonical, same in table for word in same.split()})
+
+
 # Words for the same relative or role, each with the word that stands for them: a row about
 # "my mum" is about the asked "mother".
-SAME_WORD: Mapping[str, str] = MappingProxyType(
-    {
-        word: canonical
-        for canonical, same in (
-            ("mother", "mum mom mama mommy mummy"),
-            ("father", "dad papa daddy"),
-            ("grandmother", "grandma granny nana"),
-            ("grandfather", "grandpa granddad grandad"),
-            ("manager", "boss supervisor"),
-        )
-        for word in same.split()
-    }
+SAME_WORD: Mapping[str, str] = _standing_for(
+    (
+        ("mother", "mum mom mama mommy mummy"),
+        ("father", "dad papa daddy"),
+        ("grandmother", "grandma granny nana"),
+        ("grandfather", "grandpa granddad grandad"),
+        ("manager", "boss supervisor"),
+    )
+)
+# Chat's short forms and spelling variants of a word, each with the word: "my gf" is about the
+# asked "girlfriend", "my fave" about a "favorite". Matched as whole words, before stemming
+# ("fam" is "family", "fame" is not). For lexical matching only; a relation word of the fact
+# reader is SAME_WORD's.
+CHAT_WORD: Mapping[str, str] = _standing_for(
+    (
+        ("girlfriend", "gf"),
+        ("boyfriend", "bf"),
+        ("husband", "hubby"),
+        ("family", "fam"),
+        ("brother", "bro"),
+        ("sister", "sis"),
+        ("friend", "bff bestie"),
+        ("kid", "kiddo kiddos"),
+        ("favorite", "fave fav favourite"),
+        ("competition", "comp"),
+        ("birthday", "bday"),
+        ("university", "uni"),
+        ("apartment", "apt"),
+        ("vacation", "vacay"),
+        ("puppy", "pup"),
+        ("picture", "pic pics"),
+        ("conversation", "convo"),
+        ("video", "vid"),
+    )
 )
 _SAME: Mapping[str, str] = MappingProxyType({stem(word): stem(canonical) for word, canonical in SAME_WORD.items()})
 
@@ -173,6 +200,23 @@ _SAME: Mapping[str, str] = MappingProxyType({stem(word): stem(canonical) for wor
 def same_stem(term: str) -> str:
     """The stem that stands for a stem's word and its other words ("mum" → that of "mother")."""
     return _SAME.get(term, term)
+
+
+def lexical_term(word: str) -> str:
+    """The term a word is matched on: the stem of the word it stands for ("gf", "girlfriend")."""
+    return same_stem(stem(CHAT_WORD.get(fold(word), word)))
+
+
+_SAME_WORDS: tuple[str, ...] = tuple(
+    dict.fromkeys(word for pair in (*SAME_WORD.items(), *CHAT_WORD.items()) for word in pair)
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def same_words(word: str) -> tuple[str, ...]:
+    """A word and the other words that stand for the same thing ("girlfriend": "gf")."""
+    target = lexical_term(word)
+    return (word, *(other for other in _SAME_WORDS if other != fold(word) and lexical_term(other) == target))
 
 
 def content_stems(text: str) -> frozenset[str]:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TypeVar
 
-from apps.language.words import is_content_word, same_stem, stem, words
+from apps.language.words import is_content_word, lexical_term, words
 from apps.retrieval.types import RowCandidate
 
 BM25_K1 = 1.5  # term-frequency saturation (the usual value)
@@ -32,8 +32,9 @@ def terms(text: str) -> list[str]:
 @functools.lru_cache(maxsize=65536)
 def _term(word: str) -> str | None:
     """A word's stem when it is a content word, one stem for words of the same relative or role
-    ("mum", "mother"); words repeat, so each is normalized once."""
-    return same_stem(stem(word)) if is_content_word(word) else None
+    ("mum", "mother") and for chat's short forms ("gf", "girlfriend"); words repeat, so each is
+    normalized once."""
+    return lexical_term(word) if is_content_word(word) else None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -52,7 +52,17 @@ from apps.graph.keys import anchor_key
 from apps.language.calendar import MONTH_AND_WEEKDAY_NAMES, month_alternation, month_number, weekday_alternation
 from apps.language.dates import Precision, ResolvedDate, Tense, find_dates
 from apps.language.lexicon import ACTIVITY_FAMILIES, RELATION_FAMILIES, RoleGroup, family_forms
-from apps.language.words import POSSESSIVE, STOPWORDS, TOKEN, content_stems, fold, is_content_word, lemma_candidates
+from apps.language.words import (
+    POSSESSIVE,
+    STOPWORDS,
+    TOKEN,
+    content_stems,
+    fold,
+    is_content_word,
+    lemma_candidates,
+    same_words,
+    words,
+)
 from apps.retrieval.types import (
     AnswerType,
     Budgets,
@@ -712,3 +722,17 @@ def plan_query(question: str, *, now: datetime | None = None) -> Plan:
         future=bool(_FUTURE.search(lowered)),
         time_focus=_time_focus(tokens, lowered, temporal),
     )
+
+
+def asked_words(plan: Plan) -> str:
+    """The question's content words, with the other words for each ("gf" for "girlfriend"),
+    but the names it asks about, as a full-text "or" query ("" when there are none): the words
+    an anchor's rows are matched on beside their similarity (ADR 0114)."""
+    named = {fold(word) for entity in plan.entities for word in words(entity)}
+    asked = [
+        same
+        for word in words(plan.question)
+        if is_content_word(word) and fold(word) not in named
+        for same in same_words(word)
+    ]
+    return " or ".join(dict.fromkeys(fold(word) for word in asked))

@@ -48,6 +48,9 @@ ROWS_PER_ANCHOR = 40  # rows of each type per anchor: the nearest the question a
 FRAMES_PER_ANCHOR = 16  # incident frames per anchor in the base lane, by frame id
 CO_PARTICIPANTS = 8  # anchors reached through those frames whose rows join the base lane
 CO_PARTICIPANT_ROWS = 2  # the rows of each type of a co-participant nearest the question
+LEXICAL_ROWS_PER_ANCHOR = (
+    16  # and of an anchor the question names, those of its scan that best match its words (ADR 0114)
+)
 ANCHOR_ROW_SCAN = 100  # an anchor's newest mentions, ranked by similarity to the question (ADR 0018)
 NAMED_ROW_SCAN = 400  # the same for an anchor the question names: its own history is what is asked (ADR 0019)
 RELATION_FRAME_CAP = 240  # paper A.3
@@ -122,19 +125,30 @@ def anchor_candidates(
     rows_per_type: int = ROWS_PER_ANCHOR,
     deep_keys: Collection[str] = (),
     where: Filter | None = None,
+    words: str = "",
 ) -> list[AnchorCandidate]:
     """Recalled and exactly named anchors with their graph properties (one graph read) and, of
     each type, the ``rows_per_type`` rows closest to the question among the ``ANCHOR_ROW_SCAN``
     newest that mention the anchor — ``NAMED_ROW_SCAN`` for the ``deep_keys`` (the anchors
-    the question names) — in one bounded read of the adjacency index. With a filter ``where``,
-    only rows that match it count, before either cap."""
+    the question names), with the ``LEXICAL_ROWS_PER_ANCHOR`` of their scan that best match
+    the question's ``words`` — in one bounded read of the adjacency index. With a filter
+    ``where``, only rows that match it count, before either cap."""
     similarity = {a.anchor_key: a.similarity for a in recalled}
     keys = list(dict.fromkeys([*similarity, *named_keys]))
     found = _anchors(subject, keys, ("name", "type", "mention_count"))
     present = [key for key in keys if key in found]
     scans = [NAMED_ROW_SCAN if key in deep_keys else ANCHOR_ROW_SCAN for key in present]
+    lexical = [LEXICAL_ROWS_PER_ANCHOR if key in deep_keys and words else 0 for key in present]
     rows = anchor_rows(
-        subject=subject, keys=present, vector=vector, model=model, per_type=rows_per_type, scans=scans, where=where
+        subject=subject,
+        keys=present,
+        vector=vector,
+        model=model,
+        per_type=rows_per_type,
+        scans=scans,
+        where=where,
+        words=words,
+        lexical=lexical,
     )
     return [
         AnchorCandidate(
@@ -154,21 +168,32 @@ def anchor_candidates(
 # An anchor's newest mentions, ranked by the row vectors kept beside the adjacency index
 # (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables. The
 # two types are two parts of one statement (each with its own filter restriction).
-_ANCHOR_ROWS_OF_TYPE = """
-SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, r.row_id, r.distance
-FROM unnest(%(keys)s::text[], %(scans)s::int[]) WITH ORDINALITY AS k(key, scan, n)
-CROSS JOIN LATERAL (
-    SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM (
+_NEWEST_OF_TYPE = """(
         SELECT row_id, embedding, embedding_model
         FROM graph_anchor_row
         WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
           AND memory_type = %(type_{memory_type})s{restriction}
         ORDER BY id DESC LIMIT k.scan
-    ) AS newest
+    ) AS newest"""
+_ANCHOR_ROWS_OF_TYPE = """
+SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, r.row_id, r.distance
+FROM unnest(%(keys)s::text[], %(scans)s::int[], %(lexical)s::int[]) WITH ORDINALITY AS k(key, scan, lexical, n)
+CROSS JOIN LATERAL (
+    (SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM {newest}
     WHERE newest.embedding_model = %(model)s
-    ORDER BY distance, newest.row_id LIMIT %(per_type)s
+    ORDER BY distance, newest.row_id LIMIT %(per_type)s){lexical}
 ) AS r
 """
+# The same scan's rows that best match the question's words (full-text rank), beside the
+# nearest: a primary-key probe of the evidence row per scanned mention, so only for the keys
+# that ask for it (``k.lexical`` > 0; ADR 0114).
+_LEXICAL_OF_TYPE = """
+    UNION
+    (SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM {newest}
+    JOIN {table} AS t ON t.id = newest.row_id AND t.organization_id = %(organization)s
+    WHERE newest.embedding_model = %(model)s AND t.search_vector @@ websearch_to_tsquery('english', %(words)s)
+    ORDER BY ts_rank_cd(t.search_vector, websearch_to_tsquery('english', %(words)s)) DESC, newest.row_id
+    LIMIT k.lexical)"""
 
 
 def anchor_rows(
@@ -180,11 +205,15 @@ def anchor_rows(
     per_type: int,
     scans: Sequence[int] | None = None,
     where: Filter | None = None,
+    words: str = "",
+    lexical: Sequence[int] | None = None,
 ) -> dict[str, dict[str, list[str]]]:
     """Per anchor and type, the ids of the ``per_type`` rows nearest the question among the
     anchor's newest mentions (``scans[i]`` of the i-th key, default ``ANCHOR_ROW_SCAN``),
-    nearest first. With a filter ``where``, the newest mentions are those of rows that match
-    it (a primary-key probe of the row per mention scanned, inside the scan: ADR 0035)."""
+    nearest first, and the ``lexical[i]`` (default none) of the same scan whose text best
+    matches ``words`` (a full-text "or" query; ADR 0114). With a filter ``where``, the newest
+    mentions are those of rows that match it (a primary-key probe of the row per mention
+    scanned, inside the scan: ADR 0035)."""
     found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
     if not keys:
         return found
@@ -196,6 +225,8 @@ def anchor_rows(
         "scans": int_array(scans if scans is not None else [ANCHOR_ROW_SCAN] * len(keys)),
         "model": model,
         "per_type": per_type,
+        "words": words,
+        "lexical": int_array(lexical if lexical is not None else [0] * len(keys)),
     }
     parts = []
     for memory_type in ("episodic", "semantic"):
@@ -210,7 +241,9 @@ def anchor_rows(
           AND EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = graph_anchor_row.row_id
                       AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {matching})"""
         )
-        parts.append(_ANCHOR_ROWS_OF_TYPE.replace("{memory_type}", memory_type).replace("{restriction}", restriction))
+        worded = _LEXICAL_OF_TYPE.replace("{table}", _TABLES[memory_type]) if words and any(lexical or ()) else ""
+        part = _ANCHOR_ROWS_OF_TYPE.replace("{lexical}", worded).replace("{newest}", _NEWEST_OF_TYPE)
+        parts.append(part.replace("{memory_type}", memory_type).replace("{restriction}", restriction))
     if not parts:
         return found
     statement = f"""

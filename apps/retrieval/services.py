@@ -35,7 +35,7 @@ from apps.providers.interfaces import Embedder, MeteringContext
 from apps.retrieval import reads
 from apps.retrieval.currency import asked_facts_first, current_first, mark_facts, successor_ids
 from apps.retrieval.fusion import first_pass_scores, fuse, rank_candidates, trim_to_token_budget, without_restatements
-from apps.retrieval.planner import as_a_name, plan_query, spoken_of
+from apps.retrieval.planner import as_a_name, asked_words, plan_query, spoken_of
 from apps.retrieval.scoring import (
     FACT_ORDER_LIMIT,
     entity_keys,
@@ -126,6 +126,7 @@ def _graph_lanes(
         model=model,
         deep_keys=entity_keys(plan),
         where=where,
+        words=asked_words(plan),
     )
     anchors = select_anchors(candidates, plan)
     report.anchors_inspected = len(candidates)

@@ -51,14 +51,16 @@ def test_a_named_anchor_is_scanned_deeper_and_the_evidence_tables_are_not_read(
     assert "graph_anchor_row" in statements and "memory_episodic_event" not in statements
 
 
-def test_anchor_candidates_scan_the_question_s_named_anchors_deeper(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_anchor_candidates_scan_the_question_s_named_anchors_deeper_and_by_its_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(reads, "ANCHOR_ROW_SCAN", 2)
     monkeypatch.setattr(reads, "NAMED_ROW_SCAN", 5)
-    seen: list[list[int]] = []
+    seen: list[tuple[list[int], list[int]]] = []
     original = reads.anchor_rows
 
     def recording(**kwargs):  # type: ignore[no-untyped-def]
-        seen.append(list(kwargs["scans"]))
+        seen.append((list(kwargs["scans"]), list(kwargs["lexical"])))
         return original(**kwargs)
 
     monkeypatch.setattr(reads, "anchor_rows", recording)
@@ -67,7 +69,57 @@ def test_anchor_candidates_scan_the_question_s_named_anchors_deeper(monkeypatch:
     _write_graph(subject, [_anchor(subject, "ana", []), _anchor(subject, "bo", [])], [])
     recalled = [reads.AnchorRecall(anchor_key=k, name=k, type="person", similarity=0.5) for k in ("ana", "bo")]
     with organization_scope(tenant.id), transaction.atomic():
-        reads.anchor_candidates(
-            subject=subject, recalled=recalled, named_keys=[], vector=[1.0, 0.0, 0.0], model=MODEL, deep_keys={"bo"}
+        for words in ("grooming or essential", ""):
+            reads.anchor_candidates(
+                subject=subject,
+                recalled=recalled,
+                named_keys=[],
+                vector=[1.0, 0.0, 0.0],
+                model=MODEL,
+                deep_keys={"bo"},
+                words=words,
+            )
+    # The named anchor's newest mentions are scanned deeper, and only its rows are matched by words.
+    assert seen == [([2, 5], [0, reads.LEXICAL_ROWS_PER_ANCHOR]), ([2, 5], [0, 0])]
+
+
+def test_an_anchor_s_rows_that_best_match_the_question_s_words_join_its_nearest() -> None:
+    tenant, other = make_tenant(), make_tenant()
+    subject = tenant.subject()
+    question = [1.0, 0.0, 0.0]
+    words = "essential or keep or looking or good"
+    with organization_scope(tenant.id), transaction.atomic():
+        near = _episodic(subject, "a quiet weekend at home", [1.0, 0.0, 0.0])
+        grooming = _episodic(subject, "regular grooming is essential to keep them looking good", [0.0, 1.0, 0.0])
+        brushing = _episodic(subject, "brushing keeps the coat good", [0.0, 0.9, 0.1])  # fewer of the words
+        far = _episodic(subject, "a long drive north", [0.0, 0.0, 1.0])
+        ids = [str(r.id) for r in (near, grooming, brushing, far)]
+        adjacency.add_mentions(
+            organization_id=tenant.id, subject_id=subject.id, mentions=[("ana", "episodic", i) for i in ids]
         )
-    assert seen == [[2, 5]]  # the named anchor's newest mentions are scanned deeper
+        nearest = reads.anchor_rows(subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1)
+        worded = reads.anchor_rows(
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, lexical=[1]
+        )
+        unmatched = reads.anchor_rows(
+            subject=subject,
+            keys=["ana"],
+            vector=question,
+            model=MODEL,
+            per_type=1,
+            words="violin or concert",
+            lexical=[1],
+        )
+        unasked = reads.anchor_rows(
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, lexical=[0]
+        )
+    with organization_scope(other.id), transaction.atomic():
+        foreign = reads.anchor_rows(
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, lexical=[1]
+        )
+    assert nearest["ana"]["episodic"] == [ids[0]]
+    # The nearest, then the row with most of the question's words, whatever its distance.
+    assert worded["ana"]["episodic"] == [ids[0], ids[1]]
+    assert unmatched["ana"]["episodic"] == [ids[0]]  # no row has the words: the nearest alone
+    assert unasked["ana"]["episodic"] == [ids[0]]  # an anchor the question does not name
+    assert foreign == {"ana": {"episodic": [], "semantic": []}}

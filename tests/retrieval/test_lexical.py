@@ -19,6 +19,13 @@ def test_terms_are_content_stems_with_repeats() -> None:
     assert terms("I'm off, we've gone") == ["off", "go"]
 
 
+def test_chat_short_forms_are_the_words_they_stand_for() -> None:
+    assert terms("my gf and my fam") == terms("my girlfriend and my family") == ["girlfriend", "family"]
+    assert terms("my fave comp") == terms("my favourite competition") == terms("my favorite competition")
+    # a short form is never another word's stem
+    assert terms("gift fame comply") == ["gift", "fam", "comply"]
+
+
 def test_bm25_matches_the_okapi_formula() -> None:
     documents = [["paint", "sunset"], ["paint", "paint", "lake", "boat", "dog"], ["dog"]]
     scores = bm25_scores(["paint", "dog"], documents)

@@ -12,7 +12,7 @@ import pytest
 
 from apps.language.lexicon import ACTIVITY_FAMILIES, RELATION_FAMILIES, predicate_families
 from apps.language.words import content_stems, lemma_candidates, stem
-from apps.retrieval.planner import OPERATOR_BUDGETS, plan_query
+from apps.retrieval.planner import OPERATOR_BUDGETS, asked_words, plan_query
 from apps.retrieval.types import Budgets
 
 pytestmark = pytest.mark.unit
@@ -265,3 +265,12 @@ def test_deterministic_and_fast() -> None:
             plan_query(f"{question} {index}")  # distinct texts: no cache hits
     per_question = (time.perf_counter() - start) / (rounds * len(questions))
     assert per_question < 0.002
+
+
+def test_the_asked_words_are_the_content_words_with_their_other_words_but_the_names() -> None:
+    assert (
+        asked_words(plan_query("What is essential to keep the dogs looking good, according to Audrey?"))
+        == "essential or keep or dogs or looking or good or according"
+    )
+    assert asked_words(plan_query("What has Andrew done with his girlfriend?")).endswith("girlfriend or gf")
+    assert asked_words(plan_query("Who is she?")) == ""
