@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from apps.language.words import is_content_word, lexical_term, words
@@ -44,15 +44,16 @@ def _document_terms(text: str) -> tuple[str, ...]:
     return tuple(terms(text))
 
 
-def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> list[float]:
+def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]], *, among: int = 0) -> list[float]:
     """The BM25 score of each document (a list of terms) for the query terms (repeats count
-    once), with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``."""
+    once), with ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``; N is ``among`` when the
+    documents are those of a larger collection that have a query term (the rest have none)."""
     if not documents:
         return []
     wanted = set(query)
     counts = [Counter(t for t in document if t in wanted) for document in documents]
     frequency = Counter(t for c in counts for t in c)
-    total = len(documents)
+    total = max(len(documents), among)
     average = sum(len(d) for d in documents) / total or 1.0
     idf = {t: math.log(1.0 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in wanted}
     scores = []
@@ -60,6 +61,14 @@ def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]]) -> lis
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(document) / average)
         scores.append(sum(idf[t] * n * (BM25_K1 + 1.0) / (n + norm) for t, n in count.items()))
     return scores
+
+
+def best_matches(question: str, texts: Mapping[K, str | None], *, limit: int) -> list[K]:
+    """The ids of at most ``limit`` texts by BM25 for the question's terms, best first (ties
+    by id); a text of ``None`` is one of the collection known not to have any of the terms."""
+    matching = [key for key, text in texts.items() if text]
+    documents = [_document_terms(texts[key] or "") for key in matching]
+    return ranked(matching, bm25_scores(terms(question), documents, among=len(texts)), depth=limit)
 
 
 def ranked(ids: Sequence[K], scores: Sequence[float], *, depth: int | None = None) -> list[K]:

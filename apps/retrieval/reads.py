@@ -48,9 +48,7 @@ ROWS_PER_ANCHOR = 40  # rows of each type per anchor: the nearest the question a
 FRAMES_PER_ANCHOR = 16  # incident frames per anchor in the base lane, by frame id
 CO_PARTICIPANTS = 8  # anchors reached through those frames whose rows join the base lane
 CO_PARTICIPANT_ROWS = 2  # the rows of each type of a co-participant nearest the question
-LEXICAL_ROWS_PER_ANCHOR = (
-    16  # and of an anchor the question names, those of its scan that best match its words (ADR 0114)
-)
+LEXICAL_ROWS_PER_ANCHOR = 16  # of a named anchor, also the rows of its scan with the question's words (ADR 0114)
 ANCHOR_ROW_SCAN = 100  # an anchor's newest mentions, ranked by similarity to the question (ADR 0018)
 NAMED_ROW_SCAN = 400  # the same for an anchor the question names: its own history is what is asked (ADR 0019)
 RELATION_FRAME_CAP = 240  # paper A.3
@@ -138,7 +136,7 @@ def anchor_candidates(
     found = _anchors(subject, keys, ("name", "type", "mention_count"))
     present = [key for key in keys if key in found]
     scans = [NAMED_ROW_SCAN if key in deep_keys else ANCHOR_ROW_SCAN for key in present]
-    lexical = [LEXICAL_ROWS_PER_ANCHOR if key in deep_keys and words else 0 for key in present]
+    by_words = [LEXICAL_ROWS_PER_ANCHOR if key in deep_keys and words else 0 for key in present]
     rows = anchor_rows(
         subject=subject,
         keys=present,
@@ -148,7 +146,7 @@ def anchor_candidates(
         scans=scans,
         where=where,
         words=words,
-        lexical=lexical,
+        by_words=by_words,
     )
     return [
         AnchorCandidate(
@@ -176,24 +174,29 @@ _NEWEST_OF_TYPE = """(
         ORDER BY id DESC LIMIT k.scan
     ) AS newest"""
 _ANCHOR_ROWS_OF_TYPE = """
-SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, r.row_id, r.distance
-FROM unnest(%(keys)s::text[], %(scans)s::int[], %(lexical)s::int[]) WITH ORDINALITY AS k(key, scan, lexical, n)
+SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, r.row_id, r.distance, NULL::text AS scanned
+FROM unnest(%(keys)s::text[], %(scans)s::int[]) WITH ORDINALITY AS k(key, scan, n)
 CROSS JOIN LATERAL (
-    (SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM {newest}
+    SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM {newest}
     WHERE newest.embedding_model = %(model)s
-    ORDER BY distance, newest.row_id LIMIT %(per_type)s){lexical}
+    ORDER BY distance, newest.row_id LIMIT %(per_type)s
 ) AS r
 """
-# The same scan's rows that best match the question's words (full-text rank), beside the
-# nearest: a primary-key probe of the evidence row per scanned mention, so only for the keys
-# that ask for it (``k.lexical`` > 0; ADR 0114).
-_LEXICAL_OF_TYPE = """
-    UNION
-    (SELECT newest.row_id, newest.embedding <=> %(vector)s::halfvec AS distance FROM {newest}
-    JOIN {table} AS t ON t.id = newest.row_id AND t.organization_id = %(organization)s
-    WHERE newest.embedding_model = %(model)s AND t.search_vector @@ websearch_to_tsquery('english', %(words)s)
-    ORDER BY ts_rank_cd(t.search_vector, websearch_to_tsquery('english', %(words)s)) DESC, newest.row_id
-    LIMIT k.lexical)"""
+# The same scans, each mention with its text when its row has any of the question's words (''
+# when it has none): a primary-key probe of the evidence row per scanned mention, so only for
+# the keys that ask for it (ADR 0114). The caller ranks the texts by BM25 over the scan.
+_WORDED_OF_TYPE = """
+SELECT %(type_{memory_type})s::text AS memory_type, 0::bigint AS n, k.key, newest.row_id, NULL::float8 AS distance,
+       CASE WHEN t.search_vector @@ websearch_to_tsquery('english', %(words)s) THEN {text} ELSE '' END AS scanned
+FROM unnest(%(worded_keys)s::text[], %(worded_scans)s::int[]) AS k(key, scan)
+CROSS JOIN LATERAL {newest}
+JOIN {table} AS t ON t.id = newest.row_id AND t.organization_id = %(organization)s
+WHERE newest.embedding_model = %(model)s
+"""
+_WORDED_TEXT = {
+    "episodic": "concat_ws(E'\\n', t.summary, t.details)",
+    "semantic": "concat_ws(E'\\n', t.name, t.summary, t.details)",
+}
 
 
 def anchor_rows(
@@ -206,29 +209,33 @@ def anchor_rows(
     scans: Sequence[int] | None = None,
     where: Filter | None = None,
     words: str = "",
-    lexical: Sequence[int] | None = None,
+    by_words: Sequence[int] | None = None,
 ) -> dict[str, dict[str, list[str]]]:
     """Per anchor and type, the ids of the ``per_type`` rows nearest the question among the
     anchor's newest mentions (``scans[i]`` of the i-th key, default ``ANCHOR_ROW_SCAN``),
-    nearest first, and the ``lexical[i]`` (default none) of the same scan whose text best
-    matches ``words`` (a full-text "or" query; ADR 0114). With a filter ``where``, the newest
+    nearest first, and the ``by_words[i]`` (default none) of the same scan whose text best
+    matches ``words`` (BM25 over the scan; ADR 0114). With a filter ``where``, the newest
     mentions are those of rows that match it (a primary-key probe of the row per mention
     scanned, inside the scan: ADR 0035)."""
     found: dict[str, dict[str, list[str]]] = {key: {"episodic": [], "semantic": []} for key in keys}
     if not keys:
         return found
+    scans = scans if scans is not None else [ANCHOR_ROW_SCAN] * len(keys)
+    worded = [(key, scan, n) for key, scan, n in zip(keys, scans, by_words or [0] * len(keys), strict=True) if n > 0]
     params: dict[str, Any] = {
         "keys": text_array(keys),
         "vector": str(vector),
         "organization": subject.organization_id,
         "subject": subject.id,
-        "scans": int_array(scans if scans is not None else [ANCHOR_ROW_SCAN] * len(keys)),
+        "scans": int_array(scans),
         "model": model,
         "per_type": per_type,
         "words": words,
-        "lexical": int_array(lexical if lexical is not None else [0] * len(keys)),
+        "worded_keys": text_array(key for key, _, _ in worded),
+        "worded_scans": int_array(scan for _, scan, _ in worded),
     }
-    parts = []
+    nearest: list[str] = []
+    texts: list[str] = []
     for memory_type in ("episodic", "semantic"):
         params[f"type_{memory_type}"] = memory_type
         matching = _matching(where, memory_type, "e", params)
@@ -241,19 +248,30 @@ def anchor_rows(
           AND EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = graph_anchor_row.row_id
                       AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {matching})"""
         )
-        worded = _LEXICAL_OF_TYPE.replace("{table}", _TABLES[memory_type]) if words and any(lexical or ()) else ""
-        part = _ANCHOR_ROWS_OF_TYPE.replace("{lexical}", worded).replace("{newest}", _NEWEST_OF_TYPE)
-        parts.append(part.replace("{memory_type}", memory_type).replace("{restriction}", restriction))
-    if not parts:
+        for statements, template in ((nearest, _ANCHOR_ROWS_OF_TYPE), (texts, _WORDED_OF_TYPE)):
+            part = template.replace("{newest}", _NEWEST_OF_TYPE).replace("{table}", _TABLES[memory_type])
+            part = part.replace("{text}", _WORDED_TEXT[memory_type]).replace("{memory_type}", memory_type)
+            statements.append(part.replace("{restriction}", restriction))
+    if not nearest:
         return found
+    parts = nearest + texts if words and worded else nearest
     statement = f"""
-        SELECT memory_type, key, row_id::text FROM ({" UNION ALL ".join(parts)}) AS nearest
-        ORDER BY memory_type, n, distance, row_id
+        SELECT memory_type, key, row_id::text, scanned FROM ({" UNION ALL ".join(parts)}) AS chosen
+        ORDER BY scanned IS NOT NULL, memory_type, n, distance, row_id
     """
+    scanned: dict[tuple[str, str], dict[str, str | None]] = {}
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
-        for memory_type, key, row_id in cursor.fetchall():
-            found[key][memory_type].append(row_id)
+        for memory_type, key, row_id, text in cursor.fetchall():
+            if text is None:
+                found[key][memory_type].append(row_id)
+            else:
+                scanned.setdefault((key, memory_type), {})[row_id] = text or None
+    limits = {key: n for key, _, n in worded}
+    for (key, memory_type), documents in scanned.items():
+        chosen = found[key][memory_type]
+        best = lexical.best_matches(words, documents, limit=limits[key])
+        chosen += [row_id for row_id in best if row_id not in chosen]
     return found
 
 

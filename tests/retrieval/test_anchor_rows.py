@@ -60,7 +60,7 @@ def test_anchor_candidates_scan_the_question_s_named_anchors_deeper_and_by_its_w
     original = reads.anchor_rows
 
     def recording(**kwargs):  # type: ignore[no-untyped-def]
-        seen.append((list(kwargs["scans"]), list(kwargs["lexical"])))
+        seen.append((list(kwargs["scans"]), list(kwargs["by_words"])))
         return original(**kwargs)
 
     monkeypatch.setattr(reads, "anchor_rows", recording)
@@ -99,7 +99,7 @@ def test_an_anchor_s_rows_that_best_match_the_question_s_words_join_its_nearest(
         )
         nearest = reads.anchor_rows(subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1)
         worded = reads.anchor_rows(
-            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, lexical=[1]
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, by_words=[1]
         )
         unmatched = reads.anchor_rows(
             subject=subject,
@@ -108,14 +108,14 @@ def test_an_anchor_s_rows_that_best_match_the_question_s_words_join_its_nearest(
             model=MODEL,
             per_type=1,
             words="violin or concert",
-            lexical=[1],
+            by_words=[1],
         )
         unasked = reads.anchor_rows(
-            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, lexical=[0]
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, by_words=[0]
         )
     with organization_scope(other.id), transaction.atomic():
         foreign = reads.anchor_rows(
-            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, lexical=[1]
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, by_words=[1]
         )
     assert nearest["ana"]["episodic"] == [ids[0]]
     # The nearest, then the row with most of the question's words, whatever its distance.

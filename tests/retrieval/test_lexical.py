@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from apps.retrieval.lexical import BM25_B, BM25_K1, RRF_K, bm25_scores, ranked, rrf, terms
+from apps.retrieval.lexical import BM25_B, BM25_K1, RRF_K, best_matches, bm25_scores, ranked, rrf, terms
 
 pytestmark = pytest.mark.unit
 
@@ -56,3 +56,17 @@ def test_rrf_fuses_two_rankings_deterministically() -> None:
     assert fused[0][1] == pytest.approx(1 / (RRF_K + 2) + 1 / (RRF_K + 1))
     assert rrf([["b"], ["a"]]) == [("a", 1 / (RRF_K + 1)), ("b", 1 / (RRF_K + 1))]
     assert rrf([["b"], ["a"]], k=60) == [("a", 1 / 61), ("b", 1 / 61)]
+
+
+def test_best_matches_weigh_a_rare_word_over_a_common_one_in_the_whole_collection() -> None:
+    texts: dict[str, str | None] = {
+        "dogs-1": "my dogs love the park",
+        "dogs-2": "the dogs had a bath",
+        "names": "their names are Pepper, Precious and Panda",
+        "both": "my dogs and their names",
+        "other": None,  # a text of the collection with none of the words
+    }
+    assert best_matches("names or dogs", texts, limit=2) == ["both", "names"]
+    # the common word alone: the shorter text first
+    assert best_matches("names or dogs", texts, limit=10) == ["both", "names", "dogs-2", "dogs-1"]
+    assert best_matches("violin", texts, limit=2) == []
