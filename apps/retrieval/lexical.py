@@ -54,7 +54,7 @@ def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]], *, amo
     counts = [Counter(t for t in document if t in wanted) for document in documents]
     frequency = Counter(t for c in counts for t in c)
     total = max(len(documents), among)
-    average = sum(len(d) for d in documents) / total or 1.0
+    average = sum(len(d) for d in documents) / len(documents) or 1.0
     idf = {t: math.log(1.0 + (total - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in wanted}
     scores = []
     for document, count in zip(documents, counts, strict=True):
