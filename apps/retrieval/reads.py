@@ -182,13 +182,16 @@ CROSS JOIN LATERAL (
     ORDER BY distance, newest.row_id LIMIT %(per_type)s
 ) AS r
 """
-# The same scans, each mention with its text when its row has any of the question's words (''
-# when it has none): a primary-key probe of the evidence row per scanned mention, so only for
-# the keys that ask for it (ADR 0114). The caller ranks the texts by BM25 over the scan.
+# The scans of the keys matched by words (ADR 0114): every mention with its distance and, when
+# its row has any of the question's words, its text ('' when it has none): one primary-key
+# probe of the evidence row per scanned mention, so only for those keys. The caller takes the
+# nearest and ranks the texts by BM25 over the scan.
 _WORDED_OF_TYPE = """
-SELECT %(type_{memory_type})s::text AS memory_type, 0::bigint AS n, k.key, newest.row_id, NULL::float8 AS distance,
-       CASE WHEN t.search_vector @@ websearch_to_tsquery('english', %(words)s) THEN {text} ELSE '' END AS scanned
-FROM unnest(%(worded_keys)s::text[], %(worded_scans)s::int[]) AS k(key, scan)
+SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, newest.row_id,
+       newest.embedding <=> %(vector)s::halfvec AS distance,
+       CASE WHEN t.search_vector @@ w.query THEN {text} ELSE '' END AS scanned
+FROM unnest(%(worded_keys)s::text[], %(worded_scans)s::int[]) WITH ORDINALITY AS k(key, scan, n)
+CROSS JOIN (SELECT websearch_to_tsquery('english', %(words)s) AS query) AS w
 CROSS JOIN LATERAL {newest}
 JOIN {table} AS t ON t.id = newest.row_id AND t.organization_id = %(organization)s
 WHERE newest.embedding_model = %(model)s
@@ -221,21 +224,22 @@ def anchor_rows(
     if not keys:
         return found
     scans = scans if scans is not None else [ANCHOR_ROW_SCAN] * len(keys)
-    worded = [(key, scan, n) for key, scan, n in zip(keys, scans, by_words or [0] * len(keys), strict=True) if n > 0]
+    limits = dict(zip(keys, by_words or [0] * len(keys), strict=True)) if words else {}
+    plain = [(key, scan) for key, scan in zip(keys, scans, strict=True) if not limits.get(key)]
+    worded = [(key, scan) for key, scan in zip(keys, scans, strict=True) if limits.get(key)]
     params: dict[str, Any] = {
-        "keys": text_array(keys),
+        "keys": text_array(key for key, _ in plain),
+        "scans": int_array(scan for _, scan in plain),
+        "worded_keys": text_array(key for key, _ in worded),
+        "worded_scans": int_array(scan for _, scan in worded),
         "vector": str(vector),
         "organization": subject.organization_id,
         "subject": subject.id,
-        "scans": int_array(scans),
         "model": model,
         "per_type": per_type,
         "words": words,
-        "worded_keys": text_array(key for key, _, _ in worded),
-        "worded_scans": int_array(scan for _, scan, _ in worded),
     }
-    nearest: list[str] = []
-    texts: list[str] = []
+    parts: list[str] = []
     for memory_type in ("episodic", "semantic"):
         params[f"type_{memory_type}"] = memory_type
         matching = _matching(where, memory_type, "e", params)
@@ -248,26 +252,28 @@ def anchor_rows(
           AND EXISTS (SELECT 1 FROM {_TABLES[memory_type]} AS e WHERE e.id = graph_anchor_row.row_id
                       AND e.organization_id = %(organization)s AND e.subject_id = %(subject)s AND {matching})"""
         )
-        for statements, template in ((nearest, _ANCHOR_ROWS_OF_TYPE), (texts, _WORDED_OF_TYPE)):
-            part = template.replace("{newest}", _NEWEST_OF_TYPE).replace("{table}", _TABLES[memory_type])
-            part = part.replace("{text}", _WORDED_TEXT[memory_type]).replace("{memory_type}", memory_type)
-            statements.append(part.replace("{restriction}", restriction))
-    if not nearest:
+        for template, keyed in ((_ANCHOR_ROWS_OF_TYPE, plain), (_WORDED_OF_TYPE, worded)):
+            if keyed:
+                part = template.replace("{newest}", _NEWEST_OF_TYPE).replace("{table}", _TABLES[memory_type])
+                part = part.replace("{text}", _WORDED_TEXT[memory_type]).replace("{memory_type}", memory_type)
+                parts.append(part.replace("{restriction}", restriction))
+    if not parts:
         return found
-    parts = nearest + texts if words and worded else nearest
     statement = f"""
         SELECT memory_type, key, row_id::text, scanned FROM ({" UNION ALL ".join(parts)}) AS chosen
-        ORDER BY scanned IS NOT NULL, memory_type, n, distance, row_id
+        ORDER BY memory_type, n, distance, row_id
     """
     scanned: dict[tuple[str, str], dict[str, str | None]] = {}
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
         for memory_type, key, row_id, text in cursor.fetchall():
-            if text is None:
+            if text is None:  # a plain key's nearest, nearest first
                 found[key][memory_type].append(row_id)
-            else:
-                scanned.setdefault((key, memory_type), {})[row_id] = text or None
-    limits = {key: n for key, _, n in worded}
+                continue
+            of_key = scanned.setdefault((key, memory_type), {})  # a worded key's scan, nearest first
+            if len(of_key) < per_type:
+                found[key][memory_type].append(row_id)
+            of_key[row_id] = text or None
     for (key, memory_type), documents in scanned.items():
         chosen = found[key][memory_type]
         best = lexical.best_matches(words, documents, limit=limits[key])
