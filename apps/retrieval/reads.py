@@ -164,8 +164,9 @@ def anchor_candidates(
 
 
 # An anchor's newest mentions, ranked by the row vectors kept beside the adjacency index
-# (ADR 0019): one bounded index scan per anchor and type, no read of the evidence tables. The
-# two types are two parts of one statement (each with its own filter restriction).
+# (ADR 0019): one bounded index scan per anchor and type; only the scans of the anchors matched
+# by words read the evidence tables (ADR 0114). The two types are parts of one statement (each
+# with its own filter restriction).
 _NEWEST_OF_TYPE = """(
         SELECT row_id, embedding, embedding_model
         FROM graph_anchor_row
