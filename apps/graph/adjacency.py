@@ -43,24 +43,35 @@ UPDATE graph_anchor_frame AS a SET citations = string_to_array(v.c, ',')::uuid[]
 FROM unnest(%s::text[], %s::text[]) AS v(f, c)
 WHERE a.organization_id = %s AND a.subject_id = %s AND a.frame_id = v.f
 """
-# Each mention takes a half-precision copy of its row's vector (ADR 0019).
+# Each mention takes a half-precision copy of its row's vector (ADR 0019) and a copy of its
+# full-text vector (ADR 0115).
 _ROWS_INSERT = """
-INSERT INTO graph_anchor_row (organization_id, subject_id, anchor_key, memory_type, row_id, embedding, embedding_model)
+INSERT INTO graph_anchor_row (organization_id, subject_id, anchor_key, memory_type, row_id, embedding, embedding_model,
+                              search_vector)
 SELECT %(organization)s, %(subject)s, t.k, t.m, t.r::uuid,
        CASE WHEN v.organization_id = %(organization)s THEN v.embedding END,
-       CASE WHEN v.organization_id = %(organization)s THEN v.embedding_model ELSE '' END
+       CASE WHEN v.organization_id = %(organization)s THEN v.embedding_model ELSE '' END,
+       CASE WHEN v.organization_id = %(organization)s THEN v.search_vector END
 FROM unnest(%(keys)s::text[], %(types)s::text[], %(rows)s::text[]) WITH ORDINALITY AS t(k, m, r, n)
 LEFT JOIN LATERAL (
     -- One primary-key probe per mention: with the organization in the scan's condition, the
     -- planner may prefer the organization's index (every row of a large tenant, per mention).
-    SELECT e.embedding::halfvec AS embedding, e.embedding_model, e.organization_id FROM memory_episodic_event AS e
+    SELECT e.embedding::halfvec AS embedding, e.embedding_model, e.search_vector, e.organization_id
+    FROM memory_episodic_event AS e
     WHERE t.m = 'episodic' AND e.id = t.r::uuid
     UNION ALL
-    SELECT s.embedding::halfvec, s.embedding_model, s.organization_id FROM memory_semantic_item AS s
+    SELECT s.embedding::halfvec, s.embedding_model, s.search_vector, s.organization_id FROM memory_semantic_item AS s
     WHERE t.m = 'semantic' AND s.id = t.r::uuid
 ) AS v ON true
 ORDER BY t.n
 ON CONFLICT (organization_id, subject_id, anchor_key, row_id) DO NOTHING
+"""
+# What a restored mention takes again from its row: the snapshot of a merge keeps no words.
+_WORDS_FILL = """
+UPDATE graph_anchor_row AS a SET search_vector = e.search_vector
+FROM {table} AS e
+WHERE a.organization_id = %s AND a.subject_id = %s AND a.anchor_key = ANY(%s::text[]) AND a.memory_type = %s
+  AND e.id = a.row_id AND e.organization_id = a.organization_id
 """
 _VECTORS_REFRESH = """
 UPDATE graph_anchor_row AS a SET embedding = v.embedding::halfvec, embedding_model = v.model
@@ -164,6 +175,15 @@ def refresh_row_vectors(
             organization_id,
             memory_type,
         ],
+    )
+
+
+def fill_row_words(*, organization_id: uuid.UUID, subject_id: uuid.UUID, anchor_keys: Sequence[str]) -> int:
+    """Copy the rows' full-text vectors onto these anchors' mentions again (a merge's undo
+    restores mentions without them); returns how many mentions were filled."""
+    return sum(
+        _execute(_WORDS_FILL.format(table=table), [organization_id, subject_id, list(anchor_keys), memory_type])
+        for memory_type, table in (("episodic", "memory_episodic_event"), ("semantic", "memory_semantic_item"))
     )
 
 

@@ -5,7 +5,8 @@ A merge a→b runs in the caller's transaction, under the store's advisory locks
 first, then frame ids, each in sorted order — the order the indexer takes them): b and the
 re-keyed frames are written as ``merge`` computes them, the adjacency index beside the graph
 follows (``apps.graph.adjacency.merge_anchor``), a's name vector leaves the name index, and a
-is dropped. The evidence store is never read or written.
+is dropped. The evidence store is never written; only the undo reads it, for the words of the
+mentions it restores (the snapshot keeps no text of the rows: ADR 0115).
 
 Everything the merge changes is captured in a JSON snapshot beforehand (a's and b's property
 maps, every affected frame, a's name vector, the affected adjacency rows), together with a
@@ -122,6 +123,7 @@ def _adjacency_restore(
                 " AS t(i, k, m, r, v, vm)",
                 [*scope, *([row[n] for row in saved["rows"]] for n in range(len(_ROW_COLUMNS)))],
             )
+            adjacency.fill_row_words(organization_id=organization_id, subject_id=subject_id, anchor_keys=anchor_keys)
         for row in saved["frames"]:  # a snapshot taken before citations were recorded has none (NULL)
             cursor.execute(
                 "INSERT INTO graph_anchor_frame (organization_id, subject_id, id, anchor_key, frame_id, predicate,"

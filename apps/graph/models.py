@@ -3,6 +3,7 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from pgvector.django import HalfVectorField, VectorField
 
@@ -77,7 +78,9 @@ class AnchorRow(TenantModel):
     bounded index scan. The anchor vertex keeps only counts and its newest few ids.
 
     Each mention carries a half-precision copy of its row's vector (ADR 0019), so an anchor's
-    mentions are ranked by similarity to a question without reading the evidence tables."""
+    mentions are ranked by similarity to a question without reading the evidence tables, and a
+    copy of its row's full-text vector (ADR 0115), so the mentions with a question's words are
+    found without reading them either."""
 
     id = models.BigAutoField(primary_key=True)
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="+")
@@ -86,6 +89,7 @@ class AnchorRow(TenantModel):
     row_id = models.UUIDField()
     embedding = HalfVectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
+    search_vector = SearchVectorField(null=True, blank=True)
 
     class Meta:
         db_table = "graph_anchor_row"

@@ -164,11 +164,12 @@ def anchor_candidates(
 
 
 # An anchor's newest mentions, ranked by the row vectors kept beside the adjacency index
-# (ADR 0019): one bounded index scan per anchor and type; only the scans of the anchors matched
-# by words read the evidence tables (ADR 0114). The two types are parts of one statement (each
-# with its own filter restriction).
+# (ADR 0019): one bounded index scan per anchor and type. The scans of the anchors matched by
+# words test each mention's copy of its row's full-text vector (ADR 0115) and read the evidence
+# row only for the mentions with the question's words (ADR 0114). The two types are parts of
+# one statement (each with its own filter restriction).
 _NEWEST_OF_TYPE = """(
-        SELECT row_id, embedding, embedding_model
+        SELECT row_id, embedding, embedding_model, search_vector
         FROM graph_anchor_row
         WHERE organization_id = %(organization)s AND subject_id = %(subject)s AND anchor_key = k.key
           AND memory_type = %(type_{memory_type})s{restriction}
@@ -184,17 +185,18 @@ CROSS JOIN LATERAL (
 ) AS r
 """
 # The scans of the keys matched by words (ADR 0114): every mention with its distance and, when
-# its row has any of the question's words, its text ('' when it has none): one primary-key
-# probe of the evidence row per scanned mention, so only for those keys. The caller takes the
+# its row has any of the question's words, its text ('' when it has none, or when the row is
+# gone): a primary-key probe of the evidence row for those mentions only. The caller takes the
 # nearest and ranks the texts by BM25 over the scan.
 _WORDED_OF_TYPE = """
 SELECT %(type_{memory_type})s::text AS memory_type, k.n, k.key, newest.row_id,
        newest.embedding <=> %(vector)s::halfvec AS distance,
-       CASE WHEN t.search_vector @@ w.query THEN {text} ELSE '' END AS scanned
+       CASE WHEN newest.search_vector @@ w.query THEN coalesce((
+           SELECT {text} FROM {table} AS t WHERE t.id = newest.row_id AND t.organization_id = %(organization)s
+       ), '') ELSE '' END AS scanned
 FROM unnest(%(worded_keys)s::text[], %(worded_scans)s::int[]) WITH ORDINALITY AS k(key, scan, n)
 CROSS JOIN (SELECT websearch_to_tsquery('english', %(words)s) AS query) AS w
 CROSS JOIN LATERAL {newest}
-JOIN {table} AS t ON t.id = newest.row_id AND t.organization_id = %(organization)s
 WHERE newest.embedding_model = %(model)s
 """
 _WORDED_TEXT = {

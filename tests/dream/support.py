@@ -174,7 +174,8 @@ def graph_state(subject: Subject) -> dict[str, Any]:
     )
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT anchor_key, memory_type, row_id::text FROM graph_anchor_row WHERE subject_id = %s ORDER BY 1, 3",
+            "SELECT anchor_key, memory_type, row_id::text, search_vector::text FROM graph_anchor_row"
+            " WHERE subject_id = %s ORDER BY 1, 3",
             [subject.id],
         )
         anchor_rows = cursor.fetchall()

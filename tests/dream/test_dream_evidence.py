@@ -48,7 +48,7 @@ def test_a_round_merges_the_alias_and_keeps_look_alike_people_apart_losslessly()
     melanie = after["anchors"][anchor_key("Melanie")]
     assert anchor_key("Mel") not in after["anchors"] and "Mel" in melanie["aliases"]
     # Mel's rows now count for Melanie: the adjacency index follows the merge.
-    rows_of_melanie = {row for key, _, row in after["anchor_rows"] if key == anchor_key("Melanie")}
+    rows_of_melanie = {row for key, _, row, _ in after["anchor_rows"] if key == anchor_key("Melanie")}
     assert set(built.rows[anchor_key("Mel")]) <= rows_of_melanie
     # Decided and kept apart: different surnames, different stated cities, one frame's two participants.
     for first, second in (("Maria Chen", "Maria Lopez"), ("Tom", "Tom Baker"), ("Sam", "Samantha")):

@@ -1,5 +1,6 @@
 """The lossless merge a→b on the real graph: algebra (any order, same result), no citation or
-frame lost, frames united, the name index and adjacency kept consistent, and exact undo."""
+frame lost, frames united, the name index and adjacency kept consistent, and exact undo (the
+mentions' words included)."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def _merge(subject: Subject, source: str, target: str) -> Any:
 def _reachable(state: dict[str, Any]) -> dict[str, set[str]]:
     """Per anchor: the rows it reaches — its mentions (adjacency) and its frames' citations."""
     reach: dict[str, set[str]] = {key: set() for key in state["anchors"]}
-    for key, _, row in state["anchor_rows"]:
+    for key, _, row, _ in state["anchor_rows"]:
         reach[key].add(row)
     for frame_id, _, key in state["arms"]:
         reach[key] |= set(state["frames"][frame_id]["citations"])
@@ -181,14 +182,15 @@ def test_frames_that_become_one_are_united_with_every_citation() -> None:
     # Dated episodic occurrences keep their identity apart from undated ones; the arms moved to b.
     assert all(A not in {k for _, k in f["arms"]} for f in state["frames"].values())
     assert all(k != A for _, _, k in state["arms"])
-    assert all(k != A for k, _, _ in state["anchor_rows"])
-    assert {row for k, _, row in state["anchor_rows"] if k == B} == set(rows[A]) | set(rows[B])
+    assert all(k != A for k, *_ in state["anchor_rows"])
+    assert {row for k, _, row, _ in state["anchor_rows"] if k == B} == set(rows[A]) | set(rows[B])
 
 
 def test_undo_restores_the_graph_exactly_and_refuses_out_of_order() -> None:
     subject, _ = _world()
     with in_scope(subject):
         state0 = graph_state(subject)
+    assert all(words for *_, words in state0["anchor_rows"])  # each mention has its row's words
     first = _merge(subject, A, B)
     with in_scope(subject):
         state1 = graph_state(subject)

@@ -311,6 +311,13 @@ def test_mentions_carry_their_rows_vectors_and_follow_a_re_embedding() -> None:
         }
         copies = _copies(subject)
         assert set(copies) == {str(r.row_id) for r in AnchorRow.objects.filter(subject=subject)}
+        words = {
+            str(row.id): row.search_vector
+            for model in (EpisodicEvent, SemanticItem)
+            for row in model.objects.filter(subject=subject)
+        }
+        mentions = list(AnchorRow.objects.filter(subject=subject))
+        assert all(m.search_vector and m.search_vector == words[str(m.row_id)] for m in mentions)  # ADR 0115
     for row_id, (model, vector) in copies.items():  # half precision: three significant digits
         assert model == vectors[row_id][0]
         assert max(abs(a - b) for a, b in zip(vector, vectors[row_id][1], strict=True)) < 1e-3

@@ -8,6 +8,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from apps.graph import adjacency
+from apps.graph.models import AnchorRow
 from apps.retrieval import reads
 from apps.tenancy.scope import organization_scope
 from tests.factories import make_tenant
@@ -113,6 +114,11 @@ def test_an_anchor_s_rows_that_best_match_the_question_s_words_join_its_nearest(
         unasked = reads.anchor_rows(
             subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, by_words=[0]
         )
+        # The mentions' copies of their rows' words decide which rows have them (ADR 0115).
+        AnchorRow.objects.filter(subject=subject, row_id=grooming.id).update(search_vector=None)
+        copied = reads.anchor_rows(
+            subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, by_words=[1]
+        )
     with organization_scope(other.id), transaction.atomic():
         foreign = reads.anchor_rows(
             subject=subject, keys=["ana"], vector=question, model=MODEL, per_type=1, words=words, by_words=[1]
@@ -122,4 +128,5 @@ def test_an_anchor_s_rows_that_best_match_the_question_s_words_join_its_nearest(
     assert worded["ana"]["episodic"] == [ids[0], ids[1]]
     assert unmatched["ana"]["episodic"] == [ids[0]]  # no row has the words: the nearest alone
     assert unasked["ana"]["episodic"] == [ids[0]]  # an anchor the question does not name
+    assert copied["ana"]["episodic"] == [ids[0], ids[2]]  # the next best by its copy
     assert foreign == {"ana": {"episodic": [], "semantic": []}}
