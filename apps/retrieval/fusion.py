@@ -15,7 +15,11 @@ graph read raised). Fusion:
    evidence with the turn it answers). Then **speaker**: when the question names people who
    speak in the candidates, a row spoken by (or, semantic, about) someone else keeps
    ``OTHER_SPEAKER_WEIGHT`` of its score: "Thanks, Melanie!" matches the name, the anchor and
-   the words as well as Melanie's own lines do, but it tells about its speaker (ADR 0019). The
+   the words as well as Melanie's own lines do, but it tells about its speaker (ADR 0019).
+   Then **events**: when the question gathers what happened (about the past, after several
+   rows or a count), a row that dates what it tells weighs ``DATED_EVENT_WEIGHT``
+   times its score: the events asked for are told as events ("Yesterday I went to a fair to
+   show off my studio"), the talk around them is not (ADR 0116). The
    constants were set on the LoCoMo dev split by evidence recall within 1,024 tokens (ADR 0017).
    Ties: the adapter's ``lexical_score``, then row id.
 2. **Cited rows** (up to the cited-row budget): the citations of the ranked facts, taken in fact order (within
@@ -73,6 +77,9 @@ CONTEXT_WEIGHT = 0.4  # share of the best same-chunk neighbour's score a row gai
 # Share of its score a row keeps when the question names speakers and the row's is none of them
 # (our choice, ADR 0019; on the LoCoMo dev split any value in [0.4, 0.8] is within a point).
 OTHER_SPEAKER_WEIGHT = 0.5
+# Weight of a row with an event time when the question gathers what happened (our choice, ADR
+# 0116; on the LoCoMo dev split 1.4–2.0 are within half a point within 1,024 tokens).
+DATED_EVENT_WEIGHT = 1.6
 # Content-stem Jaccard at or above which same-date episodic rows collapse (our choice): one
 # differing content word in a short turn ("a puppy" / "a kitten named Max") scores ≈ 0.71.
 PARAPHRASE_JACCARD = 0.8
@@ -325,9 +332,28 @@ def speaker_weights(rows: Iterable[Spoken], plan: Plan) -> dict[str, float]:
     return {row.row_id: OTHER_SPEAKER_WEIGHT if speaking.get(row.row_id) is False else 1.0 for row in rows}
 
 
+def asks_what_happened(plan: Plan) -> bool:
+    """The question gathers what happened: about the past (not how things are now), after
+    several rows, a count or what two share ("Which events has Jon participated in…?", "How
+    many times did…?"), and not what held before or after something (ADR 0116). Not a "when"
+    question: an event told as it happens ("garlic is in btw") is dated by its message alone,
+    with no event time, and would lose its place to a row that names a date."""
+    return (
+        plan.time_focus == "history"
+        and plan.operator in ("list-union", "count", "intersection")
+        and not plan.temporal.orders
+    )
+
+
+def event_weight(row: RowCandidate) -> float:
+    """:data:`DATED_EVENT_WEIGHT` for a row that dates what it tells (an event time), else 1."""
+    return DATED_EVENT_WEIGHT if row.event_time is not None else 1.0
+
+
 def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]:
     """One entry per row id; a row from several lanes keeps its best ranks and lexical score.
-    Each row's score is its rerank score plus its context share, times its speaker weight."""
+    Each row's score is its rerank score plus its context share, times its speaker weight and,
+    for a question that gathers what happened, its event weight."""
     merged: dict[str, tuple[RowCandidate, bool]] = {}
     for row in rows:
         base = row.lane in ("base", "flat")
@@ -348,6 +374,8 @@ def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]
         merged[row.row_id] = (best, seen[1] or base)
     own = {row_id: rerank_score(row) for row_id, (row, _) in merged.items()}
     weight = speaker_weights((row for row, _ in merged.values()), plan)
+    if asks_what_happened(plan):
+        weight = {row_id: w * event_weight(merged[row_id][0]) for row_id, w in weight.items()}
     return {
         row_id: _Ranked(
             row,

@@ -10,8 +10,10 @@ import pytest
 
 from apps.retrieval.fusion import (
     CONTEXT_WEIGHT,
+    DATED_EVENT_WEIGHT,
     OTHER_SPEAKER_WEIGHT,
     PARAPHRASE_JACCARD,
+    asks_what_happened,
     count_tokens,
     fact_ranks,
     fuse,
@@ -244,6 +246,28 @@ def test_rows_of_other_speakers_keep_a_share_when_the_question_names_a_speaker()
     user = [replace(row, speaker="user") for row in (own, other)]
     assert set(speaker_weights(user, PLAN).values()) == {1.0}
     assert fuse(user, [], PLAN).row_ids == ("other", "own")
+
+
+@pytest.mark.parametrize(
+    ("question", "gathers"),
+    [
+        ("Which events has Jon participated in to promote his business?", True),  # list, perfect
+        ("How many times did Maya visit the theater?", True),  # count, past
+        ("When did Caroline go to the support group?", False),  # its message may date it alone
+        ("What events does Jon go to?", False),  # how things are now
+        ("Where did Efua live before Calgary?", False),  # the state before a change
+        ("What did Priya paint for her sister?", False),  # one fact
+    ],
+)
+def test_a_question_that_gathers_what_happened_weighs_rows_that_date_an_event(question: str, gathers: bool) -> None:
+    plan = plan_query(question)
+    talk = _row("talk", "Networking is so important for a business.", rank=0)
+    event = replace(_row("event", "Yesterday I went to a fair to show off my studio.", rank=1), event_time=MAY_3)
+    assert asks_what_happened(plan) is gathers
+    scores = {f.row.row_id: f.score for f in fuse([talk, event], [], plan).rows}
+    weight = DATED_EVENT_WEIGHT if gathers else 1.0
+    assert scores == {"talk": rerank_score(talk), "event": pytest.approx(weight * rerank_score(event))}
+    assert fuse([talk, event], [], plan).row_ids == (("event", "talk") if gathers else ("talk", "event"))
 
 
 def test_same_date_paraphrases_collapse() -> None:
