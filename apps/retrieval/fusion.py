@@ -9,8 +9,9 @@ graph read raised). Fusion:
    similarity of the entry anchors the row mentions, read from the adjacency index), and, for a
    relation query, the order of the relation lane's ranked facts that cite the row (ADR 0076:
    the rows that carry the asked relation, whatever their wording). Each order
-   contributes ``1 / (RANK_K + rank + 1)``; ``RANK_K`` is small because the set is small (a
-   few hundred rows, not a corpus). Then **context**: an episodic row gains
+   contributes ``1 / (RANK_K + rank + 1)``, the anchor order ``ANCHOR_ORDER_WEIGHT`` of that
+   (a row that mentions whom a question asks about need not say what it asks, ADR 0117);
+   ``RANK_K`` is small because the set is small (a few hundred rows, not a corpus). Then **context**: an episodic row gains
    ``CONTEXT_WEIGHT`` × the best score among the rows next to it in its chunk (a reply is
    evidence with the turn it answers). Then **speaker**: when the question names people who
    speak in the candidates, a row spoken by (or, semantic, about) someone else keeps
@@ -73,6 +74,10 @@ from apps.retrieval.types import (
 )
 
 RANK_K = 4  # reciprocal-rank constant over a bounded candidate set (our choice; ADR 0017, ADR 0020)
+# The anchor order's share of the reciprocal-rank sum (ADR 0117): mentioning the question's
+# anchors says a row is about whom or what is asked, not that it says what is asked, and at full
+# weight the rows that only share the entity crowded the head (LoCoMo dev R@5 62.1 → 63.0 %).
+ANCHOR_ORDER_WEIGHT = 0.6
 CONTEXT_WEIGHT = 0.4  # share of the best same-chunk neighbour's score a row gains (our choice; ADR 0017)
 # Share of its score a row keeps when the question names speakers and the row's is none of them
 # (our choice, ADR 0019; on the LoCoMo dev split any value in [0.4, 0.8] is within a point).
@@ -149,7 +154,12 @@ def rerank_score(row: RowCandidate) -> float:
 
 
 def _rerank(vector_rank: int | None, lexical_rank: int | None, anchor_rank: int | None, fact_rank: int | None) -> float:
-    return _order_score(vector_rank) + _order_score(lexical_rank) + _order_score(anchor_rank) + _order_score(fact_rank)
+    return (
+        _order_score(vector_rank)
+        + _order_score(lexical_rank)
+        + ANCHOR_ORDER_WEIGHT * _order_score(anchor_rank)
+        + _order_score(fact_rank)
+    )
 
 
 def rank_candidates(

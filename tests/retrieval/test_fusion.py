@@ -9,6 +9,7 @@ from datetime import datetime
 import pytest
 
 from apps.retrieval.fusion import (
+    ANCHOR_ORDER_WEIGHT,
     CONTEXT_WEIGHT,
     DATED_EVENT_WEIGHT,
     OTHER_SPEAKER_WEIGHT,
@@ -173,7 +174,8 @@ def test_candidates_are_ranked_by_similarity_words_and_anchors() -> None:
     assert ranked["a"].context == ("b",)  # itself excluded
     # The row that covers the question's words and anchors outranks the top similarity hit.
     assert rerank_score(ranked["b"]) > rerank_score(ranked["a"])
-    assert fuse(ranked.values(), [], PLAN).row_ids[0] == "b"
+    order = fuse(ranked.values(), [], PLAN).row_ids
+    assert order.index("b") < order.index("a") and order.index("b") < order.index("c")
 
 
 def test_each_types_similarity_order_is_stretched_over_the_pool() -> None:
@@ -204,6 +206,21 @@ def test_equally_associated_rows_are_ordered_by_similarity() -> None:
     rows = [_similar(i, s, f"Priya said {i}.") for i, s in (("a", 0.2), ("b", 0.9), ("c", 0.5))]
     ranked = rank_candidates(rows, PLAN.question, mentions={i: ["priya"] for i in "abc"}, anchor_weights={"priya": 1})
     assert {r.row_id: r.anchor_rank for r in ranked} == {"b": 0, "c": 1, "a": 2}
+
+
+def test_the_anchor_order_weighs_less_than_the_orders_of_what_a_row_says() -> None:
+    # A row that only mentions whom the question asks about (first by association, nothing
+    # else) against one that says what is asked (first by similarity and by words, no anchor):
+    # association alone ranks below either of the others alone (ADR 0117).
+    mentions_only = replace(_row("m"), anchor_rank=0)
+    says_it = replace(_row("s", rank=0), lexical_rank=0)
+    near_only = _row("n", rank=0)
+    assert rerank_score(mentions_only) == pytest.approx(ANCHOR_ORDER_WEIGHT * rerank_score(near_only))
+    assert rerank_score(mentions_only) < rerank_score(near_only) < rerank_score(says_it)
+    assert fuse([mentions_only, near_only, says_it], [], PLAN).row_ids == ("s", "n", "m")
+    # Association still adds: between two equally near rows, the one that mentions the anchors leads.
+    both = replace(_row("b", rank=1), anchor_rank=0)
+    assert fuse([_row("x", rank=1), both], [], PLAN).row_ids[0] == "b"
 
 
 def test_fact_ranks_count_each_row_once_at_its_best_fact() -> None:
