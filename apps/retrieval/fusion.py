@@ -11,12 +11,13 @@ graph read raised). Fusion:
    the rows that carry the asked relation, whatever their wording). Each order
    contributes ``1 / (RANK_K + rank + 1)``, the anchor order ``ANCHOR_ORDER_WEIGHT`` of that
    (a row that mentions whom a question asks about need not say what it asks, ADR 0117);
-   ``RANK_K`` is small because the set is small (a few hundred rows, not a corpus). Then **context**: an episodic row gains
-   ``CONTEXT_WEIGHT`` × the best score among the rows next to it in its chunk (a reply is
-   evidence with the turn it answers). Then **speaker**: when the question names people who
-   speak in the candidates, a row spoken by (or, semantic, about) someone else keeps
-   ``OTHER_SPEAKER_WEIGHT`` of its score: "Thanks, Melanie!" matches the name, the anchor and
-   the words as well as Melanie's own lines do, but it tells about its speaker (ADR 0019).
+   ``RANK_K`` is small because the set is small (a few hundred rows, not a corpus). Then
+   **context**: an episodic row gains ``CONTEXT_WEIGHT`` × the best score among the rows next
+   to it in its chunk (a reply is evidence with the turn it answers). Then **speaker**: when
+   the question names people who speak in the candidates, a row spoken by (or, semantic,
+   about) someone else keeps ``OTHER_SPEAKER_WEIGHT`` of its score: "Thanks, Melanie!" matches
+   the name, the anchor and the words as well as Melanie's own lines do, but it tells about its
+   speaker (ADR 0019).
    Then **events**: when the question gathers what happened (about the past, after several
    rows or a count), a row that dates what it tells weighs ``DATED_EVENT_WEIGHT``
    times its score: the events asked for are told as events ("Yesterday I went to a fair to
