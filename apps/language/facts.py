@@ -118,13 +118,21 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "singing drawing sketching crochet quilting calligraphy origami birdwatching archery fencing tennis "
             "golf badminton volleyball basketball guitar piano violin cello ukulele drums saxophone flute "
             "meditation", multi_valued=True, aliases="hobbies, pastime"),
-    _family("home", "live move relocate reside", "home flat apartment house neighbourhood neighborhood address",
+    _family("home", "live move relocate reside settle", "home flat apartment house neighbourhood neighborhood address",
             place_attribute="home city", aliases="residence, home address, neighbourhood, neighborhood"),
     _family("job", "work join quit hire employ resign retire promote", "job career employer company startup firm "
             "bakery restaurant hospital office nurse teacher engineer designer developer lawyer paralegal chef "
             "baker lead manager consultant accountant programmer scientist researcher analyst architect "
             "pharmacist dentist waiter waitress cashier barista mechanic electrician plumber pilot writer "
-            "journalist artist musician photographer professor lecturer intern freelancer founder ceo",
+            "journalist artist musician photographer professor lecturer intern freelancer founder ceo "
+            "principal headteacher midwife paramedic firefighter detective soldier farmer carpenter builder welder "
+            "janitor receptionist secretary librarian translator interpreter editor producer actor actress singer "
+            "surgeon veterinarian vet psychologist counselor counsellor physiotherapist technician recruiter "
+            "realtor banker broker economist statistician physicist chemist biologist bartender cook butcher "
+            "florist hairdresser barber tailor courier postman nanny caregiver carer housekeeper gardener "
+            "entrepreneur executive cto cfo supervisor coordinator auditor attorney solicitor judge educator "
+            "postdoc copywriter illustrator animator marketer dietitian nutritionist surveyor inspector pastor "
+            "priest rabbi imam youtuber influencer blogger",
             aliases="employer, occupation, profession, work, job title, role, position, workplace"),
 )  # fmt: skip
 
@@ -214,6 +222,10 @@ PLAN = "plan: "
 # The key a writer gives the end of a thing the speaker calls by name ("ended: moose" for "We
 # lost Moose"): the stored fact that names the thing is the key it ends (the write resolves it).
 ENDED = "ended: "
+# A value of the first attribute ends the second when that one is the only one stated: a move to
+# Porto ends a home known only as "near the river" or "in the North End" (ADR 0118); a new part
+# of town does not end the city.
+ENDS_ALONE: Mapping[str, str] = MappingProxyType({"home city": "home"})
 
 
 def attribute_vocabulary() -> list[str]:
@@ -261,7 +273,7 @@ def _predicate(clause: Token) -> Token:
     """The verb that carries the meaning: "used to eat" → eat, "want to move" → move, "went
     back to eating fish" → eat."""
     for child in clause.children:
-        if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX"):
+        if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX") and not _taken_up(clause, child):
             return child
     if token_lemma(clause) in _RETURN_PREDICATES:
         heads = [clause, *(child for child in clause.children if child.dep_ == "advmod")]  # "went back to"
@@ -289,7 +301,9 @@ def _objects(predicate: Token) -> list[Token]:
             found += [grandchild for grandchild in child.children if grandchild.dep_ == "pobj"]
         if child.dep_ == "advmod" and child.lower_ in _DIRECTIONS:  # "we moved back to Toronto"
             found += [g for prep in child.children if prep.dep_ == "prep" for g in prep.children if g.dep_ == "pobj"]
-        if child.dep_ == "xcomp" and (child.pos_ not in ("VERB", "AUX") or _gone_doing(child)):
+        if child.dep_ == "xcomp" and (
+            child.pos_ not in ("VERB", "AUX") or _gone_doing(child) or _taken_up(predicate, child)
+        ):
             found.append(child)  # "I love hiking", "I stopped going climbing"
         if child.dep_ == "acomp":  # "allergic to peanuts" (or, as the parser may have it, "to" + xcomp)
             for grandchild in child.children:
@@ -298,6 +312,17 @@ def _objects(predicate: Token) -> list[Token]:
                 elif grandchild.dep_ == "xcomp":
                     found.append(grandchild)
     return found
+
+
+# Verbs that begin or give up a pastime named by its gerund, and the pastimes.
+_TAKING_UP = frozenset({"stop", "quit", "start", "begin", "take", "pick", "resume", "give"})
+_PASTIMES = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "hobby").words
+
+
+def _taken_up(predicate: Token, gerund: Token) -> bool:
+    """ "I stopped climbing", "I took up knitting": a pastime begun or given up, named by its
+    gerund, which is the verb's object rather than the verb that carries the meaning."""
+    return token_lemma(predicate) in _TAKING_UP and gerund.tag_ == "VBG" and gerund.lower_ in _PASTIMES
 
 
 # Adverbs a place hangs from: "moved back to Toronto", "went over to Lyon".
@@ -383,7 +408,12 @@ _HAD_FAMILIES = frozenset({"pet", "allergy", "language"})
 
 
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
-    if family.place_attribute and any(map(_placed, values)):
+    # the place of the value itself, or the city of the dwelling one lives in ("we live in a
+    # small flat in Lyon"; what one has, "an apartment in Ostiense", names the home)
+    dwelling_cities = (
+        place for v in values if v.dep_ == "pobj" for place in _after(v, "in") if place.ent_type_ in _PLACE_LABELS
+    )
+    if family.place_attribute and (any(map(_placed, values)) or any(dwelling_cities)):
         return family.place_attribute
     if family.multi_valued and value is not None:
         if family.attribute == "allergy":  # "allergic to peanuts": the value is what one is allergic to
@@ -697,7 +727,9 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if _introduces(clause, subject):
         return "name", clause  # "I'm Kwame", "I am Ana Silva"
     if token_lemma(clause) in COMMUTE_PREDICATES and any(
-        child.dep_ == "xcomp" and token_lemma(child) == "work" and not any(g.dep_ == "prt" for g in child.children)
+        child.dep_ in ("xcomp", "advcl")  # "I cycle to work now" may be parsed as a purpose
+        and token_lemma(child) == "work"
+        and not any(g.dep_ == "prt" for g in child.children)
         for child in clause.children
     ):
         return "commute", clause  # "I take the bus to work"
@@ -744,6 +776,10 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         workplace = _workplace(predicate)
         if workplace is not None:
             return "job", predicate  # "Joon started at the hospital", "she teaches at a school"
+    if lemma in _HOME.predicates and any(map(_placed, _after(predicate, "in", "to", "into"))):
+        # "I live in Lyon with my partner Theo", "we moved to Porto with our cat": a move or a
+        # home with its company states the home, not the partner or the pet
+        objects = [token for token in objects if not (token.dep_ == "pobj" and token.head.lower_ == "with")]
     owned = [
         token
         for token in [subject, *objects]
@@ -804,10 +840,24 @@ def _state_fragment(clause: Token) -> bool:
 
 
 def _elided_speaker(clause: Token) -> bool:
-    """A past-tense verb that opens the speaker's sentence without its subject, as chat drops
-    "I": "Just moved into a new place in Denver!", "Started a new job at Stripe last week."
-    (an imperative's base form, "Meet Pimenta!", is no statement)."""
-    return clause == clause.sent.root and clause.tag_ == "VBD" and _subject(clause) is None
+    """A verb that opens the speaker's sentence without its subject, as chat drops "I": in the
+    past ("Just moved into a new place in Denver!", "Started a new job at Stripe last week.",
+    "Moved to Porto last month.", which the parser may tag as a participle), or going on and
+    said to last ("Living in Porto now", "Been working at Stripe since May"; not "Working from
+    home today"), and a verb joined to such a one ("Packed up and moved to Bristol"). An
+    imperative's base form ("Meet Pimenta!") is no statement."""
+    if _shares_subject(clause) and clause.head == clause.sent.root and clause.tag_ in ("VBD", "VBN"):
+        return _elided_speaker(clause.head)
+    if clause != clause.sent.root or _subject(clause) is not None:
+        return False
+    if clause.tag_ == "VBD":
+        return True
+    opens = all(token.dep_ in ("advmod", "intj", "punct", "aux") for token in clause.sent if token.i < clause.i)
+    auxiliaries = [child.lower_ for child in clause.children if child.dep_ in ("aux", "auxpass")]
+    if clause.tag_ == "VBN":
+        return opens and not auxiliaries
+    lasting = any(child.dep_ == "advmod" and child.lower_ in _STILL for child in clause.children)
+    return clause.tag_ == "VBG" and opens and auxiliaries in ([], ["been"]) and (lasting or auxiliaries == ["been"])
 
 
 def _is_place_of_origin(clause: Token) -> bool:
@@ -928,7 +978,8 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
     """Whether a family's verb, with no word of the family beside it, states the fact: "call"
     names only as "call me Sam" or "I'm called Kwame" (not "I call my mum", "we called it
     off"); "move" is a move of home only without an object ("we moved it to Saturdays" is
-    not); "live on" is a home only on a street or a place ("I live on takeout" is not); "join"
+    not); "live on" is a home only on a street or a place ("I live on takeout" is not), and
+    "settle" only in a place ("we settled in Porto"; not "we settled on a name"); "join"
     is a job only with an employer's name ("I joined a community choir" is not); "work on" is
     an effort, not a job ("we can work on that")."""
     children = list(predicate.children)
@@ -936,7 +987,17 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
     if family.attribute == "job":
         if lemma in ("join", "quit", "leave") and values and not any(map(_names_a_workplace, values)):
             return False  # "I joined a choir", "I quit smoking", "I left the party early"
-        return not (lemma == "work" and any(c.dep_ == "prep" and c.lower_ == "on" for c in children))
+        if lemma in ("hire", "employ") and any(c.dep_ == "dobj" for c in children):
+            return False  # "I hired a gardener": the speaker employs someone
+        if lemma != "work":
+            return True
+        if any(c.dep_ == "prt" for c in children) or any(c.dep_ == "prep" and c.lower_ == "on" for c in children):
+            return False  # "I worked out this morning", "we can work on that"
+        # where or as what one works ("I work at a bakery", "worked as a nurse"); else only the
+        # present states a job ("I work nights"), not a day's work ("worked late yesterday")
+        return predicate.tag_ in ("VBP", "VBZ") or any(
+            c.dep_ == "prep" and c.lower_ in ("at", "for", "as", "in", "from") for c in children
+        )
     if family.attribute == "name":
         # "I named him Buddy", "we call the dog Rex": a name given to another (ADR 0111)
         if any(c.dep_ == "dobj" and c.pos_ != "PROPN" and c.lower_ not in _SPEAKER_OBJECTS for c in children):
@@ -952,6 +1013,8 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
         preps = [c for c in children if c.dep_ == "prep"]
         if lemma == "live" and preps and all(c.lower_ == "on" for c in preps):
             return any(_is_place(v) or token_lemma(v) in _STREET_WORDS for v in values)
+        if lemma == "settle":  # "we settled in Porto", not "we settled on a name" or "I settled in fine"
+            return any(_placed(v) for v in values if v.head.lower_ in ("in", "into"))
     return True
 
 
@@ -1069,6 +1132,8 @@ def _states_work(predicate: Token, value: Token) -> bool:
     lead"), after a verb of working, joining or leaving ("I quit the bakery"), or as a role
     ("hired as a designer"); as the object of any other verb it is only a thing or a person."""
     lemma = token_lemma(predicate)
+    if lemma in ("hire", "employ") and value.dep_ == "dobj":
+        return False  # "we hired a gardener": whom the speaker employs ("I got hired" is a job)
     if lemma in _WORK_PREDICATES or any(lemma in f.predicates for f in ATTRIBUTE_FAMILIES if f.attribute == "job"):
         return True
     if value.dep_ in ("attr", "acomp", "oprd") or (value.dep_ == "pobj" and value.head.lower_ == "as"):
@@ -1281,6 +1346,21 @@ def speaker_fact(span: Span) -> FactReading | None:
 _PASSING = frozenset(family.attribute for family in ATTRIBUTE_FAMILIES if not family.lasting)
 
 
+def owned_statement(span: Span) -> bool:
+    """Whether the sentence names what one of the speaker's own things or people is, in the
+    present: "My best friend is Maria now", "My laptop is a MacBook" (keyed by the thing,
+    :func:`owned_name`, so a new value supersedes the old). Not a past ("My weekend was a
+    blast"), a quality ("My team is amazing"), a relative's fact ("My mum is a nurse") or
+    where a thing is ("My notes are at the library")."""
+    root = span.root
+    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or span.text.rstrip().endswith("?"):
+        return False
+    subject = _subject(root)
+    if subject is None or not _possessed_by_speaker(subject) or _is_relative(subject) or subject.ent_type_:
+        return False
+    return any(child.dep_ == "attr" and child.pos_ in ("NOUN", "PROPN", "NUM") for child in root.children)
+
+
 @dataclass(frozen=True)
 class ClauseFact:
     """One fact of a sentence that states several ("We're in the Croix-Rousse now, and the rent
@@ -1388,10 +1468,12 @@ def _clauses(span: Span) -> Iterator[Token]:
 def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool:
     if subject is None:
         # "Meet Pimenta!", "Kumasi, born and raised": the speaker's sentence
-        return (
-            about is None
-            and clause == clause.sent.root
-            and (clause.pos_ in ("VERB", "AUX") or _is_place_of_origin(clause) or _state_fragment(clause))
+        return about is None and (
+            _elided_speaker(clause)
+            or (
+                clause == clause.sent.root
+                and (clause.pos_ in ("VERB", "AUX") or _is_place_of_origin(clause) or _state_fragment(clause))
+            )
         )
     if about is not None:
         return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"

@@ -33,7 +33,7 @@ from apps.jobs.services import (
     jobs_finish_accepted,
 )
 from apps.language.dates import parse_event_time
-from apps.language.facts import ENDED, PLAN, is_possession, normalize_attribute, replaced_value
+from apps.language.facts import ENDED, ENDS_ALONE, PLAN, is_possession, normalize_attribute, replaced_value
 from apps.language.pipeline import PARSES
 from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
@@ -264,6 +264,8 @@ def _semantic_rows(
         elif key not in current and key[1].startswith(ENDED):
             key = _ended_key(key, current)
         previous = current.get(key)
+        if previous is None and (finer := (key[0], ENDS_ALONE.get(key[1], ""))) in current:
+            previous = current.pop(finer)  # "We moved to Porto" after "we live near the river"
         if previous is not None and previous.id in stored:
             replaced.setdefault(key, previous)
         row = SemanticItem(

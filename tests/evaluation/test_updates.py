@@ -24,9 +24,12 @@ from apps.evaluation.updates import (
 
 pytestmark = pytest.mark.unit
 
-# v1 (the default) and v2 (a different person, a different document) are checked the same way.
+# v1 (the default), v2 (a different person, a different document) and v3 (terse lowercase
+# chat) are checked the same way.
 UPDATE_SETS = pytest.mark.parametrize(
-    "path", [DATA_FILE, DATA_FILE.with_name("updates_v2.json")], ids=lambda path: path.stem
+    "path",
+    [DATA_FILE, DATA_FILE.with_name("updates_v2.json"), DATA_FILE.with_name("updates_v3.json")],
+    ids=lambda path: path.stem,
 )
 
 

@@ -12,6 +12,7 @@ from apps.language.facts import (
     introduced_pet,
     named_relatives,
     normalize_attribute,
+    owned_statement,
     pronoun_subject,
     read_fact,
     speaker_clause_facts,
@@ -206,6 +207,36 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         # a tutor, and a recurring conversation
         ("Now I have a piano tutor on Thursday afternoons.", "tutor"),
         ("Now we talk every second Friday over lunch.", "schedule: call"),
+        # a home with its company is the home: the partner or the pet beside it is not the fact
+        ("I live in Lyon with my partner Theo.", "home city"),
+        ("I've been living in Lyon for five years with my girlfriend.", "home city"),
+        ("I moved to Porto with my husband last spring.", "home city"),
+        ("I live in the Croix-Rousse with my partner.", "home city"),
+        ("We live in a small flat in Lyon with our cat.", "home city"),  # the flat's city
+        # without a place, the company is what is said
+        ("I live with my partner Theo.", "relationship"),
+        # chat drops the speaker
+        ("Moved to Porto last month.", "home city"),
+        ("Just moved to Porto!", "home city"),
+        ("packed up and moved to bristol last weekend.", "home city"),
+        ("Living in Porto now, loving it.", "home city"),
+        ("Been living in Porto since May.", "home city"),
+        ("Now working at Stripe.", "job"),
+        # settling in a place
+        ("We've settled in Porto.", "home city"),
+        # working stated by where, as what, or in the present
+        ("I work nights.", "job"),
+        ("I worked at Google for years.", "job"),
+        # occupations beyond the common ones
+        ("I'm now a principal.", "job"),
+        ("I became a midwife.", "job"),
+        ("I'm a bartender now.", "job"),
+        ("I was hired by Globex.", "job"),
+        # a pastime begun or given up, named by its gerund
+        ("I stopped climbing after my injury.", "hobby: climbing"),
+        ("I took up knitting last year.", "hobby: knitting"),
+        # a commute parsed as a purpose
+        ("I cycle to work now.", "commute"),
     ],
 )
 def test_further_predicates_of_a_speakers_fact(sentence: str, attribute: str) -> None:
@@ -221,6 +252,13 @@ def test_further_predicates_of_a_speakers_fact(sentence: str, attribute: str) ->
         "My manager said the launch slipped.",  # a person's act, not who the manager is
         "I ran the Lisbon half marathon in May.",  # a race run, not a commitment
         "I'm in Paris.",  # a stay without "now" or "still" says nothing lasting
+        "I worked late yesterday.",  # a day's work, not a job
+        "Worked late yesterday.",
+        "I worked out this morning.",  # exercise
+        "Working from home today.",  # going on, but not said to last
+        "We settled on a name.",  # a choice, not a home
+        "I settled in fine.",
+        "I hired a gardener.",  # whom the speaker employs
     ],
 )
 def test_sentences_the_extended_predicates_leave_alone(sentence: str) -> None:
@@ -614,3 +652,23 @@ def test_being_someone_elses_or_not_a_name_is_no_introduction(sentence: str) -> 
 )
 def test_the_name_a_name_statement_gives(text: str, name: str | None) -> None:
     assert stated_name(text) == name
+
+
+@pytest.mark.parametrize(
+    ("sentence", "stated"),
+    [
+        ("My best friend is Maria now.", True),
+        ("My laptop is a MacBook.", True),
+        ("My new phone number is 555-9876.", True),
+        ("My weekend was a blast.", False),  # the past: an event
+        ("My team is amazing.", False),  # a quality, no value
+        ("My mom is a nurse.", False),  # a relative's fact, not the speaker's
+        ("My notes from the trip are at the library.", False),  # where a thing is
+        ("Is my laptop a MacBook?", False),
+    ],
+)
+def test_what_one_of_the_speakers_own_things_is_in_the_present_is_a_fact(sentence: str, stated: bool) -> None:
+    span = _sentence(sentence)
+    assert owned_statement(span) is stated
+    if stated:
+        assert not read_fact(span).attribute.startswith("be ")  # keyed by the thing, not the verb

@@ -79,6 +79,55 @@ def test_a_move_stated_as_a_change_supersedes_the_old_home_city() -> None:
     assert {row["content"]["attribute"] for row in history} == {"home city"}
 
 
+def test_a_move_supersedes_a_home_stated_with_its_company_whatever_else_the_message_says() -> None:
+    tenant = _tenant()
+    _say(tenant, "I live in Lyon with my partner Theo.", day=1)
+    _say(tenant, "Big news: I moved to Porto last week, Theo and I live near the river now.", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert "Porto" in current["home city"]["content"]["summary"]
+    lyon = next(row for row in _semantic(tenant, include_superseded=True) if "Lyon" in row["content"]["summary"])
+    assert lyon["content"]["attribute"] == "home city"
+    assert current["home city"]["supersedes"] == lyon["id"]
+    assert lyon["id"] not in {row["id"] for row in _semantic(tenant)}
+
+
+def test_chats_short_forms_replace_the_home_and_a_days_work_leaves_the_job_alone() -> None:
+    tenant = _tenant()
+    _say(tenant, "I live in Lyon.", "I work as a nurse at St Mary's.", day=1)
+    _say(tenant, "Just moved to Porto!", "Worked late yesterday.", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert current["home city"]["content"]["summary"] == "Lena: Just moved to Porto!"
+    assert current["job"]["content"]["summary"] == "Lena: I work as a nurse at St Mary's."
+    assert not any("Lyon" in row["content"]["summary"] for row in _semantic(tenant))
+
+
+def test_a_new_city_ends_a_home_known_only_by_its_part_of_town_and_not_the_other_way_round() -> None:
+    tenant = _tenant()
+    _say(tenant, "We live near the river.", day=1)
+    _say(tenant, "We moved to Porto last week.", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert set(current) == {"home city"}
+    river = next(row for row in _semantic(tenant, include_superseded=True) if "river" in row["content"]["summary"])
+    assert current["home city"]["supersedes"] == river["id"]
+    _say(tenant, "Our flat is near the market.", day=12)
+    current = _by_attribute(_semantic(tenant))
+    assert current["home city"]["content"]["summary"] == "Lena: We moved to Porto last week."  # still the city
+    assert "market" in current["home"]["content"]["summary"] and current["home"]["supersedes"] is None
+
+
+def test_a_new_value_of_an_owned_thing_or_a_new_occupation_supersedes_the_old_one() -> None:
+    tenant = _tenant()
+    _say(tenant, "My best friend is Ana.", "I'm a teacher.", day=1)
+    _say(tenant, "My best friend is Maria now.", "I'm now a principal.", "We hired a gardener.", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert current["best friend"]["content"]["summary"] == "Lena: My best friend is Maria now."
+    assert current["job"]["content"]["summary"] == "Lena: I'm now a principal."
+    stale = {row["content"]["summary"] for row in _semantic(tenant, include_superseded=True)} - {
+        row["content"]["summary"] for row in _semantic(tenant)
+    }
+    assert stale == {"Lena: My best friend is Ana.", "Lena: I'm a teacher."}
+
+
 def test_a_change_without_an_earlier_value_is_stored_as_current() -> None:
     tenant = _tenant()
     _say(tenant, "Yes, but the call moved to Mondays, same time, 6pm.")

@@ -23,6 +23,7 @@ from apps.language.facts import (
     ended_name,
     introduced_pet,
     named_relatives,
+    owned_statement,
     pronoun_subject,
     read_fact,
     relative_name,
@@ -463,6 +464,7 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
         if not sentence.is_question and (
             _FIRST_PERSON_FACT.search(_normalized(sentence.text))
             or speaker_fact(span) is not None
+            or owned_statement(span)  # "My best friend is Maria now"
             # "980 a month instead of 1,100": a new value, unless it is someone else's ("She's an
             # instructor now, teaching instead of working the ER")
             or (replaced_value(sentence.text) is not None and not _about_someone_else(sentence.span))
