@@ -92,7 +92,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("drink", "drink", "coffee espresso tea rooibos beer wine alcohol latte cappuccino juice soda caffeine "
             "teetotal sober",
             aliases="drinks, beverage, morning drink"),
-    _family("relationship", "marry date divorce propose", "married engaged single divorced widowed partner "
+    _family("relationship", "marry date divorce propose", "married engaged single divorced widowed official partner "
             "boyfriend girlfriend husband wife fiance fiancé fiancee fiancée spouse",
             aliases="partner, spouse, marital status, relationship status"),
     _family("pet", "adopt", "pet dog cat puppy pup kitten rabbit bunny hamster parrot greyhound labrador terrier "
@@ -138,6 +138,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
 
 _STUDIES = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "studies")
 _HOME = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "home")
+_JOB = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "job")
 
 # Canonical names of "home city" and "schedule: …" style attributes the families do not list.
 _EXTRA_ALIASES: Mapping[str, str] = MappingProxyType(
@@ -411,7 +412,11 @@ def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Tok
     # the place of the value itself, or the city of the dwelling one lives in ("we live in a
     # small flat in Lyon"; what one has, "an apartment in Ostiense", names the home)
     dwelling_cities = (
-        place for v in values if v.dep_ == "pobj" for place in _after(v, "in") if place.ent_type_ in _PLACE_LABELS
+        place
+        for v in values
+        if v.dep_ == "pobj" and _is_dwelling(v)
+        for place in _after(v, "in")
+        if place.ent_type_ in _PLACE_LABELS
     )
     if family.place_attribute and (any(map(_placed, values)) or any(dwelling_cities)):
         return family.place_attribute
@@ -987,7 +992,7 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
     if family.attribute == "job":
         if lemma in ("join", "quit", "leave") and values and not any(map(_names_a_workplace, values)):
             return False  # "I joined a choir", "I quit smoking", "I left the party early"
-        if lemma in ("hire", "employ") and any(c.dep_ == "dobj" for c in children):
+        if lemma in ("hire", "employ") and any(c.dep_ == "dobj" and c.lower_ not in _SPEAKER_OBJECTS for c in children):
             return False  # "I hired a gardener": the speaker employs someone
         if lemma != "work":
             return True
@@ -1430,6 +1435,8 @@ def _family_readings(span: Span, about: Token | None, *, families_only: bool) ->
 def _read(span: Span, about: Token | None, *, families_only: bool = False) -> FactReading | None:
     for _, reading in _family_readings(span, about, families_only=families_only):
         return reading
+    if about is None and _appointed(span):
+        return FactReading(attribute="job", from_family=True, changed=True)
     first = next(
         (
             clause
@@ -1445,6 +1452,25 @@ def _read(span: Span, about: Token | None, *, families_only: bool = False) -> Fa
         changed, previous = _previous_value(first, span)
         return FactReading(attribute=owned, from_family=False, changed=changed, previous=previous)
     return _fallback(first, span)
+
+
+_APPOINTING = frozenset({"make", "promote", "hire", "appoint", "name"})
+
+
+def _appointed(span: Span) -> bool:
+    """A job the speaker was given, stated by what someone else did: "they made me senior
+    analytics engineer", "They promoted me to team lead", "Globex hired me as a designer"."""
+    for clause in _clauses(span):
+        if token_lemma(clause) not in _APPOINTING or _is_unrealised(clause):
+            continue
+        roles = [child for child in clause.children if child.dep_ in ("oprd", "ccomp", "xcomp")]
+        roles += _after(clause, "to", "as")
+        speaker = any(c.dep_ == "dobj" and c.lower_ in _SPEAKER_OBJECTS for c in clause.children) or any(
+            c.dep_ == "nsubj" and c.lower_ in _SPEAKER_OBJECTS for role in roles for c in role.children
+        )  # "made me engineer" is parsed as a small clause whose subject is "me"
+        if speaker and any(family_of_word(word) is _JOB for role in roles for word in _words_of(role)):
+            return True
+    return False
 
 
 def _fallback(clause: Token, span: Span) -> FactReading:

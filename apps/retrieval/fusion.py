@@ -21,7 +21,10 @@ graph read raised). Fusion:
    Then **events**: when the question gathers what happened (about the past, after several
    rows or a count), a row that dates what it tells weighs ``DATED_EVENT_WEIGHT``
    times its score: the events asked for are told as events ("Yesterday I went to a fair to
-   show off my studio"), the talk around them is not (ADR 0116). The
+   show off my studio"), the talk around them is not (ADR 0116). Then **documents**: a pasted
+   document's passages after its best ``LEADING_PASSAGES`` keep ``LATER_PASSAGE_WEIGHT`` of
+   their score, so that one document's clauses near in meaning to a question do not fill the
+   head (ADR 0120). The
    constants were set on the LoCoMo dev split by evidence recall within 1,024 tokens (ADR 0017).
    Ties: the adapter's ``lexical_score``, then row id.
 2. **Cited rows** (up to the cited-row budget): the citations of the ranked facts, taken in fact order (within
@@ -86,6 +89,11 @@ OTHER_SPEAKER_WEIGHT = 0.5
 # Weight of a row with an event time when the question gathers what happened (our choice, ADR
 # 0116; on the LoCoMo dev split 1.4–2.0 are within half a point within 1,024 tokens).
 DATED_EVENT_WEIGHT = 1.6
+# A document's passages after its best LEADING_PASSAGES keep LATER_PASSAGE_WEIGHT of their score
+# (our choice, ADR 0120): one pasted contract's clauses near in meaning to a question about its
+# owner filled the head. One passage and 0.3 lost a needle of updates v1; two and 0.5 lose none.
+LEADING_PASSAGES = 2
+LATER_PASSAGE_WEIGHT = 0.5
 # Content-stem Jaccard at or above which same-date episodic rows collapse (our choice): one
 # differing content word in a short turn ("a puppy" / "a kitten named Max") scores ≈ 0.71.
 PARAPHRASE_JACCARD = 0.8
@@ -387,14 +395,23 @@ def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]
     weight = speaker_weights((row for row, _ in merged.values()), plan)
     if asks_what_happened(plan):
         weight = {row_id: w * event_weight(merged[row_id][0]) for row_id, w in weight.items()}
-    return {
-        row_id: _Ranked(
-            row,
-            (own[row_id] + CONTEXT_WEIGHT * max((own.get(i, 0.0) for i in row.context), default=0.0)) * weight[row_id],
-            base,
-        )
-        for row_id, (row, base) in merged.items()
+    scores = {
+        row_id: (own[row_id] + CONTEXT_WEIGHT * max((own.get(i, 0.0) for i in row.context), default=0.0))
+        * weight[row_id]
+        for row_id, (row, _) in merged.items()
     }
+    for row_id in later_passages(((row, scores[row.row_id]) for row, _ in merged.values())):
+        scores[row_id] *= LATER_PASSAGE_WEIGHT
+    return {row_id: _Ranked(row, scores[row_id], base) for row_id, (row, base) in merged.items()}
+
+
+def later_passages(scored: Iterable[tuple[RowCandidate, float]]) -> list[str]:
+    """The ids of each document's passages after its best :data:`LEADING_PASSAGES` by score."""
+    documents: dict[tuple[str, ...], list[tuple[float, str]]] = {}
+    for row, score in scored:
+        if row.passage:
+            documents.setdefault(row.sources, []).append((-score, row.row_id))
+    return [row_id for passages in documents.values() for _, row_id in sorted(passages)[LEADING_PASSAGES:]]
 
 
 def _best(first: int | None, second: int | None) -> int | None:

@@ -237,6 +237,12 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         ("I took up knitting last year.", "hobby: knitting"),
         # a commute parsed as a purpose
         ("I cycle to work now.", "commute"),
+        # a job given by someone else
+        ("they made me senior analytics engineer this month.", "job"),
+        ("They promoted me to senior engineer.", "job"),
+        ("Globex hired me as a designer.", "job"),
+        # a relationship made official
+        ("tariq and i are official now.", "relationship"),
     ],
 )
 def test_further_predicates_of_a_speakers_fact(sentence: str, attribute: str) -> None:
@@ -259,6 +265,9 @@ def test_further_predicates_of_a_speakers_fact(sentence: str, attribute: str) ->
         "We settled on a name.",  # a choice, not a home
         "I settled in fine.",
         "I hired a gardener.",  # whom the speaker employs
+        "She made me a cake.",  # made for the speaker, not made the speaker something
+        "They will make me team lead next year.",  # a plan
+        "It's official: the launch is Monday.",
     ],
 )
 def test_sentences_the_extended_predicates_leave_alone(sentence: str) -> None:

@@ -12,6 +12,8 @@ from apps.retrieval.fusion import (
     ANCHOR_ORDER_WEIGHT,
     CONTEXT_WEIGHT,
     DATED_EVENT_WEIGHT,
+    LATER_PASSAGE_WEIGHT,
+    LEADING_PASSAGES,
     OTHER_SPEAKER_WEIGHT,
     PARAPHRASE_JACCARD,
     asks_what_happened,
@@ -221,6 +223,22 @@ def test_the_anchor_order_weighs_less_than_the_orders_of_what_a_row_says() -> No
     # Association still adds: between two equally near rows, the one that mentions the anchors leads.
     both = replace(_row("b", rank=1), anchor_rank=0)
     assert fuse([_row("x", rank=1), both], [], PLAN).row_ids[0] == "b"
+
+
+def test_a_documents_passages_after_its_best_two_keep_half_their_score() -> None:
+    # Four passages of one pasted contract lead by similarity; a turn ranks fifth. The contract's
+    # third and fourth passages fall behind the turn, its best two stay ahead (ADR 0120), and a
+    # second document's best passages keep their full score.
+    contract = [replace(_row(f"c{i}", rank=i), passage=True, sources=("paste-1",)) for i in range(4)]
+    turn = _row("turn", rank=4)
+    lease = [replace(_row(f"l{i}", rank=5 + i), passage=True, sources=("paste-2",)) for i in range(2)]
+    result = fuse([*contract, turn, *lease], [], PLAN, limit=10)
+    assert result.row_ids[:3] == ("c0", "c1", "turn")
+    scores = {row.row.row_id: row.score for row in result.rows}
+    assert LEADING_PASSAGES == 2
+    assert scores["c2"] == pytest.approx(LATER_PASSAGE_WEIGHT * rerank_score(contract[2]))
+    assert scores["l0"] == pytest.approx(rerank_score(lease[0]))
+    assert scores["l1"] == pytest.approx(rerank_score(lease[1]))
 
 
 def test_fact_ranks_count_each_row_once_at_its_best_fact() -> None:
