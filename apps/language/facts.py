@@ -224,7 +224,7 @@ PLAN = "plan: "
 # lost Moose"): the stored fact that names the thing is the key it ends (the write resolves it).
 ENDED = "ended: "
 # A value of the first attribute ends the second when that one is the only one stated: a move to
-# Porto ends a home known only as "near the river" or "in the North End" (ADR 0118); a new part
+# Porto ends a home known only as "near the river" or "in the North End" (ADR 0119); a new part
 # of town does not end the city.
 ENDS_ALONE: Mapping[str, str] = MappingProxyType({"home city": "home"})
 
