@@ -400,12 +400,12 @@ def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]
         * weight[row_id]
         for row_id, (row, _) in merged.items()
     }
-    for row_id in later_passages(((row, scores[row.row_id]) for row, _ in merged.values())):
+    for row_id in _later_passages(((row, scores[row.row_id]) for row, _ in merged.values())):
         scores[row_id] *= LATER_PASSAGE_WEIGHT
     return {row_id: _Ranked(row, scores[row_id], base) for row_id, (row, base) in merged.items()}
 
 
-def later_passages(scored: Iterable[tuple[RowCandidate, float]]) -> list[str]:
+def _later_passages(scored: Iterable[tuple[RowCandidate, float]]) -> list[str]:
     """The ids of each document's passages after its best :data:`LEADING_PASSAGES` by score."""
     documents: dict[tuple[str, ...], list[tuple[float, str]]] = {}
     for row, score in scored:
