@@ -834,13 +834,16 @@ _STILL = frozenset({"still", "now", "officially"})
 
 
 def _state_fragment(clause: Token) -> bool:
-    """A verbless sentence that states what the speaker still or now is: "Still a Jets fan,
-    even out here.", "Still vegan, by the way."."""
+    """A verbless sentence that states what the speaker still or now is, or has anew: "Still a
+    Jets fan, even out here.", "Still vegan, by the way.", "new job at pebblebox!"."""
     return (
         clause == clause.sent.root
         and clause.pos_ in ("NOUN", "ADJ", "PROPN")
         and _subject(clause) is None
-        and any(child.dep_ == "advmod" and child.lower_ in _STILL for child in clause.children)
+        and any(
+            (child.dep_ == "advmod" and child.lower_ in _STILL) or (child.dep_ == "amod" and child.lower_ == "new")
+            for child in clause.children
+        )
     )
 
 
@@ -1143,6 +1146,8 @@ def _states_work(predicate: Token, value: Token) -> bool:
         return True
     if value.dep_ in ("attr", "acomp", "oprd") or (value.dep_ == "pobj" and value.head.lower_ == "as"):
         return True
+    if value == predicate and _state_fragment(value):
+        return True  # "Still a nurse at the infirmary", "new job at pebblebox!"
     if lemma in _GAINING_PREDICATES and value.dep_ == "dobj" and token_lemma(value) in ("job", "position", "role"):
         return True  # "Dan got a job at NASA"
     return lemma in _LEAVE_PREDICATES or lemma in _BECOME_PREDICATES

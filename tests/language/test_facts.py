@@ -481,6 +481,8 @@ def test_a_verb_alone_states_a_fact_only_in_the_form_that_states_it(sentence: st
         # what one still is, said without a verb; the team one is a fan of
         ("Still a Jets fan, even out here.", "team"),
         ("Still vegan, by the way.", "diet"),
+        ("still a nurse at the royal infirmary", "job"),
+        ("new job at pebblebox!", "job"),
         ("I'm a huge Leafs fan.", "team"),
         # the languages one speaks, one fact each
         ("She insists we speak Twi the whole call.", "language: twi"),

@@ -101,6 +101,19 @@ def test_chats_short_forms_replace_the_home_and_a_days_work_leaves_the_job_alone
     assert not any("Lyon" in row["content"]["summary"] for row in _semantic(tenant))
 
 
+def test_a_pet_named_beside_a_job_adds_its_fact_and_a_verbless_new_job_replaces_the_job() -> None:
+    tenant = _tenant()
+    _say(tenant, "i work at corvid analytics as a data analyst, living in manchester w/ my cat", day=1)
+    current = _by_attribute(_semantic(tenant))
+    assert {"job", "pet: cat"} <= set(current)
+    corvid = current["job"]
+    _say(tenant, "new job at pebblebox!", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert current["job"]["content"]["summary"] == "Lena: new job at pebblebox!"
+    assert current["job"]["supersedes"] == corvid["id"]
+    assert "corvid" in current["pet: cat"]["content"]["summary"]  # the cat is still hers
+
+
 def test_a_new_city_ends_a_home_known_only_by_its_part_of_town_and_not_the_other_way_round() -> None:
     tenant = _tenant()
     _say(tenant, "We live near the river.", day=1)

@@ -455,6 +455,10 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
         )
         pet = None if referent else introduced_pet(sentence.span, previous.span if previous else None)
         if pet is not None:
+            if speaker_fact(sentence.span) is not None and not sentence.is_question:
+                # "i work at corvid as an analyst, living in manchester w/ my cat": the pet is a
+                # fact beside the sentence's own, not in its place
+                found.append((sentence, sentence.span))
             referent = pet.statement
             if pet.named_before and previous is not None:  # "And meet Pickle! A … cat": both, as said
                 sentence = replace(sentence, text=f"{previous.text} {sentence.text}")
@@ -560,7 +564,10 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
     for sentence, span in _first_person_facts(message, before):
         # A sentence of facts of several keys ("we're in Lyon now and the rent is 1,100 euros")
         # is one row per fact, each stating its own clause, so each is superseded on its own.
-        facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)]
+        # A statement read from other words (a pet introduced: "I have a cat named Pickle") is
+        # that one fact.
+        own = span.doc is sentence.span.doc
+        facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)] if own else []
         for reading, text in facts or [(read_fact(span), sentence.text)]:
             ended = None if reading.from_family else ended_name(span)
             yield SemanticDraft(
@@ -774,10 +781,11 @@ class LocalMemoryLLM:
 
     def write_semantic(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[SemanticDraft]:
         _read(memory_input, metering, Purpose.WRITE_SEMANTIC)
-        drafts: dict[tuple[str, str], SemanticDraft] = {}
+        drafts: dict[tuple[str, str, str], SemanticDraft] = {}
         for message, before in _in_turn(memory_input.messages):
             for draft in _semantic_drafts(message, before):
-                drafts.setdefault((draft.name.casefold(), draft.summary), draft)
+                # one sentence may state two facts of the speaker's ("… w/ my cat": a job and a pet)
+                drafts.setdefault((draft.name.casefold(), draft.attribute, draft.summary), draft)
         return list(drafts.values())
 
     def write_procedural(self, memory_input: WriterInput, *, metering: MeteringContext) -> list[ProceduralDraft]:
