@@ -835,15 +835,18 @@ _STILL = frozenset({"still", "now", "officially"})
 
 def _state_fragment(clause: Token) -> bool:
     """A verbless sentence that states what the speaker still or now is, or has anew: "Still a
-    Jets fan, even out here.", "Still vegan, by the way.", "new job at pebblebox!"."""
-    return (
-        clause == clause.sent.root
-        and clause.pos_ in ("NOUN", "ADJ", "PROPN")
-        and _subject(clause) is None
-        and any(
-            (child.dep_ == "advmod" and child.lower_ in _STILL) or (child.dep_ == "amod" and child.lower_ == "new")
-            for child in clause.children
-        )
+    Jets fan, even out here.", "Still vegan, by the way.", "new job at pebblebox!"; what they
+    have been since a time ("veggie since uni"); or an occupation where they hold it ("data
+    analyst at corvid analytics", "nurse at st marys, mostly nights")."""
+    if clause != clause.sent.root or clause.pos_ not in ("NOUN", "ADJ", "PROPN") or _subject(clause) is not None:
+        return False
+    occupation = family_of_word(token_lemma(clause)) is _JOB and token_lemma(clause) not in JOB_ITSELF
+    return any(
+        (child.dep_ == "advmod" and child.lower_ in _STILL)
+        or (child.dep_ == "amod" and child.lower_ == "new")
+        or (child.dep_ == "prep" and child.lower_ == "since")
+        or (occupation and child.dep_ == "prep" and child.lower_ in ("at", "for"))
+        for child in clause.children
     )
 
 
@@ -865,6 +868,7 @@ def _elided_speaker(clause: Token) -> bool:
     if clause.tag_ == "VBN":
         return opens and not auxiliaries
     lasting = any(child.dep_ == "advmod" and child.lower_ in _STILL for child in clause.children)
+    lasting = lasting or _sees_someone(clause)  # "ok so. seeing someone."
     return clause.tag_ == "VBG" and opens and auxiliaries in ([], ["been"]) and (lasting or auxiliaries == ["been"])
 
 
@@ -896,6 +900,9 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
         return "job"
     if (lemma in ("break", "split") and "up" in particles) or _sees_someone(predicate):
         return "relationship"
+    things = [c for c in predicate.children if c.dep_ == "dobj" and c.lower_ == "things"]
+    if lemma == "end" and things and _is_partner([*_after(predicate, "with"), *_after(things[0], "with")]):
+        return "relationship"  # "ended things with callum on sunday", not "… with the agency"
     if lemma == "engage" and passive and all(c.lower_ == "to" for c in predicate.children if c.dep_ == "prep"):
         return "relationship"  # "I just got engaged", "we got engaged to …"; not "engaged in a project" (ADR 0113)
     adverbs = {child.lower_ for child in predicate.children if child.dep_ == "advmod"}
@@ -937,6 +944,17 @@ def _phrasal_reading(predicate: Token, lemma: str) -> str | None:
     ):
         return "age"  # "I turned 35 last week" (ADR 0113)
     return None
+
+
+def _is_partner(tokens: list[Token]) -> bool:
+    """Some token names a partner: a person's name, a bare lowercase word chat writes a name as
+    ("callum"), or a relationship word ("my boyfriend"); not "the agency" or "my landlord"."""
+    return any(
+        t.ent_type_ == "PERSON"
+        or (family_of_word(token_lemma(t)) or _JOB).attribute == "relationship"
+        or (t.pos_ in ("PROPN", "NOUN") and not any(c.dep_ in ("det", "poss") for c in t.children))
+        for t in tokens
+    )
 
 
 def _after(token: Token, *prepositions: str) -> list[Token]:
@@ -1356,6 +1374,29 @@ def speaker_fact(span: Span) -> FactReading | None:
 _PASSING = frozenset(family.attribute for family in ATTRIBUTE_FAMILIES if not family.lasting)
 
 
+_WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+
+
+def exclaims_own_news(span: Span) -> bool:
+    """A sentence of the speaker's own news that chat ends in "??" or "?!" for surprise, in the
+    order of a statement: "also i own a car again??", "we're moving to Leeds?!". Not a question
+    asked the other way round ("do i need a car??"), with a question word ("why am i awake??")
+    or about someone else ("you're coming??")."""
+    text = span.text.rstrip()
+    marks = text[len(text.rstrip("?!")) :]
+    if len(marks) < 2 or "?" not in marks:
+        return False
+    root = span.root
+    subject = _subject(root)
+    return (
+        subject is not None
+        and subject.lower_ in ("i", "we")
+        and subject.i < root.i
+        and not any(child.dep_ in ("aux", "auxpass") and child.i < subject.i for child in root.children)
+        and not any(token.tag_ in _WH_TAGS for token in span)
+    )
+
+
 def owned_statement(span: Span) -> bool:
     """Whether the sentence names what one of the speaker's own things or people is, in the
     present: "My best friend is Maria now", "My laptop is a MacBook" (keyed by the thing,
@@ -1363,7 +1404,8 @@ def owned_statement(span: Span) -> bool:
     blast"), a quality ("My team is amazing"), a relative's fact ("My mum is a nurse") or
     where a thing is ("My notes are at the library")."""
     root = span.root
-    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or span.text.rstrip().endswith("?"):
+    asked = span.text.rstrip().endswith("?") and not exclaims_own_news(span)
+    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or asked:
         return False
     subject = _subject(root)
     if subject is None or not _possessed_by_speaker(subject) or _is_relative(subject) or subject.ent_type_:

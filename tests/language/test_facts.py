@@ -9,6 +9,7 @@ from apps.language.facts import (
     PetIntroduction,
     accepted_offer,
     ended_name,
+    exclaims_own_news,
     introduced_pet,
     named_relatives,
     normalize_attribute,
@@ -243,6 +244,12 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         ("Globex hired me as a designer.", "job"),
         # a relationship made official
         ("tariq and i are official now.", "relationship"),
+        # terse chat: a break-up, dating without "I", a lasting state, an occupation where held
+        ("ended things with callum on sunday.", "relationship"),
+        ("I ended things with my boyfriend last night.", "relationship"),
+        ("seeing someone.", "relationship"),
+        ("vegan since 2019", "diet"),
+        ("nurse at st marys, mostly nights", "job"),
     ],
 )
 def test_further_predicates_of_a_speakers_fact(sentence: str, attribute: str) -> None:
@@ -268,6 +275,10 @@ def test_further_predicates_of_a_speakers_fact(sentence: str, attribute: str) ->
         "She made me a cake.",  # made for the speaker, not made the speaker something
         "They will make me team lead next year.",  # a plan
         "It's official: the launch is Monday.",
+        "we ended things with the agency",  # a contract, not a partner
+        "ended things with my landlord",
+        "Seeing Tom tomorrow for lunch.",  # a meeting
+        "dinner at luigi's, mostly pasta",  # no occupation
     ],
 )
 def test_sentences_the_extended_predicates_leave_alone(sentence: str) -> None:
@@ -683,3 +694,18 @@ def test_what_one_of_the_speakers_own_things_is_in_the_present_is_a_fact(sentenc
     assert owned_statement(span) is stated
     if stated:
         assert not read_fact(span).attribute.startswith("be ")  # keyed by the thing, not the verb
+
+
+@pytest.mark.parametrize(
+    ("sentence", "exclaimed"),
+    [
+        ("also i own a car again??", True),
+        ("we're moving to Leeds?!", True),
+        ("do i need a car??", False),  # asked, the auxiliary first
+        ("why am i awake??", False),  # a question word
+        ("you're coming??", False),  # about someone else
+        ("i own a car again?", False),  # one mark: it may be asked
+    ],
+)
+def test_chats_doubled_question_mark_on_the_speakers_own_news_states_it(sentence: str, exclaimed: bool) -> None:
+    assert exclaims_own_news(_sentence(sentence)) is exclaimed

@@ -114,6 +114,26 @@ def test_a_pet_named_beside_a_job_adds_its_fact_and_a_verbless_new_job_replaces_
     assert "corvid" in current["pet: cat"]["content"]["summary"]  # the cat is still hers
 
 
+def test_terse_chat_ends_a_relationship_starts_one_and_owns_a_car_again() -> None:
+    tenant = _tenant()
+    _say(tenant, "I'm dating Callum.", "I sold my car.", day=1)
+    _say(tenant, "cant sleep. ended things with callum on sunday.", day=5)
+    _say(tenant, "ok so. seeing someone. tariq.", "also i own a car again??", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert current["relationship"]["content"]["summary"] == "Lena: seeing someone."
+    assert current["car"]["content"]["summary"] == "Lena: also i own a car again??"
+    history = (
+        tenant.client()
+        .get(f"/v1/subjects/lena/memories/semantic/{current['relationship']['id']}/history")
+        .json()["results"]
+    )
+    assert [row["content"]["summary"] for row in history] == [
+        "Lena: seeing someone.",
+        "Lena: ended things with callum on sunday.",
+        "Lena: I'm dating Callum.",
+    ]
+
+
 def test_a_new_city_ends_a_home_known_only_by_its_part_of_town_and_not_the_other_way_round() -> None:
     tenant = _tenant()
     _say(tenant, "We live near the river.", day=1)

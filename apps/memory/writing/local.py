@@ -21,6 +21,7 @@ from apps.language.facts import (
     FactReading,
     accepted_offer,
     ended_name,
+    exclaims_own_news,
     introduced_pet,
     named_relatives,
     owned_statement,
@@ -335,7 +336,7 @@ def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
         dates = find_dates(normalized, mention_time=mention, tense=functools.partial(_tense_at, span))
         # "Next month we fly to Paris": planned without a future verb.
         future = bool(_FUTURE.search(normalized)) or any(resolved.start > mention for resolved in dates)
-        is_question = text.endswith("?")
+        is_question = text.endswith("?") and not exclaims_own_news(span)
         sentences.append(
             _Sentence(
                 span=span,
