@@ -139,6 +139,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
 _STUDIES = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "studies")
 _HOME = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "home")
 _JOB = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "job")
+_RELATIONSHIP = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "relationship")
 
 # Canonical names of "home city" and "schedule: …" style attributes the families do not list.
 _EXTRA_ALIASES: Mapping[str, str] = MappingProxyType(
@@ -951,7 +952,7 @@ def _is_partner(tokens: list[Token]) -> bool:
     ("callum"), or a relationship word ("my boyfriend"); not "the agency" or "my landlord"."""
     return any(
         t.ent_type_ == "PERSON"
-        or (family_of_word(token_lemma(t)) or _JOB).attribute == "relationship"
+        or family_of_word(token_lemma(t)) is _RELATIONSHIP
         or (t.pos_ in ("PROPN", "NOUN") and not any(c.dep_ in ("det", "poss") for c in t.children))
         for t in tokens
     )
