@@ -24,7 +24,12 @@ graph read raised). Fusion:
    show off my studio"), the talk around them is not (ADR 0116). Then **documents**: a pasted
    document's passages after its best ``LEADING_PASSAGES`` keep ``LATER_PASSAGE_WEIGHT`` of
    their score, so that one document's clauses near in meaning to a question do not fill the
-   head (ADR 0120). The
+   head (ADR 0120). Then **specificity**: each row's score is multiplied by
+   ``(s / median s) ** SPECIFICITY_EXPONENT``, ``s`` its :func:`lexical.specificity` among the
+   candidates (the mean IDF of its ``SPECIFIC_TERMS`` rarest terms), kept within
+   ``SPECIFICITY_BOUNDS``: of a busy person's many turns near a question, those that name
+   something the others do not ("took the kids to the museum") are evidence more often than
+   the talk around them ("Your support means a lot"; ADR 0123). The
    constants were set on the LoCoMo dev split by evidence recall within 1,024 tokens (ADR 0017).
    Ties: the adapter's ``lexical_score``, then row id.
 2. **Cited rows** (up to the cited-row budget): the citations of the ranked facts, taken in fact order (within
@@ -67,7 +72,7 @@ from typing import Protocol, TypeVar
 
 from apps.language.words import content_stems, count_tokens, fold, words
 from apps.memory.statements import split_about
-from apps.retrieval.lexical import lexical_ranks
+from apps.retrieval.lexical import lexical_ranks, specificity
 from apps.retrieval.types import (
     FactCandidate,
     FusedRow,
@@ -94,6 +99,13 @@ DATED_EVENT_WEIGHT = 1.6
 # owner filled the head. One passage and 0.3 lost a needle of updates v1; two and 0.5 lose none.
 LEADING_PASSAGES = 2
 LATER_PASSAGE_WEIGHT = 0.5
+# A row's specificity weight (ADR 0123): (its mean IDF over its 3 rarest terms / the candidates'
+# median) ** 0.5, kept within [0.5, 2] (a row with no content word keeps half). Set on a kept
+# LoCoMo dev ingestion: exponents 0.3, 0.7 and 1 read lower within 1,024 tokens, 2 and 5 terms
+# about the same with a lower R@1, 8 terms lower; the bounds do not bind on the dev split.
+SPECIFIC_TERMS = 3
+SPECIFICITY_EXPONENT = 0.5
+SPECIFICITY_BOUNDS = (0.5, 2.0)
 # Content-stem Jaccard at or above which same-date episodic rows collapse (our choice): one
 # differing content word in a short turn ("a puppy" / "a kitten named Max") scores ≈ 0.71.
 PARAPHRASE_JACCARD = 0.8
@@ -371,8 +383,9 @@ def event_weight(row: RowCandidate) -> float:
 
 def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]:
     """One entry per row id; a row from several lanes keeps its best ranks and lexical score.
-    Each row's score is its rerank score plus its context share, times its speaker weight and,
-    for a question that gathers what happened, its event weight."""
+    Each row's score is its rerank score plus its context share, times its speaker weight, for
+    a question that gathers what happened its event weight, a later passage's weight and its
+    specificity weight."""
     merged: dict[str, tuple[RowCandidate, bool]] = {}
     for row in rows:
         base = row.lane in ("base", "flat")
@@ -402,7 +415,19 @@ def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]
     }
     for row_id in _later_passages(((row, scores[row.row_id]) for row, _ in merged.values())):
         scores[row_id] *= LATER_PASSAGE_WEIGHT
+    for row_id, specific in specificity_weights(row for row, _ in merged.values()).items():
+        scores[row_id] *= specific
     return {row_id: _Ranked(row, scores[row_id], base) for row_id, (row, base) in merged.items()}
+
+
+def specificity_weights(rows: Iterable[RowCandidate]) -> dict[str, float]:
+    """Each row's specificity weight among the rows, by row id (module docstring; ADR 0123)."""
+    specific = specificity({row.row_id: row.match_text or row.text for row in rows}, top=SPECIFIC_TERMS)
+    middle = statistics.median(specific.values()) if specific else 0.0
+    if middle <= 0:
+        return dict.fromkeys(specific, 1.0)
+    low, high = SPECIFICITY_BOUNDS
+    return {row_id: min(high, max(low, (value / middle) ** SPECIFICITY_EXPONENT)) for row_id, value in specific.items()}
 
 
 def _later_passages(scored: Iterable[tuple[RowCandidate, float]]) -> list[str]:

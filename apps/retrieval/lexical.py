@@ -63,6 +63,20 @@ def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]], *, amo
     return scores
 
 
+def specificity(texts: Mapping[K, str], *, top: int) -> dict[K, float]:
+    """Each text's mean inverse document frequency (``ln(N / df)``, over ``top`` terms) of its
+    ``top`` rarest distinct terms among the texts: how much it says that the others do not. Of
+    one person's turns, "I took the kids to the museum" scores above "Thanks, your support means
+    a lot"; a text with fewer terms counts the missing ones as zero, and one with none scores 0."""
+    documents = {key: set(_document_terms(text)) for key, text in texts.items()}
+    frequency = Counter(term for document in documents.values() for term in document)
+    total = len(documents)
+    return {
+        key: sum(sorted((math.log(total / frequency[t]) for t in document), reverse=True)[:top]) / top
+        for key, document in documents.items()
+    }
+
+
 def best_matches(question: str, texts: Mapping[K, str | None], *, limit: int) -> list[K]:
     """The ids of at most ``limit`` texts by BM25 for the question's terms, best first (ties
     by id); a text of ``None`` is one of the collection known not to have any of the terms."""

@@ -16,6 +16,7 @@ from apps.retrieval.fusion import (
     LEADING_PASSAGES,
     OTHER_SPEAKER_WEIGHT,
     PARAPHRASE_JACCARD,
+    SPECIFICITY_BOUNDS,
     asks_what_happened,
     count_tokens,
     fact_ranks,
@@ -24,6 +25,7 @@ from apps.retrieval.fusion import (
     rank_candidates,
     rerank_score,
     speaker_weights,
+    specificity_weights,
     token_jaccard,
     trim_to_token_budget,
     without_restatements,
@@ -411,7 +413,8 @@ def test_a_statement_that_says_more_or_comes_from_elsewhere_stays() -> None:
     # whole message): the statement is, and the row takes its place.
     fact = _said("fact", "Melanie: We leased a car!", rank=0, kind="semantic")
     leased = _said("leased", "Melanie: We leased a car!", rank=1)
-    other = _said("other", "Melanie: We went to the beach.", rank=2, sources=("m2",))
+    # far behind: its rarer words weigh more among three rows (ADR 0123)
+    other = _said("other", "Melanie: We went to the beach.", rank=8, sources=("m2",))
     result = fuse([fact, leased, other], [], PLAN)
     assert result.row_ids == ("leased", "other")
     assert result.rows[0].score == rerank_score(fact) > rerank_score(leased)
@@ -515,3 +518,28 @@ def test_beside_passages_a_statement_stands_where_its_spread_puts_it_among_the_t
     assert beside["s0"] <= beside["t2"]  # still among the turns the question is about
     alone = ranks(with_passages=False)
     assert alone["s0"] == 0  # without passages, statements keep their stretched order (ADR 0020)
+
+
+def test_of_rows_alike_in_every_order_the_one_that_names_something_the_others_do_not_leads() -> None:
+    # Four of Melanie's turns tie on every order; the one that names a place and what happened
+    # there says what the others do not, and leads (ADR 0123).
+    texts = {
+        "thanks": "Melanie: Thanks, Caroline! Your support means a lot to me.",
+        "support": "Melanie: Your support means a lot, thanks so much!",
+        "museum": "Melanie: I took the kids to the dinosaur museum yesterday.",
+        "lot": "Melanie: Thanks, that means a lot to me, Caroline.",
+    }
+    rows = [replace(_row(row_id, text, rank=0)) for row_id, text in texts.items()]
+    weights = specificity_weights(rows)
+    assert weights["museum"] > 1.0 > weights["lot"]
+    assert all(SPECIFICITY_BOUNDS[0] <= w <= SPECIFICITY_BOUNDS[1] for w in weights.values())
+    result = fuse(rows, [], PLAN, limit=4)
+    assert result.row_ids[0] == "museum"
+    assert {row.row.row_id: row.score for row in result.rows}["museum"] == pytest.approx(
+        weights["museum"] * rerank_score(rows[2])
+    )
+
+
+def test_rows_without_any_content_word_keep_their_scores() -> None:
+    rows = [_row("a", "What is it?", rank=0), _row("b", "And you?", rank=1)]
+    assert specificity_weights(rows) == {"a": 1.0, "b": 1.0}

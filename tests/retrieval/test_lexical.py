@@ -6,7 +6,17 @@ import math
 
 import pytest
 
-from apps.retrieval.lexical import BM25_B, BM25_K1, RRF_K, best_matches, bm25_scores, ranked, rrf, terms
+from apps.retrieval.lexical import (
+    BM25_B,
+    BM25_K1,
+    RRF_K,
+    best_matches,
+    bm25_scores,
+    ranked,
+    rrf,
+    specificity,
+    terms,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +80,13 @@ def test_best_matches_weigh_a_rare_word_over_a_common_one_in_the_whole_collectio
     # the common word alone: the shorter text first
     assert best_matches("names or dogs", texts, limit=10) == ["both", "names", "dogs-2", "dogs-1"]
     assert best_matches("violin", texts, limit=2) == []
+
+
+def test_specificity_is_the_mean_idf_of_a_texts_rarest_terms() -> None:
+    texts = {"a": "painting museum", "b": "painting lake", "c": "painting", "d": "the"}
+    got = specificity(texts, top=2)
+    # painting in 3 of 4 texts, museum and lake in 1; a missing term counts zero
+    assert got["a"] == pytest.approx((math.log(4) + math.log(4 / 3)) / 2)
+    assert got["b"] == got["a"]
+    assert got["c"] == pytest.approx(math.log(4 / 3) / 2)
+    assert got["d"] == 0.0
