@@ -1398,6 +1398,12 @@ def exclaims_own_news(span: Span) -> bool:
     )
 
 
+def is_asked(span: Span) -> bool:
+    """The sentence asks: it ends in "?", and is not the speaker's own news that chat ends in
+    "??" (:func:`exclaims_own_news`)."""
+    return span.text.rstrip().endswith("?") and not exclaims_own_news(span)
+
+
 def owned_statement(span: Span) -> bool:
     """Whether the sentence names what one of the speaker's own things or people is, in the
     present: "My best friend is Maria now", "My laptop is a MacBook" (keyed by the thing,
@@ -1405,8 +1411,7 @@ def owned_statement(span: Span) -> bool:
     blast"), a quality ("My team is amazing"), a relative's fact ("My mum is a nurse") or
     where a thing is ("My notes are at the library")."""
     root = span.root
-    asked = span.text.rstrip().endswith("?") and not exclaims_own_news(span)
-    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or asked:
+    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or is_asked(span):
         return False
     subject = _subject(root)
     if subject is None or not _possessed_by_speaker(subject) or _is_relative(subject) or subject.ent_type_:

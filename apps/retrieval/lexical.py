@@ -64,8 +64,8 @@ def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]], *, amo
 
 
 def specificity(texts: Mapping[K, str], *, top: int) -> dict[K, float]:
-    """Each text's mean inverse document frequency (``ln(N / df)``, over ``top`` terms) of its
-    ``top`` rarest distinct terms among the texts: how much it says that the others do not. Of
+    """Each text's mean inverse document frequency (``ln(N / df)`` among the texts) over its
+    ``top`` rarest distinct terms: how much it says that the others do not. Of
     one person's turns, "I took the kids to the museum" scores above "Thanks, your support means
     a lot"; a text with fewer terms counts the missing ones as zero, and one with none scores 0."""
     documents = {key: set(_document_terms(text)) for key, text in texts.items()}

@@ -21,8 +21,8 @@ from apps.language.facts import (
     FactReading,
     accepted_offer,
     ended_name,
-    exclaims_own_news,
     introduced_pet,
+    is_asked,
     named_relatives,
     owned_statement,
     pronoun_subject,
@@ -336,7 +336,7 @@ def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
         dates = find_dates(normalized, mention_time=mention, tense=functools.partial(_tense_at, span))
         # "Next month we fly to Paris": planned without a future verb.
         future = bool(_FUTURE.search(normalized)) or any(resolved.start > mention for resolved in dates)
-        is_question = text.endswith("?") and not exclaims_own_news(span)
+        is_question = is_asked(span)
         sentences.append(
             _Sentence(
                 span=span,
@@ -565,8 +565,8 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
     for sentence, span in _first_person_facts(message, before):
         # A sentence of facts of several keys ("we're in Lyon now and the rent is 1,100 euros")
         # is one row per fact, each stating its own clause, so each is superseded on its own.
-        # A statement read from other words (a pet introduced: "I have a cat named Pickle") is
-        # that one fact.
+        # A statement read from other words (a referent: the pet introduced, "I have a cat named
+        # Pickle"; the offer accepted; the call asked about) is that one fact.
         own = span.doc is sentence.span.doc
         facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)] if own else []
         for reading, text in facts or [(read_fact(span), sentence.text)]:
