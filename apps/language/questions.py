@@ -23,6 +23,7 @@ from apps.language.facts import (
     EVENT_VERBS,
     FAMILY_NOUNS,
     JOB_ITSELF,
+    PERSON_ROLES,
     SCHEDULE_WORDS,
     SUBJECT_DEPS,
     WORKPLACES,
@@ -154,8 +155,8 @@ def _asks_a_measure(span: Span) -> bool:
 
 def _asked_attribute(token: Token) -> list[str]:
     """The attributes one word of a question asks for (one group)."""
-    if _modifies_another(token):
-        return []
+    if _modifies_another(token) or (token.dep_ == "conj" and token.head.dep_ in SUBJECT_DEPS):
+        return []  # "What did Andrew and his GF do …?": someone they were with, not a fact asked
     lemma = token_lemma(token)
     if (
         lemma in SCHEDULE_WORDS
@@ -193,6 +194,8 @@ def _asked_attribute(token: Token) -> list[str]:
     if lemma == "team":  # "which team does he support", "her favourite team"; not "the team he works on"
         supported = any(token_lemma(word) in _SUPPORTING for word in token.sent)
         return ["team"] if supported or any(c.lower_ in ("favourite", "favorite") for c in token.children) else []
+    if lemma in PERSON_ROLES and _who_one_is(token):
+        return [owned_name(token)]  # "Who is Noor's best friend?": a person the speaker names as theirs
     if lemma == "vehicle" and token.pos_ == "NOUN":
         return ["car", "bike"]  # "what vehicle does he own": a car or a bike
     family = family_of_word(lemma) or family_named(lemma) if token.pos_ in ("NOUN", "ADJ", "PROPN", "NUM") else None
@@ -225,6 +228,17 @@ def _asked_attribute(token: Token) -> list[str]:
     if family.place_attribute:
         return [family.attribute, family.place_attribute]
     return [family.attribute]
+
+
+def _who_one_is(token: Token) -> bool:
+    """ "Who is Noor's best friend?": one person someone has, asked who they are (not "Mel and
+    her friends", nor "Caroline's friend's name")."""
+    return (
+        token.tag_ == "NN"
+        and token.dep_ in ("nsubj", "attr")
+        and token_lemma(token.head) == "be"
+        and any(child.dep_ == "poss" for child in token.children)
+    )
 
 
 def _names_its_owner(token: Token) -> bool:

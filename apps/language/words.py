@@ -51,6 +51,23 @@ _IRREGULAR_LEMMAS: Mapping[str, str] = MappingProxyType(
     }
 )  # fmt: skip
 
+# Chat's short forms and the word each stands for, which the fact reader reads them as ("my bf
+# callum" states a boyfriend). Those of them that only stand in a sentence's frame (CHAT_NORMS:
+# "w/", "u") the pipeline's tokenizer also keeps as one token whose norm is the word: the model
+# reads norms, so "came home w/ a kitten" parses as "with a kitten" does, while the text (and
+# every offset into it) stays as written. A noun's short form keeps its own norm: the parser
+# has learnt short nouns as they are, and reparsing "dan's gf teaches it" only moves errors.
+CHAT_NORMS: Mapping[str, str] = MappingProxyType(
+    {
+        "w/": "with", "w/o": "without", "b/c": "because", "cuz": "because", "coz": "because",
+        "u": "you", "ur": "your", "pls": "please", "plz": "please", "abt": "about",
+    }
+)  # fmt: skip
+CHAT_WORDS: Mapping[str, str] = MappingProxyType(
+    {**CHAT_NORMS, "bf": "boyfriend", "gf": "girlfriend", "bday": "birthday", "tmrw": "tomorrow", "tmr": "tomorrow"}
+)
+
+
 # A word (letters and digits, with inner apostrophes and hyphens) or a sentence mark. A mark is
 # one character that cannot start a word, so the words of TOKEN are exactly those of WORD.
 _WORD = r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*"

@@ -13,7 +13,9 @@ from apps.language.facts import (
     introduced_pet,
     named_relatives,
     normalize_attribute,
+    owned_by_pronoun,
     owned_statement,
+    pays_rent,
     pronoun_subject,
     read_fact,
     speaker_clause_facts,
@@ -709,3 +711,95 @@ def test_what_one_of_the_speakers_own_things_is_in_the_present_is_a_fact(sentenc
 )
 def test_chats_doubled_question_mark_on_the_speakers_own_news_states_it(sentence: str, exclaimed: bool) -> None:
     assert exclaims_own_news(_sentence(sentence)) is exclaimed
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("Priya is my best friend now.", "best friend"),
+        ("pretty sure she's my best friend now tbh, don't tell hana", "best friend"),
+        ("he's my manager now", "manager"),
+        # run-on chat: of the verb's two subjects, the one right before it is its own
+        ("work stuff, femi left on friday for some startup in london, so i report to gareth now", "manager"),
+    ],
+)
+def test_someone_named_as_the_speakers_own_person_is_a_fact_of_the_speaker(sentence: str, attribute: str) -> None:
+    span = _sentence(sentence)
+    assert owned_statement(span) or speaker_fact(span) is not None
+    assert read_fact(span).attribute == attribute
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Dance is my stress fix too.",  # a thing, though the tagger may take it for a name
+        "Garlic is my go-to ingredient.",
+        "she's my sister",  # the relative's fact
+        "Is she your best friend?",
+    ],
+)
+def test_no_person_of_the_speakers_where_none_is_named_or_it_is_a_relative(sentence: str) -> None:
+    span = _sentence(sentence)
+    assert not owned_statement(span)
+    assert not owned_by_pronoun(span)
+
+
+def test_a_pronoun_named_as_the_speakers_own_person_is_told_apart_from_a_name() -> None:
+    assert owned_by_pronoun(_sentence("pretty sure she's my best friend now"))
+    assert not owned_by_pronoun(_sentence("Priya is my best friend now."))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("so i went to cats protection and came home w/ a kitten.", "pet: kitten"),
+        ("we brought home a rescue dog", "pet: dog"),
+        ("I came home with a puppy", "pet: puppy"),
+    ],
+)
+def test_a_pet_brought_home_is_had_and_chats_short_with_reads_as_with(sentence: str, attribute: str) -> None:
+    assert read_fact(_sentence(sentence)).attribute == attribute
+
+
+def test_a_short_form_keeps_its_text_and_parses_as_its_word() -> None:
+    doc = spacy_pipeline()("came home w/ a kitten")
+    with_token = next(token for token in doc if token.text == "w/")
+    assert (with_token.norm_, with_token.dep_) == ("with", "prep")
+    assert doc.text == "came home w/ a kitten"
+    assert read_fact(_sentence("I came home with a headache")).attribute != "pet: headache"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "paid"),
+    [
+        ("left the houseshare, got a one bed in bedminster just off north street, 1,050 a month", True),
+        ("we rent a little terrace off stockport road w/ my bf callum, 850 a month", True),
+        ("We found a two-bed flat in Leith for £950 a month", True),
+        ("I lease a car for 300 a month", False),  # a car, not a home
+        ("I pay 25 quid a month for the gym", False),
+        ("We rent a flat in Leith.", False),  # no price by the month
+        ("Tiago rents a flat for 900 a month", False),  # someone else's
+    ],
+)
+def test_a_home_rented_or_taken_at_a_monthly_price_states_the_rent(sentence: str, paid: bool) -> None:
+    assert pays_rent(_sentence(sentence)) is paid
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("i moved to porto", "home city"),  # parsed as "to" and a verb "porto"
+        ("we live in são paulo now", "home city"),
+        ("big news: moved to porto last week!!", "home city"),  # after a lead-in, without "I"
+        ("we moved in march", "home"),  # a month, not the town of March
+    ],
+)
+def test_a_place_chat_writes_in_lower_case_and_a_move_after_a_lead_in(sentence: str, attribute: str) -> None:
+    span = _sentence(sentence)
+    assert speaker_fact(span) is not None
+    assert read_fact(span).attribute == attribute
+
+
+def test_a_verb_after_a_lead_in_with_its_own_subject_is_not_the_speakers() -> None:
+    assert speaker_fact(_sentence("Big news: Tiago moved to Berlin")) is None
+    assert speaker_fact(_sentence("big news: moved to berlin")) is not None

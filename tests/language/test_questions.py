@@ -34,6 +34,11 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         ("What does Omar do for a living?", (("job",),), ("Omar",)),
         ("What is the name of Lena's dog?", (("pet: dog", "pet:"),), ("Lena",)),
         ("How was the weather?", (), ()),
+        # a person the asked one names as theirs, by a role no family keys
+        ("Who is Noor's best friend?", (("best friend",),), ("Noor",)),
+        ("What did Mel and her friends do?", (), ("Mel",)),  # friends she was with: no key
+        ("When did Andrew and his GF go fishing?", (("hobby: fishing", "hobby:"),), ("Andrew",)),  # not the partner
+        ("What is Caroline's friend's name?", (), ("Caroline",)),
         # words that only qualify what is asked
         ("How much is the security deposit for Omar's apartment?", (), ("Omar",)),
         ("Within how many days must Omar send a home insurance certificate?", (), ("Omar",)),

@@ -345,3 +345,32 @@ def test_writes_completed_in_one_batch_store_what_they_store_one_by_one() -> Non
     expected = _stored(one_by_one)
     assert _stored(batched) == expected
     assert len(expected["facts"]) > len(expected["current"])  # the batch did supersede facts
+
+
+def test_run_on_chat_replaces_the_manager_the_best_friend_and_the_rent() -> None:
+    tenant = _tenant()
+    _say(tenant, "my manager is femi, draws everything on the whiteboard in purple", "my best friend is hana", day=1)
+    _say(tenant, "we rent a little terrace off stockport road w/ my bf callum, 850 a month", day=1)
+    before = _by_attribute(_semantic(tenant))
+    assert {"manager", "best friend", "rent", "relationship"} <= set(before)
+    _say(tenant, "work stuff, femi left on friday for some startup in london, so i report to gareth now", day=5)
+    _say(tenant, "priya from work has been amazing. pretty sure she's my best friend now tbh", day=6)
+    _say(tenant, "left the houseshare, got a one bed in bedminster just off north street, 1,050 a month", day=7)
+    current = _by_attribute(_semantic(tenant))
+    assert "gareth" in current["manager"]["content"]["summary"]
+    # the pronoun's name is in the sentence before, so the statement keeps both
+    assert "priya" in current["best friend"]["content"]["summary"]
+    assert "1,050" in current["rent"]["content"]["summary"]
+    for attribute in ("manager", "best friend", "rent"):
+        assert current[attribute]["supersedes"] == before[attribute]["id"], attribute
+    assert current["relationship"]["id"] == before["relationship"]["id"]  # the same row, still current
+
+
+def test_a_lowercase_move_after_a_lead_in_replaces_the_home_city() -> None:
+    tenant = _tenant()
+    _say(tenant, "I live in Lisbon.", day=1)
+    lisbon = _by_attribute(_semantic(tenant))["home city"]
+    _say(tenant, "big news: moved to porto last week!! new job at hospital são joão too", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert current["home city"]["content"]["summary"] == "Lena: big news: moved to porto last week!!"
+    assert current["home city"]["supersedes"] == lisbon["id"]

@@ -23,8 +23,11 @@ from apps.language.facts import (
     ended_name,
     introduced_pet,
     is_asked,
+    lead_in_verbs,
     named_relatives,
+    owned_by_pronoun,
     owned_statement,
+    pays_rent,
     pronoun_subject,
     read_fact,
     relative_name,
@@ -463,6 +466,9 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
             referent = pet.statement
             if pet.named_before and previous is not None:  # "And meet Pickle! A … cat": both, as said
                 sentence = replace(sentence, text=f"{previous.text} {sentence.text}")
+        elif previous is not None and not referent and owned_by_pronoun(sentence.span):
+            # "priya from work has been amazing. pretty sure she's my best friend now": the name is before
+            sentence = replace(sentence, text=f"{previous.text} {sentence.text}")
         span = next(iter(_parse(referent).sents)) if referent else sentence.span
         previous = sentence
         said = f"{said} {sentence.text}"
@@ -474,6 +480,7 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
             # instructor now, teaching instead of working the ER")
             or (replaced_value(sentence.text) is not None and not _about_someone_else(sentence.span))
             or ended_name(span) is not None  # "We lost Moose", "The Caravan is gone"
+            or pays_rent(span)  # "got a one bed in bedminster, 1,050 a month"
         ):
             found.append((sentence, span))
     return found
@@ -531,11 +538,7 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
 def _main_verbs(span: Span) -> list[Token]:
     """The sentence's root, and the verb after a lead-in ("Big news: Tiago moved to Berlin",
     which the parser hangs off "news")."""
-    root = span.root
-    colon = next((t.i for t in span if t.text == ":" and t.head == root), None)
-    if colon is None:
-        return [root]
-    return [root, *(child for child in root.children if child.i > colon and child.pos_ in ("VERB", "AUX"))]
+    return [span.root, *lead_in_verbs(span)]
 
 
 def _untagged_name(token: Token, span: Span) -> bool:
@@ -569,7 +572,13 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
         # Pickle"; the offer accepted; the call asked about) is that one fact.
         own = span.doc is sentence.span.doc
         facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)] if own else []
-        for reading, text in facts or [(read_fact(span), sentence.text)]:
+        facts = facts or [(read_fact(span), sentence.text)]
+        if own and pays_rent(span) and all(reading.attribute != "rent" for reading, _ in facts):
+            # "we rent a little terrace w/ my bf callum, 850 a month": the rent beside the
+            # sentence's fact, or in place of a reading of no family's ("rent terrace")
+            rent = (FactReading(attribute="rent", from_family=True), sentence.text)
+            facts = [*(fact for fact in facts if fact[0].from_family), rent]
+        for reading, text in facts:
             ended = None if reading.from_family else ended_name(span)
             yield SemanticDraft(
                 name=actor,
