@@ -665,13 +665,20 @@ def _lives_with(preposition: Token) -> bool:
 
 # Conjunctions of a clause that states nothing as so: a comparison or a condition.
 _UNASSERTED_MARKS = frozenset({"like", "if", "unless", "though"})
-_ACCEPTING = re.compile(r"\b(?:said\s+yes|accepted|took\s+it|signed)\b", re.IGNORECASE)
+_ACCEPTING = re.compile(
+    r"\b(?:said\s+yes|accepted|took\s+it|signed"
+    # a start with its time: "…, start 7th july", "starting monday", "I start in May"
+    r"|start(?:s|ing)?\s+(?:on\s+|in\s+|from\s+|next\s+|this\s+)?(?:\d|mon|tue|wed|thu|fri|sat|sun|jan|feb|mar"
+    r"|apr|may|jun|jul|aug|sep|oct|nov|dec|tomorrow|week|month))",
+    re.IGNORECASE,
+)
 _OFFERED = frozenset({"job", "position", "role", "post"})
 
 
 def accepted_offer(span: Span) -> str | None:
-    """ "They offered me the senior test engineer job and I said yes!": the job the speaker was
-    offered and accepted, as a statement of taking it ("I took the senior test engineer job");
+    """ "They offered me the senior test engineer job and I said yes!", "pebblebox offered me the
+    analytics engineer job, start 7th july": the job the speaker was offered and accepted, or
+    starts at a time, as a statement of taking it ("I took the senior test engineer job");
     else None (an offer alone is not the speaker's job)."""
     for token in span:
         if token_lemma(token) != "offer" or not any(

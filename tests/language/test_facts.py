@@ -637,6 +637,9 @@ def test_a_thing_the_speaker_calls_by_name_ended(sentence: str, name: str | None
         ("They offered me the job but I said no.", None),  # declined
         ("They offered me a coffee and I said yes.", None),  # no job
         ("They offered Tom the lead role and he accepted.", None),  # not the speaker's
+        ("pebblebox offered me the analytics engineer job, start 7th july.", "I took the analytics engineer job"),
+        ("They offered me the job, starting Monday.", "I took the job"),  # a start with its time
+        ("They offered me the job, not sure I'll start.", None),
     ],
 )
 def test_a_job_offered_and_accepted_is_taken(sentence: str, statement: str | None) -> None:
