@@ -274,9 +274,21 @@ def _right_before(subject: Token, verb: Token) -> bool:
 def _shares_subject(token: Token) -> bool:
     return (
         token.dep_ == "conj"
-        and token.pos_ in ("VERB", "AUX")
+        and (token.pos_ in ("VERB", "AUX") or _work_taken_for_noun(token))
         and token.head.pos_ in ("VERB", "AUX")
         and not any(child.dep_ in SUBJECT_DEPS for child in token.children)
+    )
+
+
+def _work_taken_for_noun(token: Token) -> bool:
+    """ "work" joined to a verb and working somewhere or as something, which the tagger takes for
+    a noun: "We live in Lyon and work for Airbus", "I live in Lisbon and work as a nurse"."""
+    return (
+        token.pos_ == "NOUN"
+        and token.lower_ == "work"
+        and token.dep_ == "conj"
+        and token.head.pos_ in ("VERB", "AUX")
+        and any(child.dep_ == "prep" and child.lower_ in ("at", "for", "as") for child in token.children)
     )
 
 
@@ -1708,7 +1720,7 @@ def _clauses(span: Span) -> Iterator[Token]:
             token.i == root.i
             or token in lead
             or (
-                token.pos_ in ("VERB", "AUX")
+                (token.pos_ in ("VERB", "AUX") or _work_taken_for_noun(token))
                 and (any(child.dep_ in SUBJECT_DEPS for child in token.children) or _shares_subject(token))
             )
         ):

@@ -717,6 +717,23 @@ def test_chats_doubled_question_mark_on_the_speakers_own_news_states_it(sentence
 
 
 @pytest.mark.parametrize(
+    "sentence",
+    [
+        "We live in Lyon and work for Airbus.",  # the tagger takes "work" for a noun
+        "I live in Lisbon and work as a nurse at Santa Maria.",
+        "I live in Leeds and work at the hospital.",
+    ],
+)
+def test_a_home_and_work_joined_in_one_sentence_are_two_facts(sentence: str) -> None:
+    facts = speaker_clause_facts(_sentence(sentence))
+    assert sorted(fact.reading.attribute for fact in facts) == ["home city", "job"]
+
+
+def test_work_as_a_noun_states_no_job() -> None:
+    assert read_fact(_sentence("I love my work and my family.")).attribute != "job"
+
+
+@pytest.mark.parametrize(
     ("sentence", "attribute"),
     [
         ("Priya is my best friend now.", "best friend"),

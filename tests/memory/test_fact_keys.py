@@ -374,3 +374,14 @@ def test_a_lowercase_move_after_a_lead_in_replaces_the_home_city() -> None:
     current = _by_attribute(_semantic(tenant))
     assert current["home city"]["content"]["summary"] == "Lena: big news: moved to porto last week!!"
     assert current["home city"]["supersedes"] == lisbon["id"]
+
+
+def test_a_home_and_a_job_in_one_sentence_are_superseded_each_on_its_own() -> None:
+    tenant = _tenant()
+    _say(tenant, "We live in Lyon and work for Airbus.", day=1)
+    first = _by_attribute(_semantic(tenant))
+    assert {"home city", "job"} <= set(first)
+    _say(tenant, "new job at pebblebox!", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert current["job"]["supersedes"] == first["job"]["id"]
+    assert current["home city"]["id"] == first["home city"]["id"]  # Lyon stays current
