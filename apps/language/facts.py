@@ -928,7 +928,8 @@ def _elided_speaker(clause: Token) -> bool:
     imperative's base form ("Meet Pimenta!") is no statement."""
     if _shares_subject(clause) and clause.head == clause.sent.root and clause.tag_ in ("VBD", "VBN"):
         return _elided_speaker(clause.head)
-    lead_in = _lead_in_colon(clause)  # "big news: moved to porto last week!!"
+    # "big news: moved to porto last week!!": the verb after a lead-in opens the sentence
+    lead_in = _lead_in_colon(clause.sent) if clause in lead_in_verbs(clause.sent) else None
     if (clause != clause.sent.root and lead_in is None) or _subject(clause) is not None:
         return False
     if clause.tag_ == "VBD":
@@ -943,21 +944,18 @@ def _elided_speaker(clause: Token) -> bool:
     return clause.tag_ == "VBG" and opens and auxiliaries in ([], ["been"]) and (lasting or auxiliaries == ["been"])
 
 
+def _lead_in_colon(span: Span) -> Token | None:
+    """The colon that ends a lead-in the sentence's root names ("Big news: …")."""
+    return next((token for token in span if token.text == ":" and token.head == span.root), None)
+
+
 def lead_in_verbs(span: Span) -> list[Token]:
     """The verbs after a lead-in the sentence's root names, which the parser hangs off the
     lead-in's noun: "Big news: Tiago moved to Berlin", "big news: moved to porto"."""
-    root = span.root
-    colon = next((token.i for token in span if token.text == ":" and token.head == root), None)
+    colon = _lead_in_colon(span)
     if colon is None:
         return []
-    return [child for child in root.children if child.i > colon and child.pos_ in ("VERB", "AUX")]
-
-
-def _lead_in_colon(clause: Token) -> Token | None:
-    """The colon that ends the lead-in before ``clause``, when ``clause`` follows one."""
-    if clause not in lead_in_verbs(clause.sent):
-        return None
-    return next(token for token in clause.sent if token.text == ":" and token.head == clause.head)
+    return [child for child in span.root.children if child.i > colon.i and child.pos_ in ("VERB", "AUX")]
 
 
 def _is_place_of_origin(clause: Token) -> bool:
@@ -1339,6 +1337,8 @@ def pays_rent(span: Span) -> bool:
     whatever else the sentence states: "we rent a little terrace …, 850 a month", "got a one
     bed in bedminster, 1,050 a month", "We found a flat in Leith for £950 a month"; not a car
     ("I lease a car for 300 a month")."""
+    if not _MONTHLY.search(span.text):
+        return False  # no price by the month: most sentences, read twice per write
     for clause in _clauses(span):
         subject = _subject(clause)
         if not _is_about(subject, clause, None) or not _MONTHLY.search(_subtree_text(clause)):
