@@ -182,6 +182,7 @@ _TALK_PREDICATES = frozenset({"talk", "speak", "chat", "videochat", "facetime", 
 _THIRD_PERSON = frozenset({"he", "she"})
 COMMUTE_PREDICATES = frozenset({"ride", "cycle", "bike", "walk", "drive", "take", "commute", "get", "go"})
 WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
+_TRIPS = frozenset({"ride", "drive", "walk", "cycle", "commute", "journey", "trip", "run", "bus", "train", "tram"})
 # Verbs that give the speaker one more value of a family of several ("we adopted a greyhound",
 # "I have two cats", "I'm allergic to peanuts"); with another verb the thing is only its object.
 _HAVING_PREDICATES = frozenset({"have", "adopt", "get", "own", "rescue", "foster", "be", "keep", "buy"})
@@ -250,6 +251,44 @@ def token_lemma(token: Token) -> str:
 def _word(token: Token) -> str:
     """The token in lower case; for chat's short form, the word it stands for ("w/" → "with")."""
     return CHAT_WORDS.get(token.lower_, token.lower_)
+
+
+# Words before a name that speak to the one named: "Hey Gina", "Thanks, Gina", "Wow, Jon".
+_ADDRESSING = frozenset(
+    "hey hi hello hiya yo dear thanks thank thx ty cheers yeah yes yep yup no nope wow oh ooh aw aww congrats "
+    "congratulations sorry ok okay haha lol omg well bye night morning sure great nice cool awesome".split()
+)
+_SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "u", "ur"})
+
+
+def is_addressed(name: Span) -> bool:
+    """A name the speaker speaks to, not one the sentence tells of: after a greeting or thanks
+    ("Hey Gina, hope you're well", "Thanks, Gina - really appreciate it"), last after a comma
+    ("You got this, Jon!"), first before a comma and "you" ("Gina, you're amazing"), or set
+    off by commas in a sentence spoken to "you" ("Your support, Gina, means a lot"); not
+    "Gina, my sister, moved to Paris", "I went hiking with my friend, Jon", "Yes, Maria Duarte,
+    the manager" or "Gina moved to Paris"."""
+    doc, sentence = name.doc, name.sent
+    head = name.root.head
+    if name.root.dep_ == "appos" and any(c.dep_ == "poss" and _word(c) not in _SECOND_PERSON for c in head.children):
+        return False  # "my friend, Jon": who the friend is
+    if any(child.dep_ == "appos" and _word(child) not in _ADDRESSING for child in name.root.children):
+        return False  # "Yes, Maria Duarte, the manager": who she is
+    start = name.start
+    while start < name.end - 1 and _word(doc[start]) in _ADDRESSING:  # "Hey Gina" read as one name
+        start += 1
+    lead = [t for t in doc[sentence.start : start] if not t.is_punct]
+    rest = [t for t in doc[name.end : sentence.end] if t.is_alpha or t.like_num]
+    before = doc[start - 1].text if start > sentence.start else ""
+    after = doc[name.end].text if name.end < sentence.end else ""
+    if lead and all(_word(t) in _ADDRESSING for t in lead) and (not after or doc[name.end].is_punct):
+        return True
+    if before == "," and not rest:
+        return True
+    spoken_to = any(_word(t) in _SECOND_PERSON for t in sentence)
+    if not lead and after == "," and rest and _word(rest[0]) in _SECOND_PERSON:
+        return True
+    return before == "," and after == "," and spoken_to
 
 
 def _subject(clause: Token) -> Token | None:
@@ -748,6 +787,21 @@ def replaced_value(text: str) -> str | None:
     return " ".join(found["old"].split()) if found else None
 
 
+# One more of a kind: "another pup", "a second cat", "one more dog", "a 2nd rabbit".
+_ONE_MORE = r"(?:another|a\s+(?:second|third|fourth|fifth|2nd|3rd|4th|5th)|one\s+more)\s+(?:[\w-]+\s+){0,2}?"
+
+
+def adds_a_value(attribute: str, text: str) -> bool:
+    """A value of a family of several one has, stated as one more of its kind ("I adopted
+    another pup", "we got a second cat"): of the key "pet: pup", a sentence naming one more pup
+    joins the current pup instead of replacing it. Not a pastime ("another pottery class" is
+    more of the same one)."""
+    family, colon, kind = attribute.partition(": ")
+    if not colon or family not in _HAD_FAMILIES or not kind:
+        return False
+    return re.search(rf"\b{_ONE_MORE}{re.escape(kind)}", text, re.IGNORECASE) is not None
+
+
 def _text(token: Token) -> str:
     """The value's words up to its head, without a determiner: "the bakery life" → "bakery life"."""
     start = token.left_edge.i
@@ -794,6 +848,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     by_verb = not _shares_subject(clause)
     if _introduces(clause, subject):
         return "name", clause  # "I'm Kwame", "I am Ana Silva"
+    if subject is not None and _trip_to_work(subject):
+        return "commute", clause  # "my bike ride to work is 20 mins now"
     if token_lemma(clause) in COMMUTE_PREDICATES and any(
         child.dep_ in ("xcomp", "advcl")  # "I cycle to work now" may be parsed as a purpose
         and token_lemma(child) == "work"
@@ -1750,8 +1806,10 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         if _is_relative(subject) or subject.ent_type_ == "PERSON" or any(map(_is_relative, subject.children)):
             return False
         return copula or token_lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)
+    bare = not any(child.dep_ in ("det", "poss") for child in subject.children)
     if copula and (
         (_is_routine(subject) and any(child.lower_ == "the" and child.dep_ == "det" for child in subject.children))
+        or (_trip_to_work(subject) and bare)  # chat's "bike ride to work is 20 mins now"
         or any(child.dep_ == "attr" and token_lemma(child) == "home" for child in clause.children)
     ):
         # "the rent is 750 euros a month", "Porto is home"; not "he says the rent is fine"
@@ -1767,8 +1825,9 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
 
 
 def _is_routine(token: Token) -> bool:
-    """A word for one of the speaker's own things or routines ("alarm", "rent", "commute")."""
-    return any(
+    """A word for one of the speaker's own things or routines ("alarm", "rent", "commute"), or
+    the way there and back ("the drive to work")."""
+    return _trip_to_work(token) or any(
         family is not None and family.attribute in _ROUTINE_FAMILIES for family in map(family_of_word, _words_of(token))
     )
 
@@ -1780,6 +1839,18 @@ _RELATIONS = frozenset(
     "mother father grandmother grandfather sister brother son daughter aunt uncle cousin niece nephew roommate "
     "flatmate landlord landlady neighbour neighbor".split()
 )
+
+
+def _trip_to_work(token: Token) -> bool:
+    """A journey to one's work: "my bike ride to work", "the drive to the office"."""
+    return (
+        token.pos_ == "NOUN"
+        and token_lemma(token) in _TRIPS
+        and any(
+            child.dep_ == "prep" and child.lower_ == "to" and any(token_lemma(g) in WORKPLACES for g in child.children)
+            for child in token.children
+        )
+    )
 
 
 def relative_name(owner: str, token: Token) -> str | None:

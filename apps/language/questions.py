@@ -51,10 +51,13 @@ class AskedKey:
     """The fact keys a question asks for: groups of attributes in the order the question names
     them (one group per word: "live" asks for the home or the home city, whichever is newer; an
     attribute ending in ":" is a prefix, for families of several values: "pet:"), and the names
-    of whom it asks about."""
+    of whom it asks about. ``every``: the question asks for every value of a family of several
+    by a plural of one of its kinds ("How many dogs does Andrew have?", "the names of his dogs"),
+    not about the values as its subject ("How do her dogs react to snow?")."""
 
     groups: tuple[tuple[str, ...], ...]
     names: tuple[str, ...]
+    every: bool = False
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -315,7 +318,28 @@ def asked_key(span: Span) -> AskedKey:
         for token in asking:
             if token.pos_ in ("VERB", "AUX"):
                 _add_group(groups, _asked_attribute(token))
-    return AskedKey(groups=tuple(groups), names=_asked_names(span))
+    return AskedKey(groups=tuple(groups), names=_asked_names(span), every=any(map(_asks_every_value, asking)))
+
+
+_HAVING = frozenset({"have", "own", "keep", "adopt", "get", "raise"})
+
+
+def _asks_every_value(token: Token) -> bool:
+    """A plural of a kind of a family of several, counted, had or named: "How many dogs …?",
+    "Which dogs does she own?", "the names of his dogs"; not "How do her dogs react to snow?"
+    nor "What kind of experiences are her dogs the best companions for?"."""
+    family = family_of_word(token_lemma(token))
+    return (
+        family is not None
+        and family.multi_valued
+        and token.tag_ == "NNS"
+        and (
+            any(child.lower_ == "many" for child in token.children)  # "How many dogs …"
+            or (token.dep_ == "dobj" and token_lemma(token.head) in _HAVING)  # "Which dogs does she own?"
+            or (token.dep_ == "pobj" and token.head.lower_ == "of")  # "the names of his dogs"
+        )
+        and any(a.endswith(":") for a in _asked_attribute(token))
+    )
 
 
 def kinds_only(groups: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
@@ -460,6 +484,16 @@ def states_key(sentences: Iterator[Span] | list[Span], *, speaker: str, key: Ask
     return False
 
 
+# Words that say a value of a family alone, beside the family's own words: how one gets to work
+# ("How are you getting to the office?" "bike.").
+_ANSWERING_WORDS = {
+    "commute": frozenset(
+        "bike bicycle cycle cycling bus tram train tube metro subway car drive driving walk walking foot scooter "
+        "ferry carpool".split()
+    )
+}
+
+
 def with_asked_attribute(span: Span, question: Span | None) -> str | None:
     """ "14 September, same as always.", said as the answer to "When is your birthday
     again?": the sentence read as a statement of the attribute asked ("My birthday is 14
@@ -474,7 +508,8 @@ def with_asked_attribute(span: Span, question: Span | None) -> str | None:
             family = family_named(attribute.removesuffix(":"))
             if family is None or family.attribute not in family.words:
                 continue
-            if any(token.ent_type_ or token.like_num or token_lemma(token) in family.words for token in span):
+            words = family.words | _ANSWERING_WORDS.get(family.attribute, frozenset())
+            if any(token.ent_type_ or token.like_num or token_lemma(token) in words for token in span):
                 return f"My {family.attribute} is {span.text}"  # a value: a name, a date, a number, a family word
             return None
     return None

@@ -33,7 +33,15 @@ from apps.jobs.services import (
     jobs_finish_accepted,
 )
 from apps.language.dates import parse_event_time
-from apps.language.facts import ENDED, ENDS_ALONE, PLAN, is_possession, normalize_attribute, replaced_value
+from apps.language.facts import (
+    ENDED,
+    ENDS_ALONE,
+    PLAN,
+    adds_a_value,
+    is_possession,
+    normalize_attribute,
+    replaced_value,
+)
 from apps.language.pipeline import PARSES
 from apps.memory.core_text import FactChange, restate_superseded
 from apps.memory.locks import subject_write_lock
@@ -263,6 +271,8 @@ def _semantic_rows(
             key = replaced_fact(old, _stated_values(key[0], current)) or key
         elif key not in current and key[1].startswith(ENDED):
             key = _ended_key(key, current)
+        elif key in current and adds_a_value(key[1], draft.summary):
+            key = _one_more(key, current)  # "I adopted another pup": the first pup stays current
         previous = current.get(key)
         if previous is None and (finer := (key[0], ENDS_ALONE.get(key[1], ""))) in current:
             previous = current.pop(finer)  # "We moved to Porto" after "we live near the river"
@@ -282,6 +292,14 @@ def _semantic_rows(
         current[key] = row
         rows.append(row)
     return rows, [_fact_change(old, current[key]) for key, old in replaced.items()]
+
+
+def _one_more(key: tuple[str, str], current: dict[tuple[str, str], SemanticItem]) -> tuple[str, str]:
+    """The key of one more value of a kind already held: "pet: pup 2", then "pet: pup 3"."""
+    number = 2
+    while (key[0], f"{key[1]} {number}") in current:
+        number += 1
+    return key[0], f"{key[1]} {number}"
 
 
 def _stated_values(name: str, current: dict[tuple[str, str], SemanticItem]) -> list[tuple[tuple[str, str], str]]:

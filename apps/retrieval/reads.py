@@ -837,18 +837,27 @@ def current_fact_ids(
     groups: Sequence[Sequence[str]],
     unchanged: bool = False,
     amount: bool = False,
+    every: bool = False,
 ) -> list[str]:
     """The subject's current semantic rows of these keys (one statement): for each group of
     attributes in order, the newest current row of one of ``names`` (case-folded) with one of
     them (for a prefix, "pet:", of each attribute it begins: the cat and the dog), at most
-    :data:`ASKED_FACT_ROWS` in all, or :data:`ASKED_VALUE_ROWS` when only prefixes are asked.
+    :data:`ASKED_FACT_ROWS` in all, or :data:`ASKED_VALUE_ROWS` when only prefixes are asked
+    or ``every`` value is (a count or a list: "How many dogs does he have?", the dog first,
+    then the puppy and the other pets).
     ``unchanged``: only a value that never replaced another, which is the answer whatever the
     tense of the question ("Where did Kwame study?").
     ``amount``: the newest value of the key that states a number, current or not, when the
     current one states none ("How much is his gym?" after "I moved my membership to Young
     Street"); not for a family of several values."""
     return _key_fact_ids(
-        subject=subject, names=names, groups=groups, replaced_by=None, unchanged=unchanged, amount=amount
+        subject=subject,
+        names=names,
+        groups=groups,
+        replaced_by=None,
+        unchanged=unchanged,
+        amount=amount,
+        every=every,
     )
 
 
@@ -934,7 +943,7 @@ def anchored_fact_ids(
     }
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
-        return [row_id for (row_id,) in cursor.fetchall()]
+        return list(dict.fromkeys(row_id for (row_id,) in cursor.fetchall()))
 
 
 def _key_fact_ids(
@@ -945,6 +954,7 @@ def _key_fact_ids(
     replaced_by: Sequence[str] | None,
     unchanged: bool = False,
     amount: bool = False,
+    every: bool = False,
 ) -> list[str]:
     params = _key_params(subject=subject, names=names, groups=groups)
     attributes = params["attributes"]
@@ -984,8 +994,14 @@ def _key_fact_ids(
     # Every current value of a family asked for as a whole ("What are her hobbies?": the choir
     # and the pottery), one row each, up to its own bound; one or two rows of any other key, or
     # of a family asked for by one of its kinds ("How do her dogs react to snow?").
-    several = replaced_by is None and all(attribute.endswith(":") for attribute in attributes)
+    families = any(attribute.endswith(":") for attribute in attributes)
+    several = replaced_by is None and (all(a.endswith(":") for a in attributes) or (every and families))
     limit = ASKED_VALUE_ROWS if several else ASKED_FACT_ROWS
+    # A row of the kind asked is a value of its family too. Of every value it comes once, at its
+    # first place; of one or two rows, the second place may be that same row (dropped below).
+    order = "ORDER BY ord, exact DESC, created_at DESC, id"
+    if several:
+        order = "GROUP BY id ORDER BY min(ord), bool_or(exact) DESC, max(created_at) DESC, id"
     statement = f"""
         SELECT id::text FROM (
             SELECT DISTINCT ON (k.ord, {value}) k.ord, f.id, f.created_at, f.attribute = k.attribute AS exact
@@ -996,12 +1012,12 @@ def _key_fact_ids(
               AND lower(f.name) = ANY(%(names)s::text[])
               {successor}
             ORDER BY k.ord, {value}, {preference} f.created_at DESC, f.id
-        ) AS newest ORDER BY ord, exact DESC, created_at DESC, id LIMIT {limit}
+        ) AS newest {order} LIMIT {limit}
     """
     params["later"] = [f"%{_like_escaped(word)}%" for word in replaced_by or ()]
     with read_connection().cursor() as cursor:
         cursor.execute(statement, params)
-        return list(dict.fromkeys(row_id for (row_id,) in cursor.fetchall()))  # a kind is in its prefix too
+        return list(dict.fromkeys(row_id for (row_id,) in cursor.fetchall()))
 
 
 def _like_escaped(word: str) -> str:

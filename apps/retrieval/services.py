@@ -312,7 +312,9 @@ def _asked_ids(subject: Subject, question: str, plan: Plan, voice: _Voice) -> li
     key = dataclasses.replace(key, names=voice.written(key.names, question))
     if plan.time_focus == "present":
         amount = asks_an_amount(question)
-        ids = reads.current_fact_ids(subject=subject, names=key.names, groups=key.groups, amount=amount)
+        ids = reads.current_fact_ids(
+            subject=subject, names=key.names, groups=key.groups, amount=amount, every=key.every
+        )
     elif (later := asked_prior(span, key)) is not None:
         ids = reads.prior_fact_ids(subject=subject, names=key.names, groups=key.groups, later=later)
     elif plan.time_focus == "history" and (anchor := asked_anchor(span, key)) is not None:

@@ -8,9 +8,11 @@ from apps.language.facts import (
     FactReading,
     PetIntroduction,
     accepted_offer,
+    adds_a_value,
     ended_name,
     exclaims_own_news,
     introduced_pet,
+    is_addressed,
     named_relatives,
     normalize_attribute,
     owned_by_pronoun,
@@ -196,6 +198,8 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         ("The rent is 1,450 dollars a month, utilities included.", "rent"),
         ("The rent is 600 pounds now.", "rent"),
         ("My commute is forty minutes by bus.", "commute"),
+        ("my bike ride to work is 20 mins now", "commute"),  # the way to work, not the bike
+        ("bike ride to work is 20 mins now, over the harbourside", "commute"),  # chat drops the "my"
         # home as a place, a lasting stay
         ("Denver is home.", "home city"),
         ("Marco and I have a small apartment in Ostiense.", "home"),
@@ -823,3 +827,45 @@ def test_a_place_chat_writes_in_lower_case_and_a_move_after_a_lead_in(sentence: 
 def test_a_verb_after_a_lead_in_with_its_own_subject_is_not_the_speakers() -> None:
     assert speaker_fact(_sentence("Big news: Tiago moved to Berlin")) is None
     assert speaker_fact(_sentence("big news: moved to berlin")) is not None
+
+
+@pytest.mark.parametrize(
+    ("attribute", "text", "added"),
+    [
+        ("pet: pup", "I recently adopted another pup from a shelter.", True),
+        ("pet: cat", "we got a second cat!", True),
+        ("pet: dog", "One more rescue dog joined the family.", True),
+        ("pet: dog", "I have a dog named Rex.", False),  # a dog, not one more
+        ("pet: dog", "We got another cat.", False),  # one more of another kind
+        ("hobby: pottery", "I signed up for another pottery class.", False),  # more of the same pastime
+        ("job", "I got another job.", False),  # one value at a time
+    ],
+)
+def test_one_more_of_a_kind_one_has_adds_a_value(attribute: str, text: str, added: bool) -> None:
+    assert adds_a_value(attribute, text) is added
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name", "addressed"),
+    [
+        ("Thanks, Gina - really appreciate it!", "Gina", True),
+        ("Wow Melanie, that's awesome!", "Melanie", True),
+        ("You got this, Jon!", "Jon", True),
+        ("Your support, Gina, means a lot too.", "Gina", True),
+        ("My sister, Gina, moved to Paris.", "Gina", False),  # who the sister is
+        ("I went hiking with my friend, Jon.", "Jon", False),
+        ("I had dinner with Gina, my old roommate.", "Gina", False),
+        ("I met Jon, Gina and Priya at the cafe.", "Jon", False),
+        ("Thanks to Gina, I found a flat.", "Gina", False),
+    ],
+)
+def test_a_name_spoken_to_is_told_from_a_name_spoken_of(sentence: str, name: str, addressed: bool) -> None:
+    span = _sentence(sentence)
+    [token] = [t for t in span if t.text == name]
+    assert is_addressed(span.doc[token.i : token.i + 1]) is addressed
+
+
+def test_only_the_speakers_own_way_to_work_is_their_commute() -> None:
+    assert speaker_fact(_sentence("His drive to work is long.")) is None  # his
+    trip = speaker_fact(_sentence("I went on a bike ride to the lake."))  # a ride, not to work
+    assert trip is None or trip.attribute != "commute"

@@ -175,6 +175,8 @@ def test_where_someone_is_originally_from_is_not_a_past_value() -> None:
             "My birthday is 14 September, same as always.",
         ),
         ("What do you eat these days?", "Mostly vegan now.", "My diet is Mostly vegan now."),
+        ("How are you getting to the office?", "bike.", "My commute is bike."),  # a way to travel
+        ("How do you get to work these days?", "the tram, 25 mins", "My commute is the tram, 25 mins"),
         ("Where do you live now?", "Great question!", None),  # no value in the reply
         ("How was your week?", "Long.", None),  # no fact asked
         ("When is your birthday?", "I forgot to tell you.", None),  # a sentence of its own
@@ -209,3 +211,19 @@ def test_a_named_kind_of_a_family_drops_its_other_values_from_a_question_about_t
     assert camping == (("hobby: camping", "hobby:"),)
     assert kinds_only(camping) == (("hobby: camping",),)
     assert kinds_only((("pet:",), ("home", "home city"))) == (("pet:",), ("home", "home city"))  # nothing named
+
+
+@pytest.mark.parametrize(
+    ("question", "every"),
+    [
+        ("How many dogs does Andrew have?", True),
+        ("What are the names of Andrew's dogs?", True),
+        ("Which dogs does she own?", True),
+        ("What is the name of Lena's dog?", False),  # one of them
+        ("How do her dogs react to snow?", False),  # about them, not asking for them
+        ("What kind of experiences are Audrey's dogs the best companions for?", False),
+        ("What activity do Audrey's dogs like to do in the dog park?", False),
+    ],
+)
+def test_a_plural_kind_counted_had_or_named_asks_for_every_value_of_its_family(question: str, every: bool) -> None:
+    assert asked_key(_sentence(question)).every is every

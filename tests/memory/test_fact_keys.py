@@ -114,6 +114,38 @@ def test_a_pet_named_beside_a_job_adds_its_fact_and_a_verbless_new_job_replaces_
     assert "corvid" in current["pet: cat"]["content"]["summary"]  # the cat is still hers
 
 
+def test_one_more_pet_of_a_kind_joins_the_first_instead_of_replacing_it() -> None:
+    tenant = _tenant()
+    _say(tenant, "I have a cat named Mo.", day=1)
+    _say(tenant, "We adopted a second cat last week, a tabby called Pip!", day=5)
+    current = _by_attribute(_semantic(tenant))
+    assert current["pet: cat"]["content"]["summary"] == "Lena: I have a cat named Mo."  # still hers
+    assert current["pet: cat 2"]["content"]["summary"].startswith("Lena: We adopted a second cat")
+    assert current["pet: cat 2"]["supersedes"] is None
+    _say(tenant, "Then we adopted another cat, so three now.", day=9)
+    current = _by_attribute(_semantic(tenant))
+    assert {"pet: cat", "pet: cat 2", "pet: cat 3"} <= set(current)
+    assert len(_semantic(tenant, include_superseded=True)) == len(_semantic(tenant))  # nothing replaced
+
+
+def test_a_way_to_work_said_alone_or_as_the_ride_replaces_the_commute() -> None:
+    tenant = _tenant()
+    _say(tenant, "tram to work every day, 25 mins into piccadilly.", "I take the tram to work.", day=1)
+    [tram] = [row for row in _semantic(tenant) if row["content"]["attribute"] == "commute"]
+    messages = [
+        {"id": "q9", "role": "assistant", "name": "Kit", "content": "How are you getting to the office?"},
+        {"id": "a9", "role": "user", "name": "Lena", "content": "bike. got a secondhand one off gumtree"},
+    ]
+    tenant.write("lena", {"messages": [{**m, "timestamp": "2024-03-09T09:00:00Z"} for m in messages]})
+    current = _by_attribute(_semantic(tenant))
+    assert current["commute"]["content"]["summary"] == "Lena: bike."
+    assert current["commute"]["supersedes"] == tram["id"]
+    _say(tenant, "bike ride to work is 20 mins now, over the harbourside", day=20)
+    current = _by_attribute(_semantic(tenant))
+    assert current["commute"]["content"]["summary"].startswith("Lena: bike ride to work is 20 mins now")
+    assert "bike" not in current  # the way to work, not a bike of hers
+
+
 def test_terse_chat_ends_a_relationship_starts_one_and_owns_a_car_again() -> None:
     tenant = _tenant()
     _say(tenant, "I'm dating Callum.", "I sold my car.", day=1)

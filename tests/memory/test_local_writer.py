@@ -345,6 +345,25 @@ def test_what_the_speaker_says_of_a_relative_is_the_relatives_fact_not_the_speak
     ]
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Thanks, Gina - really appreciate your words and encouragement!",
+        "Hey Gina, hope you're doing great!",
+        "Your support, Gina, means a lot too.",
+        "Yep Gina, staying resilient and focused is key for any entrepreneur.",
+        "Sounds awesome, Gina!",
+    ],
+)
+def test_someone_spoken_to_is_not_someone_spoken_of(metering: MeteringContext, said: str) -> None:
+    assert _facts(metering, _said(said, name="Jon")) == []
+
+
+def test_someone_named_beside_who_they_are_is_still_spoken_of(metering: MeteringContext) -> None:
+    drafts = _facts(metering, _said("My sister, Gina, moved to Paris.", name="Jon"))
+    assert ("Gina", "home city") in [(d.name, d.attribute) for d in drafts]
+
+
 def test_a_thing_ended_as_it_is_the_one_the_message_before_names(metering: MeteringContext) -> None:
     had = _said("I drive a little Renault Zoe to the mountains.", name="Nadia")
     asked = _said("Do you still have the car?", name="Sam", message_id="m2", role="assistant")

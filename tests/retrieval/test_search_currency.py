@@ -473,6 +473,28 @@ def test_a_pet_named_inside_a_longer_sentence_is_one_of_her_pets() -> None:
     assert rows[0]["type"] == "semantic" and "meet Toby, my puppy" in rows[0]["text"] and rows[0]["current"], rows[:3]
 
 
+def test_a_count_of_her_pets_gets_every_current_pet_first() -> None:
+    """A count or a list asks for every current value of a family, not the newest two: asked how
+    many dogs she has, the beagle, the puppy and the cat (one more of the family) come first,
+    before the sentences that only speak of dogs."""
+    tenant = _said(
+        "I have a beagle called Moose.",
+        "I also have a cat named Mo.",
+        "We adopted a puppy last month, her name is Tilly!",
+        "The dog park near my place was packed with dogs today.",
+        "My neighbour's dogs barked all night again.",
+        "Dogs are such good company on long walks.",
+    )
+    rows = _search(tenant, "How many dogs does Nadia have?")["rows"]
+    first = {row["text"] for row in rows[:3]}
+    assert first == {
+        "Nadia: I have a beagle called Moose.",
+        "Nadia: I also have a cat named Mo.",
+        "Nadia: We adopted a puppy last month, her name is Tilly!",
+    }, rows[:5]
+    assert all(row["type"] == "semantic" and row["current"] for row in rows[:3]), rows[:3]
+
+
 def test_a_relationship_ended_the_way_chat_says_it_replaces_the_old_one() -> None:
     """ADR 0113: "I'm not with Tom anymore" states the relationship, so it replaces "I'm dating
     Tom" and comes first for her relationship status."""

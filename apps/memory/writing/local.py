@@ -22,6 +22,7 @@ from apps.language.facts import (
     accepted_offer,
     ended_name,
     introduced_pet,
+    is_addressed,
     is_asked,
     lead_in_verbs,
     named_relatives,
@@ -504,13 +505,14 @@ def _about_someone_else(span: Span) -> bool:
 
 
 def _described_entities(sentence: _Sentence) -> list[Span]:
-    """Named entities the sentence says something about: its subject, or one given an apposition."""
+    """Named entities the sentence says something about: its subject, or one given an apposition;
+    not someone it speaks to ("Thanks, Gina - really appreciate it", "You got this, Jon!")."""
     if sentence.is_question:
         return []
     described = []
     mains = _main_verbs(sentence.span)
     for entity in sentence.span.ents:
-        if entity.label_ not in _DESCRIBED_LABELS:
+        if entity.label_ not in _DESCRIBED_LABELS or is_addressed(entity):
             continue
         root = entity.root
         is_subject = root.dep_ in ("nsubj", "nsubjpass") and root.head in mains
@@ -531,7 +533,9 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
         and not any(child.dep_ == "poss" for child in subject.children)
     ):
         # a name the tagger took for a date or for nothing ("Joon is leaving the hospital")
-        described.append(sentence.span.doc[subject.left_edge.i : subject.i + 1])
+        name = sentence.span.doc[subject.left_edge.i : subject.i + 1]
+        if not is_addressed(name):  # "Hey Gina, hope you're well"
+            described.append(name)
     return described
 
 
