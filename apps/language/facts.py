@@ -185,7 +185,7 @@ WORKPLACES = frozenset({"office", "work", "job", "studio", "campus"})
 _TRIPS = frozenset({"ride", "drive", "walk", "cycle", "commute", "journey", "trip", "run", "bus", "train", "tram"})
 # Verbs that give the speaker one more value of a family of several ("we adopted a greyhound",
 # "I have two cats", "I'm allergic to peanuts"); with another verb the thing is only its object.
-_HAVING_PREDICATES = frozenset({"have", "adopt", "get", "own", "rescue", "foster", "be", "keep", "buy"})
+HAVING_PREDICATES = frozenset({"have", "adopt", "get", "own", "rescue", "foster", "be", "keep", "buy"})
 
 
 @dataclass(frozen=True)
@@ -1132,7 +1132,7 @@ def _had(lemma: str, value: Token, subject: Token | None) -> bool:
     """A having verb's own object or complement, had by someone who can have it: "we adopted a
     greyhound", "I'm allergic"; not "I'm not ready for another dog" (what one is ready for) or
     "Halifax has great fish" (a place has no pets)."""
-    had = (lemma in _HAVING_PREDICATES and value.dep_ in ("dobj", "attr", "oprd", "acomp")) or _brought_home(value)
+    had = (lemma in HAVING_PREDICATES and value.dep_ in ("dobj", "attr", "oprd", "acomp")) or _brought_home(value)
     return had and (subject is None or subject.ent_type_ not in _NOT_HOLDERS)
 
 

@@ -22,6 +22,7 @@ from apps.language.facts import (
     COMMUTE_PREDICATES,
     EVENT_VERBS,
     FAMILY_NOUNS,
+    HAVING_PREDICATES,
     JOB_ITSELF,
     PERSON_ROLES,
     SCHEDULE_WORDS,
@@ -321,9 +322,6 @@ def asked_key(span: Span) -> AskedKey:
     return AskedKey(groups=tuple(groups), names=_asked_names(span), every=any(map(_asks_every_value, asking)))
 
 
-_HAVING = frozenset({"have", "own", "keep", "adopt", "get", "raise"})
-
-
 def _asks_every_value(token: Token) -> bool:
     """A plural of a kind of a family of several, counted, had or named: "How many dogs …?",
     "Which dogs does she own?", "the names of his dogs"; not "How do her dogs react to snow?"
@@ -335,7 +333,7 @@ def _asks_every_value(token: Token) -> bool:
         and token.tag_ == "NNS"
         and (
             any(child.lower_ == "many" for child in token.children)  # "How many dogs …"
-            or (token.dep_ == "dobj" and token_lemma(token.head) in _HAVING)  # "Which dogs does she own?"
+            or (token.dep_ == "dobj" and token_lemma(token.head) in HAVING_PREDICATES)  # "Which dogs does she own?"
             or (token.dep_ == "pobj" and token.head.lower_ == "of")  # "the names of his dogs"
         )
         and any(a.endswith(":") for a in _asked_attribute(token))

@@ -843,8 +843,8 @@ def current_fact_ids(
     attributes in order, the newest current row of one of ``names`` (case-folded) with one of
     them (for a prefix, "pet:", of each attribute it begins: the cat and the dog), at most
     :data:`ASKED_FACT_ROWS` in all, or :data:`ASKED_VALUE_ROWS` when only prefixes are asked
-    or ``every`` value is (a count or a list: "How many dogs does he have?", the dog first,
-    then the puppy and the other pets).
+    or ``every`` value is (a plural kind counted, had or named: "How many dogs does he have?",
+    the dog first, then the puppy and the other pets; ADR 0125).
     ``unchanged``: only a value that never replaced another, which is the answer whatever the
     tense of the question ("Where did Kwame study?").
     ``amount``: the newest value of the key that states a number, current or not, when the
