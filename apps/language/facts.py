@@ -534,6 +534,8 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
         and (token_lemma(clause) in _SCHEDULE_PREDICATES or recurring)
     ):
         return f"schedule: {token_lemma(subject)}"
+    if subject is not None and moved_to_a_time(subject) and _is_event_name(subject):
+        return f"schedule: {token_lemma(subject)}"  # "salsa's moved to thursdays" (ADR 0131)
     if recurring:
         for token in objects:
             if token_lemma(token) in SCHEDULE_WORDS:
@@ -541,6 +543,12 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
         if token_lemma(clause) in _TALK_PREDICATES:
             return "schedule: call"  # "now we talk every other Wednesday at lunchtime"
     return None
+
+
+def _is_event_name(token: Token) -> bool:
+    """A word that can name a recurring event: a noun or an untagged name, not a pronoun or a
+    person ("she moved to Tuesdays" says nothing of what)."""
+    return token.pos_ in ("NOUN", "PROPN") and token.ent_type_ not in ("PERSON", "GPE", "ORG")
 
 
 _RECURRENCE = re.compile(
@@ -1110,6 +1118,36 @@ def _after(token: Token, *prepositions: str) -> list[Token]:
     ]
 
 
+_WEEK_TIMES = re.compile(
+    rf"^(?:{weekday_alternation()})s?$|^(?:weekday|weekend|morning|afternoon|evening|night|lunchtime)s?$"
+)
+
+
+def moved_to_a_time(subject: Token) -> bool:
+    """The subject of a move to another day or time of the week: "salsa's moved to thursdays",
+    "Book club moved to Saturday mornings" (ADR 0131). What moves to a time is a recurring
+    event, not someone or something that changes home."""
+    clause = subject.head
+    return (
+        subject.dep_ in ("nsubj", "nsubjpass")
+        and token_lemma(clause) in _SCHEDULE_PREDICATES
+        and any(_moves_to_time(child) for child in clause.children)
+    )
+
+
+def _moves_to_time(child: Token) -> bool:
+    """ "to thursdays", "to Saturday mornings", "to the weekend": a prepositional phrase of a
+    move whose object is a day or time of the week."""
+    return (
+        child.dep_ == "prep"
+        and _word(child) in ("to", "until", "till")
+        and any(
+            grandchild.dep_ == "pobj" and any(_WEEK_TIMES.match(token.lower_) for token in grandchild.subtree)
+            for grandchild in child.children
+        )
+    )
+
+
 def _no_longer(predicate: Token) -> bool:
     """ "not … anymore", "no longer": a state that has ended."""
     children = {child.lower_ for child in predicate.children}
@@ -1186,6 +1224,8 @@ def _verb_states(family: AttributeFamily, predicate: Token, values: list[Token])
     if family.attribute == "home":
         if any(c.dep_ == "dobj" and c.lower_ not in ("house", "home") for c in children):
             return False
+        if any(map(_moves_to_time, children)):
+            return False  # "salsa moved to Thursdays": a recurring event's new day (ADR 0131)
         preps = [c for c in children if c.dep_ == "prep"]
         if lemma == "live" and preps and all(c.lower_ == "on" for c in preps):
             return any(_is_place(v) or token_lemma(v) in _STREET_WORDS for v in values)
@@ -1818,9 +1858,12 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
             for t in clause.sent
             if t.head != clause
         )
-    # "the call moved to Mondays", "Rafael is my manager": the speaker's own event or relation
-    return token_lemma(subject) in SCHEDULE_WORDS or (
-        copula and any(child.dep_ == "attr" and _possessed_by_speaker(child) for child in clause.children)
+    # "the call moved to Mondays", "salsa's moved to thursdays", "Rafael is my manager": the
+    # speaker's own event or relation
+    return (
+        token_lemma(subject) in SCHEDULE_WORDS
+        or (moved_to_a_time(subject) and _is_event_name(subject))
+        or (copula and any(child.dep_ == "attr" and _possessed_by_speaker(child) for child in clause.children))
     )
 
 

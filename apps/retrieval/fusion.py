@@ -24,8 +24,11 @@ graph read raised). Fusion:
    show off my studio"), the talk around them is not (ADR 0116). Then **documents**: a pasted
    document's passages after its best ``LEADING_PASSAGES`` keep ``LATER_PASSAGE_WEIGHT`` of
    their score, so that one document's clauses near in meaning to a question do not fill the
-   head (ADR 0120). Then **specificity**: each row's score is multiplied by
-   ``(s / median s) ** SPECIFICITY_EXPONENT``, ``s`` its :func:`lexical.specificity` among the
+   head (ADR 0120); a passage that shares no word with the question, when other candidates
+   do, keeps ``UNMATCHED_PASSAGE_WEIGHT`` of its score: a document near a question in meaning
+   but not in its words is about something else ("Where did Noor go to university?" against a
+   climbing centre's rules on classes; ADR 0130). Then **specificity**: each row's score is
+   multiplied by ``(s / median s) ** SPECIFICITY_EXPONENT``, ``s`` its :func:`lexical.specificity` among the
    candidates (the mean IDF of its ``SPECIFIC_TERMS`` rarest terms), kept within
    ``SPECIFICITY_BOUNDS``: of a busy person's many turns near a question, those that name
    something the others do not ("took the kids to the museum") are evidence more often than
@@ -99,6 +102,10 @@ DATED_EVENT_WEIGHT = 1.6
 # owner filled the head. One passage and 0.3 lost a needle of updates v1; two and 0.5 lose none.
 LEADING_PASSAGES = 2
 LATER_PASSAGE_WEIGHT = 0.5
+# A passage that shares no word with the question, when other candidates do, keeps
+# UNMATCHED_PASSAGE_WEIGHT of its score (our choice, ADR 0130): a membership contract's clauses
+# near in meaning to "Where did Noor go to university?" led the turn that says it.
+UNMATCHED_PASSAGE_WEIGHT = 0.5
 # A row's specificity weight (ADR 0123): (its mean IDF over its 3 rarest terms / the candidates'
 # median) ** 0.5, kept within [0.5, 2] (a row with no content word keeps half). Set on a kept
 # LoCoMo dev ingestion: exponents 0.3, 0.7 and 1 read lower within 1,024 tokens, 2 and 5 terms
@@ -415,6 +422,8 @@ def _unique_rows(rows: Iterable[RowCandidate], plan: Plan) -> dict[str, _Ranked]
     }
     for row_id in _later_passages(((row, scores[row.row_id]) for row, _ in merged.values())):
         scores[row_id] *= LATER_PASSAGE_WEIGHT
+    for row_id in _unmatched_passages([row for row, _ in merged.values()]):
+        scores[row_id] *= UNMATCHED_PASSAGE_WEIGHT
     for row_id, specific in specificity_weights(row for row, _ in merged.values()).items():
         scores[row_id] *= specific
     return {row_id: _Ranked(row, scores[row_id], base) for row_id, (row, base) in merged.items()}
@@ -437,6 +446,14 @@ def _later_passages(scored: Iterable[tuple[RowCandidate, float]]) -> list[str]:
         if row.passage:
             documents.setdefault(row.sources, []).append((-score, row.row_id))
     return [row_id for passages in documents.values() for _, row_id in sorted(passages)[LEADING_PASSAGES:]]
+
+
+def _unmatched_passages(rows: Sequence[RowCandidate]) -> list[str]:
+    """The ids of the passages that share no word with the question (no BM25 rank) when some
+    candidate does (ADR 0130)."""
+    if all(row.lexical_rank is None for row in rows):
+        return []
+    return [row.row_id for row in rows if row.passage and row.lexical_rank is None]
 
 
 def _best(first: int | None, second: int | None) -> int | None:

@@ -9,7 +9,8 @@ no parser (≈0.1 ms a question), and returns a :class:`~apps.retrieval.types.Pl
   joined by "and") > temporal, strong cues ("when" opening a clause, "what date/day/year/
   month/time", "how long (ago)", "since when", "how many days …") > list-union ("list",
   "what kinds/types/sorts", "what activities", "which … all", "what else", or a what/which
-  question about a plural noun: "What instruments does …", "What are Priya's hobbies?") >
+  question about a plural noun: "What instruments does …", "What are Priya's hobbies?", or a
+  what/where/which question in the present perfect: "Where has Melanie camped?") >
   temporal, weak cues ("before", "after", "first", "last time", "earliest", "most recent") >
   single. A list question with a weak temporal cue ("Which books did she read after moving?")
   stays a list and keeps the cue as a temporal constraint.
@@ -283,7 +284,24 @@ def _asks_plural(tokens: list[_Token]) -> bool:
     rest = [t.lower for t in tokens[1:6]]
     if rest and rest[0] in {"are", "were", "have"}:
         return any(_plural_noun(word) for word in rest[1:4])
-    return any(_plural_noun(word) for word in _wh_phrase(tokens)[:3])
+    phrase = _wh_phrase(tokens)
+    if phrase[1:2] == ["of"] and phrase[0] in {"kind", "type", "sort"}:
+        phrase = phrase[2:]  # "What kind of indoor activities has …": the kind is of what follows
+    return any(_plural_noun(word) for word in phrase[:3])
+
+
+def _asks_experiences(tokens: list[_Token]) -> bool:
+    """ "Where has Melanie camped?", "What has Andrew done with his dogs?": a what/where/which
+    question in the present perfect asks what happened at any time so far, every time it did
+    (ADR 0129). Not "What has she been up to" (a state), not "Who has …" or "How has …"."""
+    if not tokens or tokens[0].lower not in {"what", "where", "which"}:
+        return False
+    auxiliary = next((t for t in tokens[1:7] if t.lower in _AUXILIARIES), None)
+    return (
+        auxiliary is not None
+        and auxiliary.lower in _PERFECT_AUXILIARIES
+        and _participle_follows(tokens[auxiliary.index + 1 :])
+    )
 
 
 def _wh_phrase(tokens: list[_Token]) -> list[str]:
@@ -308,7 +326,7 @@ def _operator(lowered: str, tokens: list[_Token], spans: list[_Span]) -> Operato
         return "intersection"
     if _TEMPORAL_STRONG.search(lowered) or _WHEN_CLAUSE.search(lowered) or _COUNT_OF_TIME.search(lowered):
         return "temporal"
-    if _LIST.search(lowered) or _asks_plural(tokens):
+    if _LIST.search(lowered) or _asks_plural(tokens) or _asks_experiences(tokens):
         return "list-union"
     if _TEMPORAL_WEAK.search(lowered):
         return "temporal"

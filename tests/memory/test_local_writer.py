@@ -290,6 +290,22 @@ def test_it_moved_to_a_recurring_time_is_the_schedule_the_message_before_names(m
     assert all(d.attribute != "schedule: call" for d in alone)
 
 
+def test_what_moved_to_another_day_is_the_speakers_schedule_not_a_home(metering: MeteringContext) -> None:
+    # A move to a day or time of the week is a recurring event's new day, the speaker's own:
+    # one statement keyed by the event, none of a home and none about "salsa" (ADR 0131).
+    moved = _facts(metering, _said("salsa's moved to thursdays btw", name="Noor"))
+    assert [(d.name, d.attribute) for d in moved] == [("Noor", "schedule: salsa")]
+    assert moved[0].summary == "Noor: salsa's moved to thursdays btw"
+    football = _facts(metering, _said("football's been moved to sunday mornings", name="Noor"))
+    assert [(d.name, d.attribute) for d in football] == [("Noor", "schedule: football")]
+    # Capitalized, the event may be a name: no home of anyone's either way.
+    assert all(d.attribute != "home" for d in _facts(metering, _said("Salsa moved to Thursdays.", name="Noor")))
+    # A move to a place is still a home.
+    assert [(d.name, d.attribute) for d in _facts(metering, _said("Tiago moved to Berlin.", name="Noor"))] == [
+        ("Tiago", "home city")
+    ]
+
+
 def test_a_relative_named_only_by_relation_has_facts_of_their_own(metering: MeteringContext) -> None:
     said = "Family update: my mum moved in with Kofi in Accra last month. My mum made me a blanket."
     drafts = _facts(metering, _said(said, name="Kwame"))

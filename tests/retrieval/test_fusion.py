@@ -17,6 +17,7 @@ from apps.retrieval.fusion import (
     OTHER_SPEAKER_WEIGHT,
     PARAPHRASE_JACCARD,
     SPECIFICITY_BOUNDS,
+    UNMATCHED_PASSAGE_WEIGHT,
     asks_what_happened,
     count_tokens,
     fact_ranks,
@@ -241,6 +242,23 @@ def test_a_documents_passages_after_its_best_two_keep_half_their_score() -> None
     assert scores["c2"] == pytest.approx(LATER_PASSAGE_WEIGHT * rerank_score(contract[2]))
     assert scores["l0"] == pytest.approx(rerank_score(lease[0]))
     assert scores["l1"] == pytest.approx(rerank_score(lease[1]))
+
+
+def test_a_passage_sharing_no_word_with_the_question_keeps_half_its_score() -> None:
+    # A rules document's clause leads by similarity and shares no word with the question; the turn
+    # that answers it is second by similarity and matches its words: the turn leads (ADR 0130).
+    # A passage that matches the question's words keeps its score.
+    rules = replace(_row("rules", rank=0), passage=True, sources=("paste-1",))
+    needle = replace(_row("needle", rank=2), passage=True, sources=("paste-1",), lexical_rank=1)
+    turn = replace(_row("turn", rank=1), lexical_rank=0)
+    result = fuse([rules, needle, turn], [], PLAN, limit=10)
+    scores = {row.row.row_id: row.score for row in result.rows}
+    assert result.row_ids == ("turn", "needle", "rules")
+    assert scores["rules"] == pytest.approx(UNMATCHED_PASSAGE_WEIGHT * rerank_score(rules))
+    assert scores["needle"] == pytest.approx(rerank_score(needle))
+    # When no candidate shares a word with the question, words say nothing: similarity orders.
+    alone = fuse([rules, replace(turn, lexical_rank=None)], [], PLAN, limit=10)
+    assert alone.row_ids == ("rules", "turn")
 
 
 def test_fact_ranks_count_each_row_once_at_its_best_fact() -> None:

@@ -145,6 +145,37 @@ def test_list_union_question() -> None:
     assert moved.operator == "list-union" and moved.temporal.orders == ("after",)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where has Melanie camped?",
+        "What has Andrew done with his dogs?",
+        "What has Melanie painted?",
+        "Which cities has Priya visited since the spring?",
+        "What kind of indoor activities has Andrew pursued with his girlfriend?",  # plural past "kind of"
+    ],
+)
+def test_a_question_in_the_present_perfect_asks_for_every_time_it_happened(question: str) -> None:
+    # What happened at any time so far, every time it did (ADR 0129).
+    assert plan_query(question).operator == "list-union"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What has Noor been up to lately?",  # a state, not what happened
+        "Who has Priya met at work?",
+        "How has Andrew felt about his job?",
+        "What did Melanie paint last week?",
+        "What is the name of Priya's cat?",
+        "Which specific type of bird mesmerizes Andrew?",  # a verb ending in "s" is no plural
+        "What caused the currency rounding failures?",  # the plural is the cause's object
+    ],
+)
+def test_other_questions_about_the_past_are_not_lists_for_their_tense(question: str) -> None:
+    assert plan_query(question).operator != "list-union"
+
+
 def test_single_question() -> None:
     plan = plan_query("What is the name of Priya's cat?")
     assert plan.operator == "single"

@@ -25,6 +25,7 @@ from apps.language.facts import (
     is_addressed,
     is_asked,
     lead_in_verbs,
+    moved_to_a_time,
     named_relatives,
     owned_by_pronoun,
     owned_statement,
@@ -512,7 +513,7 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
     described = []
     mains = _main_verbs(sentence.span)
     for entity in sentence.span.ents:
-        if entity.label_ not in _DESCRIBED_LABELS or is_addressed(entity):
+        if entity.label_ not in _DESCRIBED_LABELS or is_addressed(entity) or moved_to_a_time(entity.root):
             continue
         root = entity.root
         is_subject = root.dep_ in ("nsubj", "nsubjpass") and root.head in mains
@@ -531,6 +532,7 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
         )
         and subject.ent_type_ not in _DESCRIBED_LABELS
         and not any(child.dep_ == "poss" for child in subject.children)
+        and not moved_to_a_time(subject)  # "salsa's moved to thursdays": an event (ADR 0131)
     ):
         # a name the tagger took for a date or for nothing ("Joon is leaving the hospital")
         name = sentence.span.doc[subject.left_edge.i : subject.i + 1]
