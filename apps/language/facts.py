@@ -534,7 +534,7 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
         and (token_lemma(clause) in _SCHEDULE_PREDICATES or recurring)
     ):
         return f"schedule: {token_lemma(subject)}"
-    if subject is not None and moved_to_a_time(subject) and _is_event_name(subject):
+    if subject is not None and moved_to_a_time(subject):
         return f"schedule: {token_lemma(subject)}"  # "salsa's moved to thursdays" (ADR 0131)
     if recurring:
         for token in objects:
@@ -543,12 +543,6 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
         if token_lemma(clause) in _TALK_PREDICATES:
             return "schedule: call"  # "now we talk every other Wednesday at lunchtime"
     return None
-
-
-def _is_event_name(token: Token) -> bool:
-    """A word that can name a recurring event: a noun or an untagged name, not a pronoun or a
-    person ("she moved to Tuesdays" says nothing of what)."""
-    return token.pos_ in ("NOUN", "PROPN") and token.ent_type_ not in ("PERSON", "GPE", "ORG")
 
 
 _RECURRENCE = re.compile(
@@ -1124,12 +1118,15 @@ _WEEK_TIMES = re.compile(
 
 
 def moved_to_a_time(subject: Token) -> bool:
-    """The subject of a move to another day or time of the week: "salsa's moved to thursdays",
-    "Book club moved to Saturday mornings" (ADR 0131). What moves to a time is a recurring
-    event, not someone or something that changes home."""
+    """The subject of a move to another day or time of the week, when it can name a recurring
+    event (a noun or an untagged name; not a pronoun, a person, a place or an organization):
+    "salsa's moved to thursdays", "Book club moved to Saturday mornings" (ADR 0131). What
+    moves to a time is such an event, not someone or something that changes home."""
     clause = subject.head
     return (
         subject.dep_ in ("nsubj", "nsubjpass")
+        and subject.pos_ in ("NOUN", "PROPN")
+        and subject.ent_type_ not in ("PERSON", "GPE", "ORG")
         and token_lemma(clause) in _SCHEDULE_PREDICATES
         and any(_moves_to_time(child) for child in clause.children)
     )
@@ -1862,7 +1859,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
     # speaker's own event or relation
     return (
         token_lemma(subject) in SCHEDULE_WORDS
-        or (moved_to_a_time(subject) and _is_event_name(subject))
+        or moved_to_a_time(subject)
         or (copula and any(child.dep_ == "attr" and _possessed_by_speaker(child) for child in clause.children))
     )
 
