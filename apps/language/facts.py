@@ -153,6 +153,15 @@ SCHEDULE_WORDS = frozenset(
     "practice class".split()
 )
 _SCHEDULE_PREDICATES = frozenset({"move", "change", "shift", "reschedule", "switch", "push", "bring"})
+# Schedule words that name a time given to an activity, not the activity: "my salsa class" is
+# salsa's schedule, and "salsa's moved to thursdays" moves it (ADR 0132).
+_ACTIVITY_SLOTS = frozenset({"class", "lesson", "session", "practice", "training"})
+# Words before a slot that say its level, format or audience, not its activity ("a beginners
+# class", "an online group class", "team practice").
+_SLOT_QUALIFIERS = frozenset(
+    "group beginner beginners intermediate advanced improver improvers online private intro introductory taster "
+    "trial drop-in adult adults kid kids child children family team class lesson session practice training".split()
+)
 # Verbs that state a change of value, and markers that do.
 _LEAVE_PREDICATES = frozenset({"quit", "leave", "stop", "cancel", "sell", "drop", "give", "end", "ditch"})
 _SWAP_PREDICATES = frozenset({"swap", "trade", "replace", "exchange", "switch", "change"})
@@ -533,16 +542,38 @@ def _schedule(clause: Token, subject: Token | None, objects: list[Token], span: 
         and token_lemma(subject) in SCHEDULE_WORDS
         and (token_lemma(clause) in _SCHEDULE_PREDICATES or recurring)
     ):
-        return f"schedule: {token_lemma(subject)}"
+        return f"schedule: {scheduled_event(subject)}"
     if subject is not None and moved_to_a_time(subject):
-        return f"schedule: {token_lemma(subject)}"  # "salsa's moved to thursdays" (ADR 0131)
+        return f"schedule: {scheduled_event(subject)}"  # "salsa's moved to thursdays" (ADR 0131)
     if recurring:
         for token in objects:
             if token_lemma(token) in SCHEDULE_WORDS:
-                return f"schedule: {token_lemma(token)}"
+                return f"schedule: {scheduled_event(token)}"
         if token_lemma(clause) in _TALK_PREDICATES:
             return "schedule: call"  # "now we talk every other Wednesday at lunchtime"
     return None
+
+
+def scheduled_event(token: Token) -> str:
+    """The recurring event a schedule word or a moved name stands for: the activity a slot
+    is given to ("my salsa class", "football practice": salsa, football), else the word itself
+    ("the call", "book club": call, club; "salsa"). Two classes are two schedules, and a class
+    named by its activity is the one its activity's move moves (ADR 0132)."""
+    lemma = token_lemma(token)
+    if lemma in _ACTIVITY_SLOTS:
+        activity = [
+            child
+            for child in token.lefts
+            if child.dep_ == "compound"
+            and child.pos_ in ("NOUN", "PROPN")
+            and child.ent_type_ not in ("DATE", "TIME", "PERSON")
+            and not _WEEK_TIMES.match(child.lower_)
+            and token_lemma(child) not in _SLOT_QUALIFIERS
+            and child.lower_ not in _SLOT_QUALIFIERS
+        ]
+        if activity:
+            return token_lemma(activity[-1])
+    return lemma
 
 
 _RECURRENCE = re.compile(
@@ -560,10 +591,35 @@ def with_schedule_referent(span: Span, before: str) -> str | None:
     predicate = _predicate(span.root)
     if token_lemma(predicate) not in _SCHEDULE_PREDICATES or not _RECURRENCE.search(span.text):
         return None
-    named = [
-        f"the {word.removesuffix('s')}" for word in _words_before(before) if word.removesuffix("s") in SCHEDULE_WORDS
-    ]
-    return _it_replaced(span, predicate, _IT_DEPS, named)
+    return _it_replaced(span, predicate, _IT_DEPS, _schedules_named(before))
+
+
+def _schedules_named(text: str) -> list[str]:
+    """The recurring events a text names, in order, as "the call" or, for a slot given to an
+    activity, with the word before it ("Is your salsa class still on Tuesdays?": "the salsa
+    class"), so that what replaces "it" names the same schedule (ADR 0132)."""
+    words = _words_before(text)
+    named = []
+    for i, word in enumerate(words):
+        singular = word[:-2] if word.endswith("sses") else word if word.endswith("ss") else word.removesuffix("s")
+        if singular not in SCHEDULE_WORDS:
+            continue
+        before = words[i - 1] if i else ""
+        qualified = (
+            singular in _ACTIVITY_SLOTS
+            and before not in _NOT_ACTIVITIES
+            and before not in _SLOT_QUALIFIERS
+            and not _WEEK_TIMES.match(before)
+        )
+        named.append(f"the {before} {singular}" if qualified and before else f"the {singular}")
+    return named
+
+
+# Words before a slot that do not name its activity ("your class", "the weekly class").
+_NOT_ACTIVITIES = frozenset(
+    "a an the my your his her our their its this that these those weekly daily next last every each new old "
+    "first same usual regular".split()
+)
 
 
 _IT_DEPS = frozenset({"dobj", "nsubj", "nsubjpass"})

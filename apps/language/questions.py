@@ -39,6 +39,7 @@ from apps.language.facts import (
     read_fact,
     relative_name,
     reports_to,
+    scheduled_event,
     speaker_fact,
     token_lemma,
 )
@@ -170,7 +171,7 @@ def _asked_attribute(token: Token) -> list[str]:
             or any(c.dep_ in ("poss", "det", "compound") for c in token.children)
         )
     ):
-        return [f"schedule: {lemma}"]  # "her call", "Nadia's book club"
+        return [f"schedule: {scheduled_event(token)}"]  # "her call", "Nadia's book club", "his salsa class"
     head = token.head
     to_work = (head.lower_ == "to" and token_lemma(head.head) in COMMUTE_PREDICATES) or (
         token.dep_ == "xcomp"

@@ -60,6 +60,12 @@ def _reading(sentence: str) -> FactReading:
         ("We have a team standup every Tuesday at 9:30.", "schedule: standup"),
         ("Also our standup moved to Wednesdays, so my Tuesdays are finally free of meetings.", "schedule: standup"),
         ("Also the book club moved to the last Sunday of the month.", "schedule: club"),
+        # a slot given to an activity is the activity's schedule; a level or format is not one (ADR 0132)
+        ("My salsa class is on Tuesdays at 8pm.", "schedule: salsa"),
+        ("my pottery class got moved to saturdays", "schedule: pottery"),
+        ("Choir practice is on Thursday evenings.", "schedule: choir"),
+        ("I go to an online group class every Tuesday.", "schedule: class"),
+        ("My evening class moved to Fridays.", "schedule: class"),
         # several at once: the value is part of the key
         ("I'm allergic to peanuts, properly allergic, EpiPen and everything.", "allergy: peanut"),
         ("I'm allergic to shellfish.", "allergy: shellfish"),

@@ -30,6 +30,7 @@ def _sentence(text: str):  # type: ignore[no-untyped-def]
         ("Who is Lena's manager?", (("manager",),), ("Lena",)),
         ("What pets does Lena have?", (("pet:",),), ("Lena",)),
         ("When is Lena's weekly call with Tom?", (("schedule: call",),), ("Lena", "Tom")),
+        ("When is Noor's salsa class?", (("schedule: salsa",),), ("Noor",)),  # the activity's (ADR 0132)
         ("How does Omar get to work?", (("commute",),), ("Omar",)),
         ("What does Omar do for a living?", (("job",),), ("Omar",)),
         ("What is the name of Lena's dog?", (("pet: dog", "pet:"),), ("Lena",)),

@@ -200,6 +200,20 @@ def test_a_change_without_an_earlier_value_is_stored_as_current() -> None:
     assert call["content"]["attribute"] == "schedule: call" and call["supersedes"] is None
 
 
+def test_two_classes_are_two_schedules_and_a_move_of_one_supersedes_only_it() -> None:
+    """ADR 0132: a class is keyed by its activity, so the pottery class does not replace the
+    salsa class, and the move of salsa, said either way, replaces the salsa class alone."""
+    tenant = _tenant()
+    _say(tenant, "My salsa class is on Tuesdays at 8pm.", "My pottery class is every Saturday morning.", day=1)
+    _say(tenant, "salsa's moved to thursdays btw", day=5)
+    current = _by_attribute(_semantic(tenant))
+    assert current["schedule: salsa"]["content"]["summary"] == "Lena: salsa's moved to thursdays btw"
+    assert current["schedule: pottery"]["content"]["summary"] == "Lena: My pottery class is every Saturday morning."
+    salsa = next(row for row in _semantic(tenant, include_superseded=True) if "Tuesdays" in row["content"]["summary"])
+    assert current["schedule: salsa"]["supersedes"] == salsa["id"]
+    assert current["schedule: pottery"]["supersedes"] is None
+
+
 def test_a_new_pastime_joins_the_others_and_a_swapped_one_replaces_the_old() -> None:
     """ADR 0104: a hobby is one of several, keyed by its pastime or group; leaving the league
     replaces the league, joining a choir replaces nothing, and swapping bouldering for pottery

@@ -290,6 +290,14 @@ def test_it_moved_to_a_recurring_time_is_the_schedule_the_message_before_names(m
     assert all(d.attribute != "schedule: call" for d in alone)
 
 
+def test_it_moved_after_a_question_on_a_named_class_is_that_activitys_schedule(metering: MeteringContext) -> None:
+    asked = _said("Is your salsa class still on Tuesdays?", name="Wren", message_id="m1", role="assistant")
+    moved = _said("We moved it to Thursdays.", name="Noor", message_id="m2")
+    drafts = _facts(metering, asked, moved)
+    assert [(d.name, d.attribute) for d in drafts] == [("Noor", "schedule: salsa")]  # ADR 0132
+    assert drafts[0].summary == "Noor: We moved it to Thursdays."
+
+
 def test_what_moved_to_another_day_is_the_speakers_schedule_not_a_home(metering: MeteringContext) -> None:
     # A move to a day or time of the week is a recurring event's new day, the speaker's own:
     # one statement keyed by the event, none of a home and none about "salsa" (ADR 0131).
