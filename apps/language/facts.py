@@ -615,6 +615,40 @@ def _schedules_named(text: str) -> list[str]:
     return named
 
 
+def with_activity_taken_up(attribute: str, previous: Span | None) -> str:
+    """ "schedule: class", read from "beginners class on tuesdays, 8pm" after "started salsa!!"
+    in the same message: the schedule of the activity the sentence before takes up ("schedule:
+    salsa"); any other attribute, or a slot with no such sentence before it, as it is (ADR 0132)."""
+    family, _, event = attribute.partition(": ")
+    if family != "schedule" or event not in _ACTIVITY_SLOTS or previous is None:
+        return attribute
+    taken_up = [
+        child
+        for verb in previous
+        if token_lemma(verb) in _ACTIVITY_STARTS
+        and (token_lemma(verb) != "take" or any(c.lower_ == "up" for c in verb.children))
+        for child in verb.children
+        if _names_an_activity(child)
+    ]
+    return f"schedule: {taken_up[-1].lower_}" if taken_up else attribute
+
+
+_ACTIVITY_STARTS = frozenset({"start", "begin", "join", "take", "try"})
+
+
+def _names_an_activity(token: Token) -> bool:
+    """What one takes up, as a noun ("started pottery") or a bare word the tagger took for a
+    verb ("started salsa!!"), not "started to cry", "started crying", a person, a place or a
+    schedule word."""
+    # a verb's form the word does not have ("salsa" tagged as a gerund) is a noun mistaken
+    bare = token.dep_ == "xcomp" and not list(token.children) and not token.lower_.endswith(("ing", "ed"))
+    return (
+        ((token.dep_ == "dobj" and token.pos_ in ("NOUN", "PROPN")) or bare)
+        and token.ent_type_ not in ("PERSON", "GPE", "ORG")
+        and token_lemma(token) not in SCHEDULE_WORDS
+    )
+
+
 # Words before a slot that do not name its activity ("your class", "the weekly class").
 _NOT_ACTIVITIES = frozenset(
     "a an the my your his her our their its this that these those weekly daily next last every each new old "

@@ -298,6 +298,20 @@ def test_it_moved_after_a_question_on_a_named_class_is_that_activitys_schedule(m
     assert drafts[0].summary == "Noor: We moved it to Thursdays."
 
 
+def test_a_class_after_the_activity_taken_up_is_that_activitys_schedule(metering: MeteringContext) -> None:
+    said = _said(
+        "other news, started salsa!! beginners class on tuesdays, 8pm in a church hall in montpelier, "
+        "dan's gf teaches it, i have two left feet",
+        name="Noor",
+    )
+    assert [(d.name, d.attribute) for d in _facts(metering, said)] == [("Noor", "schedule: salsa")]  # ADR 0132
+    pottery = _said("I started pottery! The class is every Wednesday evening.", name="Noor")
+    assert ("Noor", "schedule: pottery") in [(d.name, d.attribute) for d in _facts(metering, pottery)]
+    # Crying is no activity, and a class named with nothing taken up before it is a class.
+    cried = _said("I started crying. The class is every Wednesday evening.", name="Noor")
+    assert [(d.name, d.attribute) for d in _facts(metering, cried)] == [("Noor", "schedule: class")]
+
+
 def test_what_moved_to_another_day_is_the_speakers_schedule_not_a_home(metering: MeteringContext) -> None:
     # A move to a day or time of the week is a recurring event's new day, the speaker's own:
     # one statement keyed by the event, none of a home and none about "salsa" (ADR 0131).

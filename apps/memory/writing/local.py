@@ -37,6 +37,7 @@ from apps.language.facts import (
     speaker_clause_facts,
     speaker_fact,
     speaker_relatives,
+    with_activity_taken_up,
     with_ended_referent,
     with_schedule_referent,
 )
@@ -571,7 +572,10 @@ def _in_turn(messages: Iterable[InputMessage]) -> Iterator[tuple[InputMessage, s
 
 def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[SemanticDraft]:
     actor, provenance = _actor(message), _provenance(message)
+    spans = [sentence.span for sentence in _sentences(message)]
     for sentence, span in _first_person_facts(message, before):
+        # the sentence before it in the message: a class's activity may be named there ("started salsa!!")
+        prior = next((spans[i - 1] for i, s in enumerate(spans) if i and s.start == sentence.span.start), None)
         # A sentence of facts of several keys ("we're in Lyon now and the rent is 1,100 euros")
         # is one row per fact, each stating its own clause, so each is superseded on its own.
         # A statement read from other words (a referent: the pet introduced, "I have a cat named
@@ -588,7 +592,7 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
             ended = None if reading.from_family else ended_name(span)
             yield SemanticDraft(
                 name=actor,
-                attribute=f"{ENDED}{ended}" if ended else reading.attribute,
+                attribute=f"{ENDED}{ended}" if ended else with_activity_taken_up(reading.attribute, prior),
                 summary=f"{actor}: {text}",
                 details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
                 source=actor,
