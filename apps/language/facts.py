@@ -606,12 +606,12 @@ def _schedules_named(text: str) -> list[str]:
             continue
         before = words[i - 1] if i else ""
         qualified = (
-            singular in _ACTIVITY_SLOTS
-            and before not in _NOT_ACTIVITIES
-            and before not in _SLOT_QUALIFIERS
+            before
+            and singular in _ACTIVITY_SLOTS
+            and before not in _NOT_ACTIVITIES | _SLOT_QUALIFIERS
             and not _WEEK_TIMES.match(before)
         )
-        named.append(f"the {before} {singular}" if qualified and before else f"the {singular}")
+        named.append(f"the {before} {singular}" if qualified else f"the {singular}")
     return named
 
 

@@ -10,6 +10,7 @@ Local inference costs no tokens, so nothing is metered.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -573,9 +574,10 @@ def _in_turn(messages: Iterable[InputMessage]) -> Iterator[tuple[InputMessage, s
 def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[SemanticDraft]:
     actor, provenance = _actor(message), _provenance(message)
     spans = [sentence.span for sentence in _sentences(message)]
+    # each sentence's one before it in the message: a class's activity may be named there ("started salsa!!")
+    prior_of = {later.start: earlier for earlier, later in itertools.pairwise(spans)}
     for sentence, span in _first_person_facts(message, before):
-        # the sentence before it in the message: a class's activity may be named there ("started salsa!!")
-        prior = next((spans[i - 1] for i, s in enumerate(spans) if i and s.start == sentence.span.start), None)
+        prior = prior_of.get(sentence.span.start)
         # A sentence of facts of several keys ("we're in Lyon now and the rent is 1,100 euros")
         # is one row per fact, each stating its own clause, so each is superseded on its own.
         # A statement read from other words (a referent: the pet introduced, "I have a cat named
