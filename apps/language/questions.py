@@ -43,6 +43,7 @@ from apps.language.facts import (
     speaker_fact,
     token_lemma,
 )
+from apps.language.pipeline import is_unknown_name
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -373,7 +374,9 @@ def _asked_names(span: Span) -> tuple[str, ...]:
     asked about instead ("Nadia's brother Tiago": Tiago; "Kwame's mother": Kwame's mother)."""
     names = []
     for token in span:
-        if token.pos_ != "PROPN" or _names_another(token):
+        # a name the tagger does not know, inside the question ("Where does Layla work?")
+        named = token.pos_ == "PROPN" or (token.i > span.start and is_unknown_name(token))
+        if not named or _names_another(token):
             continue
         relative = relative_name(token.text, token.head) if token.dep_ == "poss" else None
         names.append(relative or token.text)

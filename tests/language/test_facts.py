@@ -368,6 +368,28 @@ def test_a_tutor_word_said_of_what_someone_is_is_their_job() -> None:
 @pytest.mark.parametrize(
     ("sentence", "attribute"),
     [
+        ("I'm a doctor now.", "job"),  # what one is (ADR 0133) ...
+        ("I'm a dentist.", "job"),
+        ("My doctor is Dr Patel.", "doctor"),  # ... not whom one sees
+        ("I switched to a new GP last month.", "doctor"),
+        ("I'm a health visitor now.", "job"),  # a title of two words
+        ("I'm a personal assistant now.", "job"),
+        ("I work as a teaching assistant.", "job"),
+        ("I'm a hard worker.", "be worker"),  # a quality, no title
+    ],
+)
+def test_a_doctor_or_a_title_of_two_words_said_of_what_someone_is_is_their_job(sentence: str, attribute: str) -> None:
+    assert _reading(sentence).attribute == attribute
+
+
+def test_a_title_of_two_words_is_a_named_persons_job() -> None:
+    span = next(iter(spacy_pipeline()("Omar is a social worker.").sents))
+    assert read_fact(span, about=span[0]).attribute == "job"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
         ("I report to Annika Lund now.", "manager"),
         ("We rehearse on Wednesday nights in a church hall.", "schedule: rehearsal"),
         ("Rehearsals moved from Wednesday to Thursday nights.", "schedule: rehearsal"),

@@ -105,6 +105,20 @@ def test_a_relative_named_only_by_relation_is_asked_about_by_that_relation(
 
 
 @pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Where does Layla work?", ("Layla",)),  # tagged as a verb
+        ("Where does Sven live now?", ("Sven",)),  # tagged as an adverb
+        ("Where did Layla live before Glasgow?", ("Layla", "Glasgow")),
+        ("When did Maria Duarte confirm The Tempest?", ("Maria", "Duarte", "Tempest")),  # "The" is a word
+    ],
+)
+def test_a_name_the_tagger_does_not_know_is_asked_about(question: str, names: tuple[str, ...]) -> None:
+    """ADR 0134: a capitalized word inside a question that no English word is spelled as."""
+    assert asked_key(spacy_pipeline()(question)[:]).names == names
+
+
+@pytest.mark.parametrize(
     ("question", "groups"),
     [
         ("What is Kwame's relationship status?", (("relationship",),)),  # the attribute's own name

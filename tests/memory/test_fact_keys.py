@@ -431,3 +431,24 @@ def test_a_home_and_a_job_in_one_sentence_are_superseded_each_on_its_own() -> No
     current = _by_attribute(_semantic(tenant))
     assert current["job"]["supersedes"] == first["job"]["id"]
     assert current["home city"]["id"] == first["home city"]["id"]  # Lyon stays current
+
+
+def test_a_new_occupation_of_any_title_replaces_the_job_and_a_relatives_job_is_the_relatives() -> None:
+    """ADRs 0133 and 0135: "a doctor" said of what someone is is a job (not whom they see), a title of two
+    words ("a health visitor") is one, and "My brother is a teacher" keys no fact of the
+    speaker's, so it neither replaces her job nor stands beside it as a key of its own."""
+    tenant = _tenant()
+    _say(tenant, "I'm a nurse.", day=1)
+    _say(tenant, "I'm a health visitor now.", "My brother is a teacher.", day=4)
+    _say(tenant, "I'm a doctor now.", day=9)
+    current = _semantic(tenant)
+    assert _by_attribute(current)["job"]["content"]["summary"] == "Lena: I'm a doctor now."
+    assert [row["content"]["attribute"] for row in current] == ["job"]  # nothing keyed by the brother's words
+    chain = {row["content"]["summary"]: row for row in _semantic(tenant, include_superseded=True)}
+    assert chain["Lena: I'm a doctor now."]["supersedes"] == chain["Lena: I'm a health visitor now."]["id"]
+    assert chain["Lena: I'm a health visitor now."]["supersedes"] == chain["Lena: I'm a nurse."]["id"]
+    response = tenant.client().get("/v1/subjects/lena/memories?type=semantic&limit=200")
+    brother = [row for row in response.json()["results"] if row["content"]["name"] == "Lena's brother"]
+    assert [(row["content"]["attribute"], row["content"]["summary"]) for row in brother] == [
+        ("job", "Lena, about Lena's brother: My brother is a teacher.")
+    ]

@@ -360,6 +360,26 @@ def test_a_name_after_a_lead_in_or_unknown_to_the_tagger_has_its_facts(
     assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts
 
 
+@pytest.mark.parametrize(
+    ("said", "facts"),
+    [
+        ("Ravi lives in Glasgow.", [("Ravi", "home city")]),  # "Ravi" read as a common noun
+        ("Ayla works at Tesco now.", [("Ayla", "job")]),
+        ("Chidi lives in Glasgow.", [("Chidi", "home city")]),
+        ("Ingrid lives in Glasgow.", [("Ingrid", "home city")]),  # ... or as an adjective
+        ("Thursdays clash with our design reviews.", []),  # an English word, in the plural
+        ("Rent went up to 1,100 this month.", []),
+        ("Coffee is life.", []),
+    ],
+)
+def test_a_name_that_opens_a_sentence_is_one_when_no_english_word_is_spelled_so(
+    said: str, facts: list[tuple[str, str]], metering: MeteringContext
+) -> None:
+    """ADR 0134: the tagger reads these names as common nouns or adjectives."""
+    drafts = _facts(metering, _said(said, name="Kwame"))
+    assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts
+
+
 def test_what_happened_to_someone_is_an_event_not_a_fact_of_theirs(metering: MeteringContext) -> None:
     """A described name's event that states no family's fact stays an episode: as a statement
     keyed by its verb, the last call would mark every earlier one as replaced."""
@@ -381,6 +401,32 @@ def test_what_the_speaker_says_of_a_relative_is_the_relatives_fact_not_the_speak
         ("Alex's sister", "Alex, about Alex's sister: My sister is a nurse."),
         ("Omar", "Alex, about Omar: My brother Omar is a teacher now."),
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "relative", "attribute"),
+    [
+        ("My brother is a teacher.", "Alex's brother", "job"),
+        ("my dad is retired", "Alex's father", "job"),
+        ("My son is allergic to peanuts.", "Alex's son", "allergy: peanut"),
+        ("My daughter is 12.", "Alex's daughter", "age"),
+        ("My sister is in Berlin now.", "Alex's sister", "home city"),
+        ("My brother's name is Omar.", "Alex's brother", "name: omar"),
+        ("my mum's name is Abena", "Alex's mother", "name"),
+    ],
+)
+def test_a_sentence_about_a_relative_keys_no_fact_of_the_speakers(
+    said: str, relative: str, attribute: str, metering: MeteringContext
+) -> None:
+    """ADR 0135: the relative's fact, and no statement of the speaker's keyed by the sentence's
+    verb ("be teacher", "retire", "be 12"), which would read as a current fact of hers."""
+    drafts = _facts(metering, _said(said, name="Alex"))
+    assert [(d.name, d.attribute) for d in drafts] == [(relative, attribute)]
+
+
+def test_the_speaker_beside_a_relative_keeps_the_fact(metering: MeteringContext) -> None:
+    drafts = _facts(metering, _said("My sister and I went hiking.", name="Alex"))
+    assert ("Alex", "hobby: hiking") in [(d.name, d.attribute) for d in drafts]
 
 
 @pytest.mark.parametrize(

@@ -144,7 +144,8 @@ def test_pasted_text_shorter_than_a_document_is_kept_in_passages_and_read_by_the
     tenant = make_tenant()
     tenant.subject("lena")
     notes = long_text(8_000, seed=5)
-    text = notes.replace(NEEDLE, f"{NEEDLE}\n\nMy sister Ines works as a glassblower in Porto.")
+    body = notes.replace(NEEDLE, f"{NEEDLE}\n\nMy sister Ines works as a glassblower in Porto.")
+    text = f"RIVERSIDE STUDIO - MEMBER HANDBOOK\n{body}"
     written = _write(tenant, {"messages": [{"id": "p1", "role": "user", "content": text}]})
     assert written.status_code == 202, written.content
     resource, passages = _assert_document_stored(tenant, written.json(), text)
@@ -156,6 +157,7 @@ def test_pasted_text_shorter_than_a_document_is_kept_in_passages_and_read_by_the
     assert indexed["failed"] == 0
     assert max(len(row.summary) for row in episodes) <= 1_400  # no row retells the whole text
     assert any("glassblower" in fact.summary for fact in facts), [f.summary for f in facts]
+    assert not any("RIVERSIDE STUDIO" in fact.summary for fact in facts)  # a title states nothing (ADR 0136)
     found = (
         tenant.client()
         .post(

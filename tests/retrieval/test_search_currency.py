@@ -509,3 +509,22 @@ def test_a_relationship_ended_the_way_chat_says_it_replaces_the_old_one() -> Non
         new="Nadia: I'm not with Tom anymore.",
         old="Nadia: I've been seeing someone",
     )
+
+
+def test_a_name_the_tagger_does_not_know_has_facts_that_change_and_is_asked_about() -> None:
+    """ADR 0134: "Ravi lives in Glasgow" at the start of a message is a fact of Ravi's although
+    the tagger reads "Ravi" as a common noun (no English word is spelled so), the move replaces
+    it, and "Where does Ravi live now?" asks for Ravi's home and gets the move first."""
+    tenant = _said("Ravi lives in Glasgow.", "Ravi moved to Leeds last month.")
+    with organization_scope(tenant.id):
+        homes = dict(SemanticItem.objects.filter(name="Ravi").values_list("summary", "attribute"))
+    assert homes == {
+        "Nadia, about Ravi: Ravi lives in Glasgow.": "home city",
+        "Nadia, about Ravi: Ravi moved to Leeds last month.": "home city",
+    }
+    _replaced_first(
+        tenant,
+        "Where does Ravi live now?",
+        new="Nadia, about Ravi: Ravi moved to Leeds last month.",
+        old="Nadia, about Ravi: Ravi lives in Glasgow.",
+    )

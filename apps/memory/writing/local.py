@@ -28,6 +28,7 @@ from apps.language.facts import (
     lead_in_verbs,
     moved_to_a_time,
     named_relatives,
+    of_a_relative,
     owned_by_pronoun,
     owned_statement,
     pays_rent,
@@ -42,7 +43,7 @@ from apps.language.facts import (
     with_ended_referent,
     with_schedule_referent,
 )
-from apps.language.pipeline import PARSES, entity_words
+from apps.language.pipeline import PARSES, entity_words, is_unknown_name
 from apps.language.questions import with_asked_attribute
 from apps.language.tense import clause_tense
 from apps.language.words import STOPWORDS
@@ -241,6 +242,12 @@ class _Sentence:
     dates: list[ResolvedDate]
     is_event: bool
     is_question: bool
+    is_heading: bool = False  # a title line of a message of several lines: it states nothing
+
+    @property
+    def states(self) -> bool:
+        """It may state a fact: neither a question nor a title."""
+        return not self.is_question and not self.is_heading
 
     @property
     def event_time(self) -> ResolvedDate | None:
@@ -352,9 +359,17 @@ def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
                 dates=dates,
                 is_event=not is_question and _is_event(span, dates, future),
                 is_question=is_question,
+                is_heading="\n" in message.content.strip() and _is_heading(text),
             )
         )
     return tuple(sentences)
+
+
+def _is_heading(text: str) -> bool:
+    """A line in capitals without a full stop ("POTTERY STUDIO - MEMBER HANDBOOK"): in a message
+    of several lines, the title of what follows."""
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) > 1 and all(c.isupper() for c in letters) and not text.rstrip().endswith((".", "!", "?"))
 
 
 def _groups(sentences: Iterable[_Sentence]) -> list[_Group]:
@@ -476,7 +491,7 @@ def _first_person_facts(message: InputMessage, before: str) -> list[tuple[_Sente
         span = next(iter(_parse(referent).sents)) if referent else sentence.span
         previous = sentence
         said = f"{said} {sentence.text}"
-        if not sentence.is_question and (
+        if sentence.states and (
             _FIRST_PERSON_FACT.search(_normalized(sentence.text))
             or speaker_fact(span) is not None
             or owned_statement(span)  # "My best friend is Maria now"
@@ -509,8 +524,9 @@ def _about_someone_else(span: Span) -> bool:
 
 def _described_entities(sentence: _Sentence) -> list[Span]:
     """Named entities the sentence says something about: its subject, or one given an apposition;
-    not someone it speaks to ("Thanks, Gina - really appreciate it", "You got this, Jon!")."""
-    if sentence.is_question:
+    not someone it speaks to ("Thanks, Gina - really appreciate it", "You got this, Jon!"), nor
+    the title of a pasted text."""
+    if not sentence.states:
         return []
     described = []
     mains = _main_verbs(sentence.span)
@@ -550,9 +566,13 @@ def _main_verbs(span: Span) -> list[Token]:
 
 
 def _untagged_name(token: Token, span: Span) -> bool:
-    """A capitalized bare noun inside a sentence, which the tagger took for a common noun: a
-    name it does not know ("Family news: Efua packed up and moved to Calgary")."""
-    return token.pos_ == "NOUN" and token.is_title and token.i > span.start and not list(token.children)
+    """A capitalized bare word the tagger took for a common noun or an adjective: a name it
+    does not know. Inside a sentence, a capital says so ("Family news: Efua packed up and moved
+    to Calgary"); at its start, only a word that is no English word ("Ravi works at Tesco now",
+    "Ingrid lives in Glasgow"; not "Rent went up")."""
+    if token.pos_ not in ("NOUN", "ADJ") or not token.is_title or list(token.children):
+        return False
+    return (token.i > span.start and token.pos_ == "NOUN") or is_unknown_name(token)
 
 
 def _change_lines(reading: FactReading) -> list[str]:
@@ -591,6 +611,8 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
             rent = (FactReading(attribute="rent", from_family=True), sentence.text)
             facts = [*(fact for fact in facts if fact[0].from_family), rent]
         for reading, text in facts:
+            if own and not reading.from_family and of_a_relative(span):
+                continue  # "My brother is a teacher": his fact (below), no key of the speaker's
             ended = None if reading.from_family else ended_name(span)
             yield SemanticDraft(
                 name=actor,
