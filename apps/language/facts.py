@@ -101,6 +101,8 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "corgi bulldog chihuahua schnauzer tabby", multi_valued=True, aliases="pets"),
     _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter", aliases="vehicle, cars"),
     _family("bike", "", "bike bicycle e-bike ebike", aliases="bicycle"),
+    _family("phone", "", "phone smartphone iphone cellphone", aliases="mobile, mobile phone, cell phone"),
+    _family("laptop", "", "laptop macbook thinkpad chromebook computer", aliases="computer"),
     _family("gym", "", "gym membership fitness", aliases="gym membership, fitness club"),
     _family("doctor", "", "doctor gp physician dentist therapist", aliases="gp, physician"),
     _family("rent", "", "rent", aliases="monthly rent"),
@@ -507,6 +509,27 @@ def _lowercase_place(token: Token) -> bool:
 FAMILY_NOUNS = frozenset({"allergic", "allergy", "pet", "language", "hobby", "pastime"})
 # Families of several values one has (a pet, an allergy, a language), not one does (a hobby).
 _HAD_FAMILIES = frozenset({"pet", "allergy", "language"})
+# Things one has one of, whose value only a verb of having, getting, using or giving up states
+# ("I drive a Civic now", "we sold the car", "I got a new phone"); any other verb does something
+# with the one there is (ADR 0137).
+_THING_FAMILIES = frozenset({"car", "bike", "phone", "laptop"})
+_THING_PREDICATES = HAVING_PREDICATES | frozenset(
+    {
+        "drive",
+        "ride",
+        "use",
+        "lease",
+        "sell",
+        "switch",
+        "upgrade",
+        "trade",
+        "replace",
+        "lose",
+        "steal",
+        "receive",
+        "total",
+    }
+)
 
 
 def _attribute_of(family: AttributeFamily, value: Token | None, values: list[Token]) -> str:
@@ -977,8 +1000,10 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
         for child in predicate.children
     ):
         return "commute", predicate  # "I ride my bike to the office"
-    if lemma == "be" and any(child.dep_ == "prep" and child.lower_ == "from" for child in predicate.children):
-        return "origin", predicate  # "I'm from Seattle"
+    if lemma == "be" and any(
+        child.dep_ == "prep" and child.lower_ == "from" and not _dated(child) for child in predicate.children
+    ):
+        return "origin", predicate  # "I'm from Seattle", not "my laptop is from 2017"
     home = _home_reading(predicate, subject) or _based_in(predicate) or _dwelling_reading(predicate, subject)
     if home is not None:
         return home, predicate
@@ -1026,6 +1051,10 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 return owned_name(value), predicate  # "my manager", "Rafael is my manager"
             if family.attribute in _HAD_FAMILIES and value not in owned and not _had(lemma, value, subject):
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
+            if family.attribute in _THING_FAMILIES and (
+                lemma not in _THING_PREDICATES or (lemma == "be" and not _names_what_it_is(predicate, value))
+            ):
+                continue  # "I washed my car", "the car is in the garage": the same car
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
             if family.attribute == "relationship" and word == token_lemma(value) and is_qualified_role(value):
@@ -1258,6 +1287,12 @@ def _sees_someone(predicate: Token) -> bool:
         return True
     ongoing = token_lemma(predicate.head) in ("start", "stop") or any(c.lower_ == "been" for c in predicate.children)
     return ongoing and any(c.dep_ == "dobj" and c.pos_ == "PROPN" for c in predicate.children)
+
+
+def _names_what_it_is(copula: Token, value: Token) -> bool:
+    """ "My car is a Toyota Corolla", "I'm car-free"; not "I'm on my phone" or "the car is in
+    the garage"."""
+    return value.lower_ == "free" or any(child.dep_ == "attr" for child in copula.children)
 
 
 def _had(lemma: str, value: Token, subject: Token | None) -> bool:
@@ -1854,6 +1889,9 @@ def _read(span: Span, about: Token | None, *, families_only: bool = False) -> Fa
         return reading
     if about is None and _appointed(span):
         return FactReading(attribute="job", from_family=True, changed=True)
+    given = _given_thing(span) if about is None else None
+    if given is not None:
+        return FactReading(attribute=given, from_family=True, changed=True)
     named = None if about is not None or families_only else _named_as_owned(span)
     if named is not None:
         changed, previous = _previous_value(named.head, span)
@@ -1892,6 +1930,25 @@ def _appointed(span: Span) -> bool:
         if speaker and any(family_of_word(word) is _JOB for role in roles for word in _words_of(role)):
             return True
     return False
+
+
+_GIVING = frozenset({"give", "lend", "hand"})
+
+
+def _given_thing(span: Span) -> str | None:
+    """The family of a thing the speaker was given, stated by what someone else did: "work gave
+    me a macbook pro", "my parents gave us their old car"."""
+    for clause in _clauses(span):
+        if token_lemma(clause) not in _GIVING or _is_unrealised(clause):
+            continue
+        if not any(c.dep_ in ("dative", "iobj") and c.lower_ in _SPEAKER_OBJECTS for c in clause.children):
+            continue
+        for thing in (c for c in clause.children if c.dep_ == "dobj"):
+            families = (family_of_word(word) for word in _words_of(thing))
+            given = next((f.attribute for f in families if f is not None and f.attribute in _THING_FAMILIES), None)
+            if given is not None:
+                return given
+    return None
 
 
 def _fallback(clause: Token, span: Span) -> FactReading:

@@ -382,6 +382,25 @@ def test_a_doctor_or_a_title_of_two_words_said_of_what_someone_is_is_their_job(s
     assert _reading(sentence).attribute == attribute
 
 
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("I got a new phone, a Pixel 8.", "phone"),  # ADR 0137
+        ("I bought a new laptop, a MacBook Air.", "laptop"),
+        ("My laptop is a ThinkPad from 2017.", "laptop"),  # a year it is from is no origin
+        ("Work gave me a MacBook Pro.", "laptop"),  # given to the speaker
+        ("My car is a Toyota Corolla.", "car"),
+        ("I'm officially car-free.", "car"),
+        ("I washed my car today.", None),  # the same car, no new value of it
+        ("The car is in the garage.", None),
+        ("I'm on my phone all day.", None),
+    ],
+)
+def test_a_things_value_is_stated_by_having_getting_or_giving_it_up(sentence: str, attribute: str | None) -> None:
+    reading = speaker_fact(next(iter(spacy_pipeline()(sentence).sents)))
+    assert (reading.attribute if reading is not None else None) == attribute
+
+
 def test_a_title_of_two_words_is_a_named_persons_job() -> None:
     span = next(iter(spacy_pipeline()("Omar is a social worker.").sents))
     assert read_fact(span, about=span[0]).attribute == "job"

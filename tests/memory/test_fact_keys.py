@@ -29,6 +29,11 @@ def _semantic(tenant: Tenant, *, include_superseded: bool = False) -> list[dict[
     return [row for row in response.json()["results"] if row["content"]["name"] == "Lena"]
 
 
+def _saying(tenant: Tenant, words: str) -> dict[str, Any]:
+    """The first of the subject's statements, superseded or not, whose summary holds ``words``."""
+    return next(row for row in _semantic(tenant, include_superseded=True) if words in row["content"]["summary"])
+
+
 def _by_attribute(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {row["content"]["attribute"]: row for row in rows}
 
@@ -57,7 +62,7 @@ def test_a_changed_diet_supersedes_only_the_old_diet() -> None:
     current = _by_attribute(_semantic(tenant))
     everything = _by_attribute(_semantic(tenant, include_superseded=True))
     assert current["diet"]["content"]["summary"] == "Lena: I've gone fully vegan."
-    old = next(row for row in _semantic(tenant, include_superseded=True) if "vegetarian" in row["content"]["summary"])
+    old = _saying(tenant, "vegetarian")
     assert current["diet"]["supersedes"] == old["id"]
     assert old["id"] not in {row["id"] for row in _semantic(tenant)}
     assert current["job"]["content"]["summary"] == "Lena: I'm a nurse."  # untouched
@@ -85,7 +90,7 @@ def test_a_move_supersedes_a_home_stated_with_its_company_whatever_else_the_mess
     _say(tenant, "Big news: I moved to Porto last week, Theo and I live near the river now.", day=9)
     current = _by_attribute(_semantic(tenant))
     assert "Porto" in current["home city"]["content"]["summary"]
-    lyon = next(row for row in _semantic(tenant, include_superseded=True) if "Lyon" in row["content"]["summary"])
+    lyon = _saying(tenant, "Lyon")
     assert lyon["content"]["attribute"] == "home city"
     assert current["home city"]["supersedes"] == lyon["id"]
     assert lyon["id"] not in {row["id"] for row in _semantic(tenant)}
@@ -172,7 +177,7 @@ def test_a_new_city_ends_a_home_known_only_by_its_part_of_town_and_not_the_other
     _say(tenant, "We moved to Porto last week.", day=9)
     current = _by_attribute(_semantic(tenant))
     assert set(current) == {"home city"}
-    river = next(row for row in _semantic(tenant, include_superseded=True) if "river" in row["content"]["summary"])
+    river = _saying(tenant, "river")
     assert current["home city"]["supersedes"] == river["id"]
     _say(tenant, "Our flat is near the market.", day=12)
     current = _by_attribute(_semantic(tenant))
@@ -209,7 +214,7 @@ def test_two_classes_are_two_schedules_and_a_move_of_one_supersedes_only_it() ->
     current = _by_attribute(_semantic(tenant))
     assert current["schedule: salsa"]["content"]["summary"] == "Lena: salsa's moved to thursdays btw"
     assert current["schedule: pottery"]["content"]["summary"] == "Lena: My pottery class is every Saturday morning."
-    salsa = next(row for row in _semantic(tenant, include_superseded=True) if "Tuesdays" in row["content"]["summary"])
+    salsa = _saying(tenant, "Tuesdays")
     assert current["schedule: salsa"]["supersedes"] == salsa["id"]
     assert current["schedule: pottery"]["supersedes"] is None
 
@@ -452,3 +457,20 @@ def test_a_new_occupation_of_any_title_replaces_the_job_and_a_relatives_job_is_t
     assert [(row["content"]["attribute"], row["content"]["summary"]) for row in brother] == [
         ("job", "Lena, about Lena's brother: My brother is a teacher.")
     ]
+
+
+def test_a_new_laptop_replaces_the_old_one_and_washing_the_car_leaves_the_car_alone() -> None:
+    """ADR 0137: a laptop given by work replaces the laptop she had; a wash, a parking spot or a
+    phone in her hand states no new car or phone, so the car she drives stays current."""
+    tenant = _tenant()
+    _say(tenant, "My laptop is a ThinkPad from 2017.", "I drive a Honda Civic.", day=1)
+    _say(tenant, "I washed my car today.", "The car is in the garage.", "I'm on my phone all day.", day=3)
+    _say(tenant, "Work gave me a MacBook Pro, so the ThinkPad is retired.", day=6)
+    current = _by_attribute(_semantic(tenant))
+    assert {attribute: row["content"]["summary"] for attribute, row in current.items()} == {
+        "car": "Lena: I drive a Honda Civic.",  # no origin, no phone, no new car
+        "laptop": "Lena: Work gave me a MacBook Pro, so the ThinkPad is retired.",
+    }
+    assert current["laptop"]["supersedes"] == _saying(tenant, "from 2017")["id"]
+    response = tenant.client().get("/v1/subjects/lena/memories?type=semantic&limit=200")
+    assert all(row["content"]["name"] != "ThinkPad" for row in response.json()["results"])  # no job of a laptop's

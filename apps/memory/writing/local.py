@@ -222,6 +222,7 @@ _ENTITY_GROUPS = {
     "QUANTITY": "Quantities",
     "PERCENT": "Percentages",
 }
+_THINGS = frozenset({"ORG", "PRODUCT", "FAC", "WORK_OF_ART"})  # names of what is no person
 _DESCRIBED_LABELS = frozenset(
     {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "WORK_OF_ART", "PRODUCT", "EVENT", "LANGUAGE"}
 )
@@ -638,6 +639,8 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
                     about.append((name, token))
         for name, token in about:
             reading = read_fact(sentence.span, about=token)
+            if reading.attribute == "job" and token.ent_type_ in _THINGS:
+                continue  # "the ThinkPad is retired": a thing or a firm holds no job
             if sentence.is_event and not reading.from_family:
                 # What happened to someone or something that states none of a family's facts
                 # ("Ines called me", a log's "deploy #1044 to eu-west succeeded") is an event:
