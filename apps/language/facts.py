@@ -99,7 +99,10 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("pet", "adopt", "pet dog cat puppy pup kitten rabbit bunny hamster parrot greyhound labrador terrier "
             "poodle goldfish tortoise turtle guinea beagle spaniel retriever collie husky dachshund pug "
             "corgi bulldog chihuahua schnauzer tabby", multi_valued=True, aliases="pets"),
-    _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter", aliases="vehicle, cars"),
+    # makes that are no other common word ("Ford", "Mini", "Mercedes", "Dodge" are)
+    _family("car", "lease", "car vehicle suv van motorbike motorcycle scooter jeep tesla toyota honda bmw audi "
+            "volkswagen vw nissan hyundai kia mazda subaru volvo fiat renault peugeot citroen skoda chevrolet "
+            "chevy lexus porsche mitsubishi suzuki dacia vauxhall opel", aliases="vehicle, cars"),
     _family("bike", "", "bike bicycle e-bike ebike", aliases="bicycle"),
     _family("phone", "", "phone smartphone iphone cellphone", aliases="mobile, mobile phone, cell phone"),
     _family("laptop", "", "laptop macbook thinkpad chromebook computer", aliases="computer"),

@@ -390,6 +390,8 @@ def test_a_doctor_or_a_title_of_two_words_said_of_what_someone_is_is_their_job(s
         ("My laptop is a ThinkPad from 2017.", "laptop"),  # a year it is from is no origin
         ("Work gave me a MacBook Pro.", "laptop"),  # given to the speaker
         ("My car is a Toyota Corolla.", "car"),
+        ("We got a Toyota Prius.", "car"),  # a make that is no other word
+        ("I sold the Honda and bought a BMW.", "car"),
         ("I'm officially car-free.", "car"),
         ("I washed my car today.", None),  # the same car, no new value of it
         ("The car is in the garage.", None),
