@@ -1292,6 +1292,12 @@ def _sees_someone(predicate: Token) -> bool:
     return ongoing and any(c.dep_ == "dobj" and c.pos_ == "PROPN" for c in predicate.children)
 
 
+def is_thing_word(word: str) -> bool:
+    """A word of a family of things one has one of: "ThinkPad", "Tesla", "phone"."""
+    family = family_of_word(word.lower())
+    return family is not None and family.attribute in _THING_FAMILIES
+
+
 def _names_what_it_is(copula: Token, value: Token) -> bool:
     """ "My car is a Toyota Corolla", "I'm car-free"; not "I'm on my phone" or "the car is in
     the garage"."""

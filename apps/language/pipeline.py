@@ -67,9 +67,28 @@ def is_english_word(word: str) -> bool:
 def is_unknown_name(token: Token) -> bool:
     """A capitalized word no form of which is an English word ("Ravi", "Efua"; not "Rent" or
     "Thursdays"): a name, whatever the tagger made of it."""
-    if not token.is_title or not token.is_alpha or token.is_stop:  # "The Tempest": "The" is a word
+    if not token.is_title or not token.is_alpha or token.is_stop or token.tag_ == "UH":  # "The", "Woah"
         return False
-    return not (is_english_word(token.text) or is_english_word(token.lemma_))
+    return not any(map(is_english_word, {token.lemma_.lower(), *_stems(token.lower_)}))
+
+
+def _stems(word: str) -> set[str]:
+    """``word`` and what it may be an inflection of ("Varies" → vary, "Biking" → bike, "Loved"
+    → love): the tagger does not always give a word at the start of a sentence its lemma."""
+    forms = {word}
+    for ending, replacements in (
+        ("ies", ("y",)),
+        ("es", ("", "e")),
+        ("s", ("",)),
+        ("ed", ("", "e")),
+        ("ing", ("", "e")),
+    ):
+        stem = word.removesuffix(ending)
+        if stem != word and len(stem) > 2:
+            forms |= {stem + replacement for replacement in replacements}
+            if stem[-1] == stem[-2]:
+                forms.add(stem[:-1])  # "swimming" → swim
+    return forms
 
 
 class Parses:
@@ -116,7 +135,7 @@ class Parses:
         if doc is None:
             doc = self._docs.get(text)
             if doc is None:
-                doc = spacy_pipeline()(text)
+                doc = with_names_read(spacy_pipeline()(text))
                 self._docs.put(text, doc)
             self._hold(text, doc)
         return doc
@@ -136,9 +155,54 @@ class Parses:
                 self._hold(text, doc)
         room = self._docs.size if held is None else max(self._docs.size, HELD - len(held))
         todo = todo[:room]
-        docs = self._docs.many(todo, lambda todo: list(spacy_pipeline().pipe(todo, batch_size=PIPE_BATCH)))
+        docs = self._docs.many(
+            todo, lambda todo: [with_names_read(doc) for doc in spacy_pipeline().pipe(todo, batch_size=PIPE_BATCH)]
+        )
         for text, doc in zip(todo, docs, strict=True):
             self._hold(text, doc)
+
+
+STAND_IN = "Maria"  # a name the model reads as one wherever it stands
+STAND_IN_LIMIT = 2_000  # characters: chat and questions, not pasted text (a second parse each)
+
+
+def _before_its_verb(token: Token) -> bool:
+    """The word after ``token`` is a verb, or one the tagger could have read as one ("Sven
+    lives": a plural noun): the place of a subject."""
+    after = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    return after is not None and (after.tag_.startswith("VB") or after.tag_ in ("MD", "NNS"))
+
+
+def with_names_read(doc: Doc) -> Doc:
+    """``doc``, or, when it holds names the model does not know and read as other words ("Layla
+    lives in Glasgow": "Layla" the root verb, "lives" its object), the same words with the parse
+    of the text with a name the model knows in their places, each name keeping its own text and
+    lemma; entities are the first parse's (ADR 0138)."""
+    misread = {token.i for token in doc if token.pos_ != "PROPN" and _before_its_verb(token) and is_unknown_name(token)}
+    if not misread or len(doc.text) > STAND_IN_LIMIT:
+        return doc
+    from spacy.tokens import Doc
+
+    nlp = spacy_pipeline()
+    words = [token.text for token in doc]
+    spaces = [bool(token.whitespace_) for token in doc]
+    stood_in = [STAND_IN if token.i in misread else token.text for token in doc]
+    read = nlp(Doc(nlp.vocab, words=stood_in, spaces=spaces))
+    repaired = Doc(
+        nlp.vocab,
+        words=words,
+        spaces=spaces,
+        tags=[token.tag_ for token in read],
+        pos=[token.pos_ for token in read],
+        morphs=[str(token.morph) for token in read],
+        lemmas=[words[token.i] if token.i in misread else token.lemma_ for token in read],
+        heads=[token.head.i for token in read],
+        deps=[token.dep_ for token in read],
+        ents=[f"{token.ent_iob_}-{token.ent_type_}" if token.ent_iob_ in ("B", "I") else "O" for token in doc],
+    )
+    for token, first in zip(repaired, doc, strict=True):
+        token.norm_ = first.norm_
+    return repaired
 
 
 PIPE_BATCH = 32

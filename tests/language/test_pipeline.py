@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.language.pipeline import PARSES, Parses, entity_words, spacy_pipeline
+from apps.language.pipeline import PARSES, Parses, entity_words, spacy_pipeline, with_names_read
 
 pytestmark = pytest.mark.unit
 
@@ -89,3 +89,39 @@ def test_a_block_inside_a_held_block_keeps_the_parses_until_the_outer_one_ends()
             first = parses.get(HELD_TEXTS[0])
         parses.warm(HELD_TEXTS[1:])
         assert parses.get(HELD_TEXTS[0]) is first
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "head", "verb"),
+    [
+        ("Layla lives in Glasgow.", "Layla", "lives", "lives"),  # read as a verb, "lives" as its object
+        ("Sven lives in Glasgow now.", "Sven", "lives", "lives"),  # read as an adjective of "lives", a noun
+        ("My friend Layla works at Tesco.", "Layla", "friend", "works"),  # the subject's name
+        ("Where does Layla work?", "Layla", "work", "work"),
+    ],
+)
+def test_a_name_the_model_does_not_know_is_parsed_as_the_subject_of_its_verb(
+    text: str, name: str, head: str, verb: str
+) -> None:
+    """ADR 0138: the parse of the text with a name the model knows in its place, the words as
+    written."""
+    doc = PARSES.get(text)
+    assert doc.text == text
+    token = next(t for t in doc if t.text == name)
+    assert (token.pos_, token.lemma_, token.head.text) == ("PROPN", name, head)
+    assert next(t for t in doc if t.text == verb).pos_ == "VERB"
+    assert [e.text for e in doc.ents] == [e.text for e in spacy_pipeline()(text).ents]  # entities as first read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Woah, Caroline, it sounds like you're doing some impressive work.",  # an interjection
+        "Volunteering is a great way to meet people.",  # an English verb's gerund
+        "Varies depending on the day.",  # an English verb, inflected
+        "Maria lives in Glasgow.",  # a name the model knows
+    ],
+)
+def test_a_text_without_misread_names_keeps_its_first_parse(text: str) -> None:
+    doc = spacy_pipeline()(text)
+    assert with_names_read(doc) is doc

@@ -364,6 +364,8 @@ def test_a_name_after_a_lead_in_or_unknown_to_the_tagger_has_its_facts(
     ("said", "facts"),
     [
         ("Ravi lives in Glasgow.", [("Ravi", "home city")]),  # "Ravi" read as a common noun
+        ("Layla lives in Glasgow.", [("Layla", "home city")]),  # "Layla" read as a verb (ADR 0138)
+        ("Sven is a nurse.", [("Sven", "job")]),  # "Sven" read as an adverb
         ("Ayla works at Tesco now.", [("Ayla", "job")]),
         ("Chidi lives in Glasgow.", [("Chidi", "home city")]),
         ("Ingrid lives in Glasgow.", [("Ingrid", "home city")]),  # ... or as an adjective
@@ -375,7 +377,7 @@ def test_a_name_after_a_lead_in_or_unknown_to_the_tagger_has_its_facts(
 def test_a_name_that_opens_a_sentence_is_one_when_no_english_word_is_spelled_so(
     said: str, facts: list[tuple[str, str]], metering: MeteringContext
 ) -> None:
-    """ADR 0134: the tagger reads these names as common nouns or adjectives."""
+    """ADRs 0134 and 0138: the tagger reads these names as common nouns, adjectives or verbs."""
     drafts = _facts(metering, _said(said, name="Kwame"))
     assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts
 

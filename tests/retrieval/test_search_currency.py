@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from apps.graph.services import index_chunk
 from apps.memory.models import EpisodicEvent, SemanticItem
 from apps.tenancy.scope import organization_scope
@@ -511,20 +513,28 @@ def test_a_relationship_ended_the_way_chat_says_it_replaces_the_old_one() -> Non
     )
 
 
-def test_a_name_the_tagger_does_not_know_has_facts_that_change_and_is_asked_about() -> None:
-    """ADR 0134: "Ravi lives in Glasgow" at the start of a message is a fact of Ravi's although
-    the tagger reads "Ravi" as a common noun (no English word is spelled so), the move replaces
-    it, and "Where does Ravi live now?" asks for Ravi's home and gets the move first."""
-    tenant = _said("Ravi lives in Glasgow.", "Ravi moved to Leeds last month.")
+@pytest.mark.parametrize(
+    ("name", "before", "after"),
+    [
+        # ADR 0134: the tagger reads "Ravi" as a common noun (no English word is spelled so)
+        ("Ravi", "Ravi lives in Glasgow.", "Ravi moved to Leeds last month."),
+        # ADR 0138: the model reads "Layla" as the sentence's verb; parsed again with a stand-in
+        ("Layla", "My friend Layla lives in Glasgow now.", "Layla moved to Edinburgh in May."),
+    ],
+)
+def test_a_name_the_model_does_not_know_has_facts_that_change_and_is_asked_about(
+    name: str, before: str, after: str
+) -> None:
+    """The sentence is a fact of the person's, the move replaces it, and "Where does NAME live
+    now?" asks for the person's home and gets the move first."""
+    tenant = _said(before, after)
     with organization_scope(tenant.id):
-        homes = dict(SemanticItem.objects.filter(name="Ravi").values_list("summary", "attribute"))
-    assert homes == {
-        "Nadia, about Ravi: Ravi lives in Glasgow.": "home city",
-        "Nadia, about Ravi: Ravi moved to Leeds last month.": "home city",
-    }
+        homes = dict(SemanticItem.objects.filter(name=name).values_list("summary", "attribute"))
+    said = {f"Nadia, about {name}: {text}" for text in (before, after)}
+    assert homes == dict.fromkeys(said, "home city")
     _replaced_first(
         tenant,
-        "Where does Ravi live now?",
-        new="Nadia, about Ravi: Ravi moved to Leeds last month.",
-        old="Nadia, about Ravi: Ravi lives in Glasgow.",
+        f"Where does {name} live now?",
+        new=f"Nadia, about {name}: {after}",
+        old=f"Nadia, about {name}: {before}",
     )

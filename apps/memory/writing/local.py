@@ -25,6 +25,7 @@ from apps.language.facts import (
     introduced_pet,
     is_addressed,
     is_asked,
+    is_thing_word,
     lead_in_verbs,
     moved_to_a_time,
     named_relatives,
@@ -222,7 +223,8 @@ _ENTITY_GROUPS = {
     "QUANTITY": "Quantities",
     "PERCENT": "Percentages",
 }
-_THINGS = frozenset({"ORG", "PRODUCT", "FAC", "WORK_OF_ART"})  # names of what is no person
+# names of what is no person (not an organization: the tagger calls names it does not know so)
+_THINGS = frozenset({"PRODUCT", "FAC", "WORK_OF_ART"})
 _DESCRIBED_LABELS = frozenset(
     {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "WORK_OF_ART", "PRODUCT", "EVENT", "LANGUAGE"}
 )
@@ -557,6 +559,9 @@ def _described_entities(sentence: _Sentence) -> list[Span]:
         name = sentence.span.doc[subject.left_edge.i : subject.i + 1]
         if not is_addressed(name):  # "Hey Gina, hope you're well"
             described.append(name)
+    if subject is not None:  # a name the tagger does not know, given to the subject ("My friend Layla")
+        untagged = (c for c in subject.children if c.dep_ == "appos" and c.pos_ == "PROPN" and not c.ent_type_)
+        described += [sentence.span.doc[token.i : token.i + 1] for token in untagged]
     return described
 
 
@@ -639,8 +644,8 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
                     about.append((name, token))
         for name, token in about:
             reading = read_fact(sentence.span, about=token)
-            if reading.attribute == "job" and token.ent_type_ in _THINGS:
-                continue  # "the ThinkPad is retired": a thing or a firm holds no job
+            if reading.attribute == "job" and (token.ent_type_ in _THINGS or is_thing_word(token.text)):
+                continue  # "the ThinkPad is retired": a thing holds no job
             if sentence.is_event and not reading.from_family:
                 # What happened to someone or something that states none of a family's facts
                 # ("Ines called me", a log's "deploy #1044 to eu-west succeeded") is an event:
