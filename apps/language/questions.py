@@ -164,6 +164,8 @@ def _asked_attribute(token: Token) -> list[str]:
     if _modifies_another(token) or (token.dep_ == "conj" and token.head.dep_ in SUBJECT_DEPS):
         return []  # "What did Andrew and his GF do …?": someone they were with, not a fact asked
     lemma = token_lemma(token)
+    if _asks_what_one_does(token):
+        return ["job"]  # "What does Mia's brother do?"
     if (
         lemma in SCHEDULE_WORDS
         and not _bare_state(token)
@@ -234,6 +236,28 @@ def _asked_attribute(token: Token) -> list[str]:
     if family.place_attribute:
         return [family.attribute, family.place_attribute]
     return [family.attribute]
+
+
+_NOW = frozenset({"now", "currently", "nowadays"})
+
+
+def _asks_what_one_does(token: Token) -> bool:
+    """ "What does Mia's brother do?", "What does Layla do up in Leeds?", "What does she do
+    now?": what one does, in the present and nothing else said of it, is one's work; not "What
+    did she do yesterday?", "What does she do for fun?" or "What does she do on weekends?"."""
+    if token_lemma(token) != "do" or token.pos_ not in ("VERB", "AUX"):
+        return False
+    children = list(token.children)
+    if not any(c.dep_ == "dobj" and c.lower_ == "what" for c in children):
+        return False
+    if not any(c.dep_ == "aux" and c.lower_ in ("does", "do") for c in children):
+        return False
+    return all(
+        (c.dep_ != "prep" or c.lower_ in ("in", "at"))  # where: "up in Leeds"
+        and (c.dep_ != "advmod" or c.lower_ in _NOW)
+        and c.dep_ not in ("npadvmod", "xcomp", "advcl", "ccomp")
+        for c in children
+    )
 
 
 def _who_one_is(token: Token) -> bool:

@@ -242,3 +242,18 @@ def test_a_named_kind_of_a_family_drops_its_other_values_from_a_question_about_t
 )
 def test_a_plural_kind_counted_had_or_named_asks_for_every_value_of_its_family(question: str, every: bool) -> None:
     assert asked_key(_sentence(question)).every is every
+
+
+@pytest.mark.parametrize(
+    ("question", "groups"),
+    [
+        ("What does Mia's brother do?", (("job",),)),
+        ("What does Layla do up in Leeds?", (("job",),)),
+        ("What does she do now?", (("job",),)),
+        ("What does Mia do for fun?", ()),  # a pastime, not the work
+        ("What does Mia do on weekends?", ()),
+        ("What did Mia do yesterday?", ()),  # what happened
+    ],
+)
+def test_what_one_does_in_the_present_asks_for_the_job(question: str, groups: tuple[tuple[str, ...], ...]) -> None:
+    assert asked_key(spacy_pipeline()(question)[:]).groups == groups
