@@ -1836,18 +1836,19 @@ class ClauseFact:
     text: str
 
 
-def speaker_clause_facts(span: Span) -> list[ClauseFact]:
-    """The speaker's family facts of ``span``, one per clause that states a fact of another
-    key, each read on its own words; a sentence of one fact (or of one key) gives none. A
-    clause keeps what it governs but the other fact clauses and their conjunction."""
-    clauses = [clause for clause, _ in _family_readings(span, None, families_only=True)]
+def speaker_clause_facts(span: Span, *, about: Token | None = None) -> list[ClauseFact]:
+    """The speaker's family facts of ``span`` (or those of ``about``, a person the sentence
+    speaks of: "My sister moved to Leeds and works at the hospital"), one per clause that states
+    a fact of another key, each read on its own words; a sentence of one fact (or of one key)
+    gives none. A clause keeps what it governs but the other fact clauses and their conjunction."""
+    clauses = [clause for clause, _ in _family_readings(span, about, families_only=True)]
     if len(clauses) < 2:
         return []
     found: dict[str, ClauseFact] = {}
     for clause in clauses:
         kept = _clause_tokens(clause, clauses)
         words = clause.doc[kept[0].i : kept[-1].i + 1] if kept else span
-        reading = next((r for c, r in _family_readings(words, None, families_only=True) if c.i == clause.i), None)
+        reading = next((r for c, r in _family_readings(words, about, families_only=True) if c.i == clause.i), None)
         if reading is None or reading.attribute in _PASSING or reading.attribute in found:
             continue
         text = "".join(token.text_with_ws for token in kept).strip()

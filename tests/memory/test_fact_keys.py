@@ -474,3 +474,19 @@ def test_a_new_laptop_replaces_the_old_one_and_washing_the_car_leaves_the_car_al
     assert current["laptop"]["supersedes"] == _saying(tenant, "from 2017")["id"]
     response = tenant.client().get("/v1/subjects/lena/memories?type=semantic&limit=200")
     assert all(row["content"]["name"] != "ThinkPad" for row in response.json()["results"])  # no job of a laptop's
+
+
+def test_someone_elses_new_job_replaces_their_job_and_leaves_their_city() -> None:
+    """ADR 0140: "He moved to Berlin and started at a fintech company" is two facts of Tiago's;
+    his next job replaces the fintech, not Berlin."""
+    tenant = _tenant()
+    _say(tenant, "My brother Tiago moved to Berlin and started at a fintech company.", day=1)
+    _say(tenant, "Tiago left the fintech and joined a bank as an analyst.", day=7)
+    response = tenant.client().get("/v1/subjects/lena/memories?type=semantic&limit=200")
+    tiago = {
+        row["content"]["attribute"]: row for row in response.json()["results"] if row["content"]["name"] == "Tiago"
+    }
+    assert tiago["home city"]["content"]["summary"] == "Lena, about Tiago: My brother Tiago moved to Berlin."
+    assert tiago["home city"]["supersedes"] is None
+    assert tiago["job"]["content"]["summary"].endswith("Tiago left the fintech and joined a bank as an analyst.")
+    assert tiago["job"]["supersedes"] is not None  # the fintech

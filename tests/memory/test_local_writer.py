@@ -382,6 +382,21 @@ def test_a_name_that_opens_a_sentence_is_one_when_no_english_word_is_spelled_so(
     assert [(d.name, d.attribute) for d in drafts if d.name != "Kwame"] == facts
 
 
+def test_a_sentence_of_two_facts_of_someone_else_is_two_rows_each_of_its_own_clause(
+    metering: MeteringContext,
+) -> None:
+    """As the speaker's own (ADR 0140): each fact of a relative or a named person is superseded
+    on its own, so a new job does not replace the city."""
+    said = "My sister moved to Leeds and works at the hospital. Efua moved to Calgary and works as a nurse there."
+    drafts = _facts(metering, _said(said, name="Kwame"))
+    assert [(d.name, d.attribute, d.summary) for d in drafts if d.name != "Kwame"] == [
+        ("Kwame's sister", "home city", "Kwame, about Kwame's sister: My sister moved to Leeds."),
+        ("Kwame's sister", "job", "Kwame, about Kwame's sister: Works at the hospital."),
+        ("Efua", "home city", "Kwame, about Efua: Efua moved to Calgary."),
+        ("Efua", "job", "Kwame, about Efua: Works as a nurse there."),
+    ]
+
+
 def test_what_happened_to_someone_is_an_event_not_a_fact_of_theirs(metering: MeteringContext) -> None:
     """A described name's event that states no family's fact stays an episode: as a statement
     keyed by its verb, the last call would mark every earlier one as replaced."""

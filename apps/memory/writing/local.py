@@ -643,27 +643,31 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
                 if name is not None and read_fact(sentence.span, about=token).from_family:
                     about.append((name, token))
         for name, token in about:
-            reading = read_fact(sentence.span, about=token)
-            if reading.attribute == "job" and (token.ent_type_ in _THINGS or is_thing_word(token.text)):
-                continue  # "the ThinkPad is retired": a thing holds no job
-            if sentence.is_event and not reading.from_family:
-                # What happened to someone or something that states none of a family's facts
-                # ("Ines called me", a log's "deploy #1044 to eu-west succeeded") is an event:
-                # its episodic row holds it, and a statement keyed by its verb would mark the
-                # last such event of the name as replacing every earlier one.
-                continue
-            # What the speaker said of a person reads as the speaker's words ("Nadia, about
-            # Tiago: He moved to Berlin"), not as the person's own; a place or a thing keeps
-            # its name in front ("Lyon: Lyon is two hours from Geneva").
-            said_of_person = token.ent_type_ in ("PERSON", "") and name != actor
-            yield SemanticDraft(
-                name=name,
-                attribute=reading.attribute,
-                summary=f"{about_prefix(actor, name)}{sentence.text}" if said_of_person else sentence.text,
-                details="\n".join([sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]),
-                source=actor,
-                source_message_ids=[message.message_id],
-            )
+            # "My sister moved to Leeds and works at the hospital": one row per fact, as the speaker's
+            clauses = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span, about=token)]
+            for reading, text in clauses or [(read_fact(sentence.span, about=token), sentence.text)]:
+                if reading.attribute == "job" and (token.ent_type_ in _THINGS or is_thing_word(token.text)):
+                    continue  # "the ThinkPad is retired": a thing holds no job
+                if sentence.is_event and not reading.from_family:
+                    # What happened to someone or something that states none of a family's facts
+                    # ("Ines called me", a log's "deploy #1044 to eu-west succeeded") is an event:
+                    # its episodic row holds it, and a statement keyed by its verb would mark the
+                    # last such event of the name as replacing every earlier one.
+                    continue
+                # What the speaker said of a person reads as the speaker's words ("Nadia, about
+                # Tiago: He moved to Berlin"), not as the person's own; a place or a thing keeps
+                # its name in front ("Lyon: Lyon is two hours from Geneva").
+                said_of_person = token.ent_type_ in ("PERSON", "") and name != actor
+                yield SemanticDraft(
+                    name=name,
+                    attribute=reading.attribute,
+                    summary=f"{about_prefix(actor, name)}{text}" if said_of_person else text,
+                    details="\n".join(
+                        [sentence.text, *_change_lines(reading), provenance, *_inventory([sentence.span])]
+                    ),
+                    source=actor,
+                    source_message_ids=[message.message_id],
+                )
         for name, attribute in [] if sentence.is_question else named_relatives(sentence.span, actor):
             yield SemanticDraft(  # "my mum, Abena": (Kwame's mother, name)
                 name=name,
