@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from apps.language.calendar import month_number, weekday_alternation
 from apps.language.places import is_place_name
-from apps.language.words import CHAT_WORDS, SAME_WORD
+from apps.language.words import CHAT_WORDS, GERUND, SAME_WORD, uninflected
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -448,17 +448,6 @@ def family_of_predicate(lemma: str) -> AttributeFamily | None:
     return next((family for family in ATTRIBUTE_FAMILIES if lemma in family.predicates), None)
 
 
-def _verb_stems(gerund: str) -> set[str]:
-    """The verbs a word in "-ing" may be the gerund of: "hiking" → hike, "swimming" → swim."""
-    stem = gerund.removesuffix("ing")
-    if stem == gerund or len(stem) < 2:
-        return set()
-    stems = {stem, f"{stem}e"}
-    if stem[-1] == stem[-2]:
-        stems.add(stem[:-1])  # "swimming", "running"
-    return stems
-
-
 # The family words that are gerunds, by the verb they are made from: "Does she still swim?"
 # asks about swimming as "Does she still go swimming?" does.
 _GERUNDS: dict[str, str] = {
@@ -466,7 +455,7 @@ _GERUNDS: dict[str, str] = {
     for family in ATTRIBUTE_FAMILIES
     if family.multi_valued
     for word in sorted(family.words)
-    for stem in _verb_stems(word)
+    for stem in uninflected(word, GERUND, shortest=2)  # the verbs it may be the gerund of
 }
 
 
@@ -1836,7 +1825,7 @@ class ClauseFact:
     text: str
 
 
-def speaker_clause_facts(span: Span, *, about: Token | None = None) -> list[ClauseFact]:
+def clause_facts(span: Span, *, about: Token | None = None) -> list[ClauseFact]:
     """The speaker's family facts of ``span`` (or those of ``about``, a person the sentence
     speaks of: "My sister moved to Leeds and works at the hospital"), one per clause that states
     a fact of another key, each read on its own words; a sentence of one fact (or of one key)

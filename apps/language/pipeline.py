@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from apps.language.words import CHAT_NORMS
+from apps.language.words import CHAT_NORMS, uninflected
 from apps.platform.lazy import Lazy
 from apps.platform.lru import RecentValues
 
@@ -69,26 +69,9 @@ def is_unknown_name(token: Token) -> bool:
     "Thursdays"): a name, whatever the tagger made of it."""
     if not token.is_title or not token.is_alpha or token.is_stop or token.tag_ == "UH":  # "The", "Woah"
         return False
-    return not any(map(is_english_word, {token.lemma_.lower(), *_stems(token.lower_)}))
-
-
-def _stems(word: str) -> set[str]:
-    """``word`` and what it may be an inflection of ("Varies" → vary, "Biking" → bike, "Loved"
-    → love): the tagger does not always give a word at the start of a sentence its lemma."""
-    forms = {word}
-    for ending, replacements in (
-        ("ies", ("y",)),
-        ("es", ("", "e")),
-        ("s", ("",)),
-        ("ed", ("", "e")),
-        ("ing", ("", "e")),
-    ):
-        stem = word.removesuffix(ending)
-        if stem != word and len(stem) > 2:
-            forms |= {stem + replacement for replacement in replacements}
-            if stem[-1] == stem[-2]:
-                forms.add(stem[:-1])  # "swimming" → swim
-    return forms
+    # the tagger does not always give a word at the start of a sentence its lemma ("Varies")
+    forms = {token.lemma_.lower(), token.lower_, *uninflected(token.lower_)}
+    return not any(map(is_english_word, forms))
 
 
 class Parses:

@@ -363,3 +363,31 @@ def is_heading_line(text: str) -> bool:
     "ARTICLE 7 - SECURITY DEPOSIT"."""
     line = text.strip()
     return 0 < len(line) <= HEADING_CHARS and "\n" not in line and not line.endswith((".", "!", "?", ";", ","))
+
+
+# Endings of an inflected English word, each with what replaces it in the word it is made from.
+INFLECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ies", ("y",)),
+    ("es", ("", "e")),
+    ("s", ("",)),
+    ("ed", ("", "e")),
+    ("ing", ("", "e")),
+)
+GERUND = INFLECTIONS[-1:]
+
+
+def uninflected(
+    word: str, endings: tuple[tuple[str, tuple[str, ...]], ...] = INFLECTIONS, *, shortest: int = 3
+) -> set[str]:
+    """What ``word`` may be an inflection of by one of ``endings`` ("varies" → vary, "hiking" →
+    hike, "swimming" → swim), each at least ``shortest`` letters before its replacement; empty
+    when it ends in none of them."""
+    forms: set[str] = set()
+    for ending, replacements in endings:
+        stem = word.removesuffix(ending)
+        if stem == word or len(stem) < shortest:
+            continue
+        forms |= {stem + replacement for replacement in replacements}
+        if stem[-1] == stem[-2]:
+            forms.add(stem[:-1])  # "swimming", "running"
+    return forms

@@ -9,6 +9,7 @@ from apps.language.facts import (
     PetIntroduction,
     accepted_offer,
     adds_a_value,
+    clause_facts,
     ended_name,
     exclaims_own_news,
     introduced_pet,
@@ -20,7 +21,6 @@ from apps.language.facts import (
     pays_rent,
     pronoun_subject,
     read_fact,
-    speaker_clause_facts,
     speaker_fact,
     stated_name,
     with_ended_referent,
@@ -313,7 +313,7 @@ def test_a_pronoun_subject_is_named_for_the_previous_sentence() -> None:
 
 def _clause_facts(sentence: str) -> list[tuple[str, str, str | None]]:
     span = next(iter(spacy_pipeline()(sentence).sents))
-    return [(fact.reading.attribute, fact.text, fact.reading.previous) for fact in speaker_clause_facts(span)]
+    return [(fact.reading.attribute, fact.text, fact.reading.previous) for fact in clause_facts(span)]
 
 
 def test_a_sentence_of_two_facts_is_read_clause_by_clause() -> None:
@@ -778,7 +778,7 @@ def test_chats_doubled_question_mark_on_the_speakers_own_news_states_it(sentence
     ],
 )
 def test_a_home_and_work_joined_in_one_sentence_are_two_facts(sentence: str) -> None:
-    facts = speaker_clause_facts(_sentence(sentence))
+    facts = clause_facts(_sentence(sentence))
     assert sorted(fact.reading.attribute for fact in facts) == ["home city", "job"]
 
 

@@ -21,6 +21,7 @@ from apps.language.facts import (
     ENDED,
     FactReading,
     accepted_offer,
+    clause_facts,
     ended_name,
     introduced_pet,
     is_addressed,
@@ -37,7 +38,6 @@ from apps.language.facts import (
     read_fact,
     relative_name,
     replaced_value,
-    speaker_clause_facts,
     speaker_fact,
     speaker_relatives,
     with_activity_taken_up,
@@ -609,7 +609,7 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
         # A statement read from other words (a referent: the pet introduced, "I have a cat named
         # Pickle"; the offer accepted; the call asked about) is that one fact.
         own = span.doc is sentence.span.doc
-        facts = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span)] if own else []
+        facts = [(fact.reading, fact.text) for fact in clause_facts(sentence.span)] if own else []
         facts = facts or [(read_fact(span), sentence.text)]
         if own and pays_rent(span) and all(reading.attribute != "rent" for reading, _ in facts):
             # "we rent a little terrace w/ my bf callum, 850 a month": the rent beside the
@@ -644,7 +644,7 @@ def _semantic_drafts(message: InputMessage, before: str = "") -> Iterator[Semant
                     about.append((name, token))
         for name, token in about:
             # "My sister moved to Leeds and works at the hospital": one row per fact, as the speaker's
-            clauses = [(fact.reading, fact.text) for fact in speaker_clause_facts(sentence.span, about=token)]
+            clauses = [(fact.reading, fact.text) for fact in clause_facts(sentence.span, about=token)]
             for reading, text in clauses or [(read_fact(sentence.span, about=token), sentence.text)]:
                 if reading.attribute == "job" and (token.ent_type_ in _THINGS or is_thing_word(token.text)):
                     continue  # "the ThinkPad is retired": a thing holds no job
