@@ -56,7 +56,7 @@ RELATION_FAMILIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "celebrate": ("celebrate", "birthday", "party", "anniversary", "wedding"),
         "volunteer": ("volunteer", "donate", "charity", "fundraiser", "mentor"),
         "exercise": ("run", "jog", "swim", "hike", "bike", "cycle", "yoga", "gym", "workout", "marathon", "race",
-                     "climb", "ski", "surf", "kayak", "camp"),
+                     "climb", "ski", "surf", "kayak", "camp", "fish", "sail", "skate"),
         "watch": ("watch", "movie", "series", "episode"),
         "eat": ("eat", "food", "restaurant", "dish", "meal", "dinner", "lunch", "breakfast"),
     }

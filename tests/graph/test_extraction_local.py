@@ -345,3 +345,40 @@ def test_an_episode_of_one_message_reads_the_parse_the_writer_made(
     )
     extraction = llm.extract_frames(extraction_input(episode), metering=metering)
     assert extraction.frames and parses == []  # both read the one parse
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate", "roles"),
+    [
+        # the subject hung on "went" read as an auxiliary; the lake taken from "one of" (ADR 0141)
+        (
+            "Last weekend my girlfriend and I went fishing in one of the nearby lakes.",
+            "fish",
+            [("agent", "girlfriend"), ("agent", "Andrew"), ("location", "nearby lakes")],
+        ),
+        # the list hung on the name set beside the noun
+        (
+            "My girlfriend, Toby and I are going camping.",
+            "go",
+            [("agent", "Toby"), ("agent", "Andrew"), ("theme", "camping")],
+        ),
+        # a night spent playing: its players are who had it, not the night
+        (
+            "Last Tuesday, my gf, Toby, and I had a really awesome night playing board games.",
+            "play",
+            [("agent", "Toby"), ("agent", "Andrew"), ("theme", "board games")],
+        ),
+        ("A man playing guitar sat by the door.", "play", [("agent", "man"), ("theme", "guitar")]),
+    ],
+)
+def test_who_did_it_when_the_parser_hangs_the_subjects_elsewhere(
+    text: str, predicate: str, roles: list[tuple[str, str]], metering: MeteringContext
+) -> None:
+    assert _only(_extract(text, metering, actor="Andrew"), predicate).roles == roles
+
+
+def test_one_of_several_counts_nothing(metering: MeteringContext) -> None:
+    fishing = _only(_extract("We went fishing in one of the lakes with Mia.", metering, actor="Andrew"), "fish")
+    assert "count" not in fishing.literals
+    bought = _only(_extract("I bought two of the red scarves for Mia.", metering, actor="Andrew"), "buy")
+    assert bought.literals == {"count": "two"}

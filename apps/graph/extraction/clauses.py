@@ -138,6 +138,9 @@ _PLACE_PREPOSITIONS = frozenset({"in", "at", "on", "near", "inside", "outside", 
 _NOUN_PREPOSITIONS = frozenset({"in", "at", "from", "to", "about", "by", "near", "with", "for"})
 _PERSON_ONLY_NOUN_PREPOSITIONS = frozenset({"with", "for"})
 _CLAUSE_LINKS = frozenset({"xcomp", "conj", "advcl"})
+# Verbs whose object a gerund after it says how it was spent ("had a great night playing board
+# games", "spent the day hiking"): the gerund's agent is the verb's subject, not the object.
+_SPENDING_LEMMAS = frozenset({"have", "spend"})
 # How the parser attaches a name to the common noun beside it ("my sister Amelie"); "dobj" and
 # "npadvmod" are its frequent misparses of a quoted title after a noun.
 _APPOSITION_DEPS = frozenset({"appos", "npadvmod", "dobj", "nmod"})
@@ -278,6 +281,9 @@ class Analysis:
     def mention(self, token: Token) -> Mention | None:
         """The anchor an argument token stands for, if any."""
         lower = token.lower_
+        whole = _partitive_whole(token)
+        if whole is not None:
+            return self.mention(whole)  # "one of the nearby lakes": the lakes
         if lower in _FIRST_PERSON:
             speaker = self.speaker_of(token)
             return self.person(speaker) if speaker else None
@@ -358,6 +364,8 @@ class Analysis:
         clauses = {candidate.head.i: candidate for candidate in candidates if candidate.clause}
         kept = {i: candidate for i, candidate in clauses.items() if distinct_anchors(candidate) >= 2}
         for entity in {id(s): s for i, s in self.literal.items() if sentence.start <= i < sentence.end}.values():
+            if entity.root.lower_ == "one" and _partitive_whole(entity.root) is not None:
+                continue  # "one of the lakes" counts nothing
             # The nearest clause above that will be a frame, else the nearest at all (repair may complete it).
             owner = clause_owner(entity.root, kept) or clause_owner(entity.root, clauses)
             if owner is not None:
@@ -376,9 +384,13 @@ class Analysis:
         return None
 
     def _subjects(self, verb: Token, depth: int = 0) -> list[tuple[str, Token]]:
+        # "My girlfriend and I went fishing": the parser may read "went" as an auxiliary of
+        # "fishing" and hang the subject on it.
+        heads = [verb, *(child for child in verb.children if child.dep_ in ("aux", "auxpass"))]
         subjects = [
             ("theme" if child.dep_ == "nsubjpass" else "agent", child)
-            for child in verb.children
+            for head in heads
+            for child in head.children
             if child.dep_ in ("nsubj", "nsubjpass")
         ]
         if subjects or depth > 3:
@@ -386,17 +398,25 @@ class Analysis:
         if verb.dep_ in _CLAUSE_LINKS and verb.head.i != verb.i:
             return self._subjects(verb.head, depth + 1)
         if verb.dep_ == "acl" and verb.head.pos_ in ("NOUN", "PROPN"):
+            spent = verb.head.head
+            if verb.tag_ == "VBG" and verb.head.dep_ == "dobj" and spent.lemma_.lower() in _SPENDING_LEMMAS:
+                return self._subjects(spent, depth + 1)  # "we had a great night playing board games"
             return [("theme" if verb.tag_ == "VBN" else "agent", verb.head)]
         return []
 
     def _expanded(self, role: str, token: Token) -> list[tuple[str, Mention]]:
         arms: list[tuple[str, Mention]] = []
-        for argument in (token, *token.conjuncts):
+        for argument in (token, *token.conjuncts, *self._listed_after_name(token)):
             mention = self.mention(argument)
             if mention is not None:
                 arms.append((role, mention))
             arms += self._naming(argument)
         return arms
+
+    def _listed_after_name(self, token: Token) -> list[Token]:
+        """ "My girlfriend, Toby and I": the parser sets the name beside the noun and hangs the
+        rest of the list on the name."""
+        return [listed for child in token.children if child.dep_ == "appos" for listed in child.conjuncts]
 
     def _naming(self, token: Token) -> list[tuple[str, Mention]]:
         """ "a puppy named Max" → the name Max joins the frame of "puppy"."""
@@ -554,6 +574,15 @@ class Analysis:
                 literals=list({id(s): s for s in literals}.values()),
                 clause=False,
             )
+
+
+def _partitive_whole(token: Token) -> Token | None:
+    """The whole a number or quantity word takes a part of: "one of the lakes", "some of my friends"."""
+    if token.pos_ not in ("NUM", "PRON", "DET", "ADJ") or token.lower_ in _FIRST_PERSON:
+        return None
+    of = next((child for child in token.children if child.dep_ == "prep" and child.lower_ == "of"), None)
+    whole = next((child for child in of.children if child.dep_ == "pobj"), None) if of is not None else None
+    return whole if whole is not None and whole.lemma_.lower() != "one" else None
 
 
 def clause_owner(token: Token, heads: dict[int, Candidate]) -> Candidate | None:
