@@ -115,7 +115,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("race", "", "marathon race triathlon 10k 5k half-marathon", aliases="training for", lasting=False),
     _family("tutor", "", "tutor coach instructor", aliases="teacher, private tutor"),
     _family("team", "", "fan supporter", aliases="favourite team, favorite team, sports team"),
-    _family("language", "speak", "language", multi_valued=True, aliases="languages, spoken language"),
+    _family("language", "speak learn", "language", multi_valued=True, aliases="languages, spoken language"),
     _family("studies", "study", "student degree major university college school course phd mba doctorate masters",
             aliases="education, school, study"),
     _family("hobby", "", "hobby hobbies pastime pottery bouldering climbing knitting painting photography gardening "
@@ -321,9 +321,15 @@ def _subject(clause: Token) -> Token | None:
     subjects = [child for child in clause.children if child.dep_ in SUBJECT_DEPS]
     adjacent = [child for child in subjects if _right_before(child, clause)]
     own = next(iter(adjacent or subjects), None)
-    if own is None and _shares_subject(clause):
+    if own is None and (_shares_subject(clause) or _state_after_copula(clause)):
         return _subject(clause.head)
     return own
+
+
+def _state_after_copula(token: Token) -> bool:
+    """What the copula says one is: "retired" and "married" in "my mum is retired and lives in
+    Accra", "my sister is married and lives in Leeds"."""
+    return token.dep_ == "acomp" and token_lemma(token.head) == "be"
 
 
 def _right_before(subject: Token, verb: Token) -> bool:
@@ -336,7 +342,7 @@ def _shares_subject(token: Token) -> bool:
     return (
         token.dep_ == "conj"
         and (token.pos_ in ("VERB", "AUX") or _work_taken_for_noun(token))
-        and token.head.pos_ in ("VERB", "AUX")
+        and (token.head.pos_ in ("VERB", "AUX") or _state_after_copula(token.head))
         and not any(child.dep_ in SUBJECT_DEPS for child in token.children)
     )
 
@@ -364,8 +370,10 @@ def is_first_person(token: Token) -> bool:
 
 def _predicate(clause: Token) -> Token:
     """The verb that carries the meaning: "used to eat" → eat, "want to move" → move, "went
-    back to eating fish" → eat."""
+    back to eating fish" → eat, "is retired" → retire."""
     for child in clause.children:
+        if _state_after_copula(child) and child.tag_ == "VBN" and child.lower_ != "gone":
+            return child  # the parse of "is retired" as a passive says the same; "is gone" is read whole
         if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX") and not _taken_up(clause, child):
             return clause if _lowercase_place(child) else child  # "moved to porto": no verb "porto"
     if token_lemma(clause) in _RETURN_PREDICATES:
@@ -518,6 +526,7 @@ _THING_PREDICATES = HAVING_PREDICATES | frozenset(
         "replace",
         "lose",
         "steal",
+        "die",
         "receive",
         "total",
     }
@@ -1044,7 +1053,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
             if family.attribute in _HAD_FAMILIES and value not in owned and not _had(lemma, value, subject):
                 continue  # "I walk dogs at the shelter": an animal one does something with, no pet
             if family.attribute in _THING_FAMILIES and (
-                lemma not in _THING_PREDICATES or (lemma == "be" and not _names_what_it_is(predicate, value))
+                lemma not in _THING_PREDICATES
+                or (lemma == "be" and not (_names_what_it_is(predicate, value) or _is_gone(predicate)))
             ):
                 continue  # "I washed my car", "the car is in the garage": the same car
             if family.attribute == "job" and value not in owned and not _states_work(predicate, value):
@@ -1421,13 +1431,13 @@ def _is_relative(token: Token) -> bool:
     return SAME_WORD.get(token_lemma(token), token_lemma(token)) in _RELATIONS
 
 
-def _pet_gone(clause: Token, subject: Token) -> bool:
-    """ "Our cat died on Sunday", "my dog Rex passed away": the speaker no longer has the pet."""
+def _had_gone(clause: Token, subject: Token) -> bool:
+    """ "Our cat died on Sunday", "my dog Rex passed away", "my bike got stolen", "my laptop
+    died": the speaker no longer has the pet or the thing."""
     lemma = token_lemma(clause)
-    ending = lemma == "die" or (lemma == "pass" and any(c.lower_ == "away" for c in clause.children))
-    return ending and any(
-        (f := family_of_word(word)) is not None and f.attribute == "pet" for word in _words_of(subject)
-    )
+    died = lemma == "die" or (lemma == "pass" and any(c.lower_ == "away" for c in clause.children))
+    families = {f.attribute for f in map(family_of_word, _words_of(subject)) if f is not None}
+    return (died and "pet" in families) or (bool(families & _THING_FAMILIES) and (lemma == "die" or _is_gone(clause)))
 
 
 _STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
@@ -1436,14 +1446,27 @@ _STUDYING_PREDICATES = frozenset({"do", "study", "major", "graduate", "read"})
 def _studied_at(predicate: Token) -> bool:
     """A subject done or studied at a school: "I did engineering at the University of
     Manitoba", "she graduated from McGill University"."""
-    if token_lemma(predicate) not in _STUDYING_PREDICATES:
+    lemma = token_lemma(predicate)
+    if lemma not in _STUDYING_PREDICATES:
         return False
     return any(
         child.dep_ == "prep"
         and child.lower_ in ("at", "from")
-        and any(g.dep_ == "pobj" and family_of_word(token_lemma(g)) is _STUDIES for g in child.children)
+        and any(
+            g.dep_ == "pobj"
+            and (
+                family_of_word(token_lemma(g)) is _STUDIES
+                or (lemma in _SCHOOLED and g.ent_type_ == "ORG")  # "I graduated from MIT"
+            )
+            for g in child.children
+        )
         for child in predicate.children
     )
+
+
+# Verbs that say a named organization is a school ("graduated from MIT"); "did" or "read" at
+# one says no such thing.
+_SCHOOLED = frozenset({"study", "major", "graduate"})
 
 
 def _drives_own(predicate: Token) -> bool:
@@ -1991,8 +2014,8 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
     if _possessed_by_speaker(subject):
         # "my birthday is …", "our standup moved …", "my alarm goes off at 4:30"; not "my
         # brother lives …" or "my sister is a nurse", facts about them
-        if _pet_gone(clause, subject):
-            return True  # "my dog Rex passed away": the speaker has the dog no more
+        if _had_gone(clause, subject):
+            return True  # "my dog Rex passed away", "my bike got stolen": the speaker has it no more
         if _is_relative(subject) or subject.ent_type_ == "PERSON" or any(map(_is_relative, subject.children)):
             return False
         return copula or token_lemma(subject) in SCHEDULE_WORDS or _is_routine(subject)

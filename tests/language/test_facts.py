@@ -396,6 +396,11 @@ def test_a_doctor_or_a_title_of_two_words_said_of_what_someone_is_is_their_job(s
         ("I washed my car today.", None),  # the same car, no new value of it
         ("The car is in the garage.", None),
         ("I'm on my phone all day.", None),
+        ("My bike got stolen.", "bike"),  # ADR 0142: a thing one has no more
+        ("My phone was stolen last night.", "phone"),
+        ("My laptop died.", "laptop"),
+        ("My bike is gone.", "bike"),
+        ("My phone broke.", None),  # broken is still had
     ],
 )
 def test_a_things_value_is_stated_by_having_getting_or_giving_it_up(sentence: str, attribute: str | None) -> None:
@@ -918,3 +923,32 @@ def test_only_the_speakers_own_way_to_work_is_their_commute() -> None:
     assert speaker_fact(_sentence("His drive to work is long.")) is None  # his
     trip = speaker_fact(_sentence("I went on a bike ride to the lake."))  # a ride, not to work
     assert trip is None or trip.attribute != "commute"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("I graduated from MIT in 2019.", "studies"),  # ADR 0144: a named school
+        ("I studied at Stanford.", "studies"),
+        ("I worked at Google.", "job"),  # an organization worked at is no school
+        ("I started learning Spanish.", "language: spanish"),
+        ("I'm learning Spanish.", "language: spanish"),
+    ],
+)
+def test_a_school_by_its_name_and_a_language_one_learns(sentence: str, attribute: str) -> None:
+    assert _reading(sentence).attribute == attribute
+
+
+def test_what_the_copula_says_one_is_shares_its_subject_with_the_verb_after_it() -> None:
+    """ADR 0143: "My mum is retired and lives in Accra" is two facts of the mother's."""
+    for sentence, facts in [
+        ("My mum is retired and lives in Accra.", [("job", "My mum is retired."), ("home city", "Lives in Accra.")]),
+        (
+            "My sister is married and lives in Leeds.",
+            [("relationship", "My sister is married."), ("home city", "Lives in Leeds.")],
+        ),
+        ("I'm vegan and live in Lyon.", [("diet", "I'm vegan."), ("home city", "Live in Lyon.")]),
+    ]:
+        span = next(iter(spacy_pipeline()(sentence).sents))
+        about = None if span[0].lower_ == "i" else span[1]
+        assert [(fact.reading.attribute, fact.text) for fact in clause_facts(span, about=about)] == facts

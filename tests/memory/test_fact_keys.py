@@ -490,3 +490,24 @@ def test_someone_elses_new_job_replaces_their_job_and_leaves_their_city() -> Non
     assert tiago["home city"]["supersedes"] is None
     assert tiago["job"]["content"]["summary"].endswith("Tiago left the fintech and joined a bank as an analyst.")
     assert tiago["job"]["supersedes"] is not None  # the fintech
+
+
+def test_a_stolen_bike_replaces_the_bike_and_a_relatives_two_facts_are_two_rows() -> None:
+    """ADRs 0142 and 0143: "My bike got stolen" is the bike's new value, so the Trek is no longer current;
+    "My mum is retired and lives in Accra" is the mother's job and her home, each its own row."""
+    tenant = _tenant()
+    _say(tenant, "I ride a Trek bike.", "My mum is retired and lives in Accra.", day=1)
+    _say(tenant, "My bike got stolen outside the station.", day=4)
+    current = _by_attribute(_semantic(tenant))
+    assert current["bike"]["content"]["summary"] == "Lena: My bike got stolen outside the station."
+    assert current["bike"]["supersedes"] == _saying(tenant, "Trek")["id"]
+    response = tenant.client().get("/v1/subjects/lena/memories?type=semantic&limit=200")
+    mother = {
+        row["content"]["attribute"]: row["content"]["summary"]
+        for row in response.json()["results"]
+        if row["content"]["name"] == "Lena's mother"
+    }
+    assert mother == {
+        "job": "Lena, about Lena's mother: My mum is retired.",
+        "home city": "Lena, about Lena's mother: Lives in Accra.",
+    }
