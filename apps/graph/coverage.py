@@ -31,7 +31,7 @@ from decimal import Decimal, InvalidOperation
 from apps.graph.frames import ExtractedFrame
 from apps.graph.keys import FUNCTION_WORDS, key_tokens
 from apps.language.calendar import MONTHS, month_alternation
-from apps.language.words import stem
+from apps.language.words import SHARED_PICTURE, stem
 
 MAX_REPAIR_ITEMS = 12
 VISUAL_COVERAGE_THRESHOLD = 0.45
@@ -76,12 +76,6 @@ _DATE = re.compile(
 _NUMBER = re.compile(
     r"(?<![\w.\-/:])(?P<currency>[$€£¥]\s?)?(?P<value>\d+(?:,\d{3})*(?:\.\d+)?)(?:st|nd|rd|th)?"
     r"(?P<unit>\s?(?:%|[A-Za-z]+))?(?![\w/])"
-)
-_VISUAL = re.compile(
-    r"\[\s*(?:(?:shared|sent|posted|attached|uploaded|showed)\s+)?(?:(?:an?|the|this)\s+)?"
-    r"(?:image|photo|photograph|picture|pic|screenshot|video|drawing|selfie)s?\b\s*(?:of\b|:)?\s*"
-    r"(?P<caption>[^\]]*)\]",
-    re.IGNORECASE,
 )
 
 
@@ -163,9 +157,9 @@ def audit_coverage(source: str, frames: Sequence[ExtractedFrame]) -> CoverageAud
 
     visual_items: list[str] = []
     visual_coverage: float | None = None
-    captions = [match["caption"].strip() for match in _VISUAL.finditer(source)]
+    captions = [match["caption"].strip() for match in SHARED_PICTURE.finditer(source)]
     if captions:
-        content = list(dict.fromkeys(_content_words(_VISUAL.sub(lambda m: f" {m['caption']} ", source))))
+        content = list(dict.fromkeys(_content_words(SHARED_PICTURE.sub(lambda m: f" {m['caption']} ", source))))
         covered = [word for word in content if word in frame_words]
         visual_coverage = len(covered) / len(content) if content else 1.0
         if visual_coverage < VISUAL_COVERAGE_THRESHOLD:

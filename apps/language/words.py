@@ -74,6 +74,14 @@ _WORD = r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*"
 WORD = re.compile(_WORD)
 TOKEN = re.compile(_WORD + r"|[.?!;]")
 POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+# A picture shared in a message, written as a bracketed caption: "[shared an image: a photo of
+# a tent on a hill]", "[photo: …]"; ``media`` is what was shared, ``caption`` what it shows.
+SHARED_PICTURE = re.compile(
+    r"\[\s*(?:(?:shared|sent|posted|attached|uploaded|showed)\s+)?(?:(?:an?|the|this)\s+)?"
+    r"(?P<media>image|photo|photograph|picture|pic|screenshot|video|drawing|selfie)s?\b\s*(?:of\b|:)?\s*"
+    r"(?P<caption>[^\]]*)\]",
+    re.IGNORECASE,
+)
 
 
 # --- lexical matching ----------------------------------------------------------------------

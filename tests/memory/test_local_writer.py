@@ -473,3 +473,27 @@ def test_a_thing_ended_as_it_is_the_one_the_message_before_names(metering: Meter
     assert [(d.name, d.attribute, d.summary) for d in drafts if d.source_message_ids == ["m3"]] == [
         ("Nadia", "car", "Nadia: I sold it last month.")  # the words as said, the key of the car
     ]
+
+
+def test_a_picture_shared_is_never_all_a_group_tells(metering: MeteringContext) -> None:
+    """ADR 0145: a group whose only event is a picture shared is told whole; a group with
+    another event keeps its picture; a picture beside a plan is still a row of its own."""
+    plans = "I can't wait for the weekend. My partner and I are going camping. [shared an image: a tent on a hill]"
+    news = "I signed up for a pottery class yesterday. It's so calming. [shared an image: a photo of a bowl]"
+    recipe = "Roast chicken is my favourite, I'll send you the recipe. [shared an image: a pan of chicken]"
+    drafts = llm.write_episodic(
+        WriterInput(
+            messages=[
+                _said(plans, name="Andrew"),
+                _said(news, name="Andrew", message_id="m2"),
+                _said(recipe, name="Andrew", message_id="m3"),
+            ]
+        ),
+        metering=metering,
+    )
+    assert [draft.summary for draft in drafts] == [
+        f"Andrew: {plans}",  # the picture was its only event: every sentence
+        "Andrew: I signed up for a pottery class yesterday. [shared an image: a photo of a bowl]",
+        "Andrew: Roast chicken is my favourite, I'll send you the recipe.",
+        "Andrew: [shared an image: a pan of chicken]",
+    ]

@@ -13,17 +13,12 @@ from dataclasses import dataclass
 
 from apps.graph.admission import SUBJECT_ROLES, rejection_reason
 from apps.graph.keys import anchor_key
+from apps.language.words import SHARED_PICTURE
 from apps.providers.extraction_schemas import (
     ExtractionInput,
 )
 
 _SPEAKER_PREFIX = re.compile(r"^[ \t]*(?P<speaker>[A-Z][\w'\-]*(?:[ ][A-Z][\w'\-]*){0,2}):[ \t]+(?=\S)")
-_VISUAL = re.compile(
-    r"\[\s*(?:(?:shared|sent|posted|attached|uploaded|showed)\s+)?(?:(?:an?|the|this)\s+)?"
-    r"(?P<media>image|photo|photograph|picture|pic|screenshot|video|drawing|selfie)s?\b\s*(?:of\b|:)?\s*"
-    r"(?P<caption>[^\]]*)\]",
-    re.IGNORECASE,
-)
 # Lines the local writer adds to a record's details: provenance and resolved dates. They state
 # nothing about the world (the row's provenance columns hold the same).
 _METADATA_LINE = re.compile(r"^\s*(?:Said by .+ \(message [^)]*\)\.?|Resolved dates:.*)\s*$")
@@ -93,7 +88,7 @@ def prepared(record: ExtractionInput) -> tuple[str, tuple[Line, ...], tuple[Capt
         said.add(raw.strip())
         pieces: list[str] = []
         cursor = 0
-        for marker in _VISUAL.finditer(raw):
+        for marker in SHARED_PICTURE.finditer(raw):
             pieces.append(raw[cursor : marker.start()] + " (")
             caption = marker["caption"].strip()
             start = offset + sum(map(len, pieces))

@@ -47,7 +47,7 @@ from apps.language.facts import (
 from apps.language.pipeline import PARSES, entity_words, is_unknown_name
 from apps.language.questions import with_asked_attribute
 from apps.language.tense import clause_tense
-from apps.language.words import STOPWORDS
+from apps.language.words import SHARED_PICTURE, STOPWORDS
 from apps.memory.passages import is_document
 from apps.memory.statements import about_prefix
 from apps.providers.interfaces import MeteringContext, Purpose
@@ -246,6 +246,7 @@ class _Sentence:
     is_event: bool
     is_question: bool
     is_heading: bool = False  # a title line of a message of several lines: it states nothing
+    is_picture: bool = False  # a picture shared ("[shared an image: …]"): an event, never the only one told
 
     @property
     def states(self) -> bool:
@@ -363,6 +364,7 @@ def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
                 is_event=not is_question and _is_event(span, dates, future),
                 is_question=is_question,
                 is_heading="\n" in message.content.strip() and _is_heading(text),
+                is_picture=SHARED_PICTURE.fullmatch(text) is not None,
             )
         )
     return tuple(sentences)
@@ -438,7 +440,9 @@ def _episodic_drafts(message: InputMessage) -> Iterator[EpisodicDraft]:
         spans = [sentence.span for sentence in group.sentences]
         if all(_is_trivial(span) for span in spans):
             continue
-        told = group.events or group.sentences
+        # What happened; a group whose only events are pictures shared ("We're going camping.
+        # [shared an image: a tent]") is told whole: the picture is not all it says (ADR 0145)
+        told = group.events if any(not event.is_picture for event in group.events) else group.sentences
         event_time = group.event_time
         date_lines = [
             f"{resolved.phrase} = {resolved.iso}" for sentence in group.sentences for resolved in sentence.dates
