@@ -478,7 +478,7 @@ def test_a_thing_ended_as_it_is_the_one_the_message_before_names(metering: Meter
 def test_a_picture_shared_is_never_all_a_group_tells(metering: MeteringContext) -> None:
     """ADR 0145: a group whose only event is a picture shared is told whole; a group with
     another event keeps its picture; a picture beside a plan is still a row of its own."""
-    plans = "I can't wait for the weekend. My partner and I are going camping. [shared an image: a tent on a hill]"
+    plans = "Long time no talk! The new neighbourhood is so green and quiet. [shared an image: a park with a pond]"
     news = "I signed up for a pottery class yesterday. It's so calming. [shared an image: a photo of a bowl]"
     recipe = "Roast chicken is my favourite, I'll send you the recipe. [shared an image: a pan of chicken]"
     drafts = llm.write_episodic(
@@ -497,3 +497,18 @@ def test_a_picture_shared_is_never_all_a_group_tells(metering: MeteringContext) 
         "Andrew: Roast chicken is my favourite, I'll send you the recipe.",
         "Andrew: [shared an image: a pan of chicken]",
     ]
+
+
+def test_going_and_a_gerund_is_a_plan(metering: MeteringContext) -> None:
+    """ADR 0146: "we're going kayaking" is an event to come, told in its own row, not a sentence
+    of a row whose only event is the picture beside it."""
+    said = "Can't wait! My partner and I are going kayaking on the lake. [shared an image: two kayaks on a beach]"
+    drafts = llm.write_episodic(WriterInput(messages=[_said(said, name="Ana")]), metering=metering)
+    assert [(draft.status, draft.summary) for draft in drafts] == [
+        ("planned", "Ana: My partner and I are going kayaking on the lake."),
+        ("done", "Ana: [shared an image: two kayaks on a beach]"),
+    ]
+    crazy = llm.write_episodic(
+        WriterInput(messages=[_said("I'm going crazy with this project.", name="Ana")]), metering=metering
+    )
+    assert [draft.status for draft in crazy] == ["done"]  # no gerund: nothing planned

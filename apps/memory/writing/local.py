@@ -176,7 +176,8 @@ _FIRST_PERSON_FACT = re.compile(
 _FUTURE = re.compile(
     r"""(?:\b(?:will|shall|won't|gonna|about\s+to|looking\s+forward\s+to|can't\s+wait\s+to
             |(?:plan|plans|planning|planned|intend|intends|intending|hope|hoping)\s+to
-            |going\s+to\s+(?!be\s+honest\b)(?:[a-z]+))\b
+            |going\s+to\s+(?!be\s+honest\b)(?:[a-z]+)
+            |(?:am|is|are|'m|'re)\s+(?:[a-z]+\s+)?going\s+(?!to\b)[a-z]+ing)\b
         |'ll\b)""",
     re.IGNORECASE | re.VERBOSE,
 )
