@@ -441,8 +441,8 @@ def _episodic_drafts(message: InputMessage) -> Iterator[EpisodicDraft]:
         spans = [sentence.span for sentence in group.sentences]
         if all(_is_trivial(span) for span in spans):
             continue
-        # What happened; a group whose only events are pictures shared ("We're going camping.
-        # [shared an image: a tent]") is told whole: the picture is not all it says (ADR 0145)
+        # What happened; a group whose only events are pictures shared ("The new place is so
+        # green. [shared an image: a park]") is told whole: the picture is not all it says (ADR 0145)
         told = group.events if any(not event.is_picture for event in group.events) else group.sentences
         event_time = group.event_time
         date_lines = [
