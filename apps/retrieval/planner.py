@@ -114,6 +114,12 @@ _PARTICIPLES: frozenset[str] = frozenset(
     grown known chosen fallen worn caught sat stood sent driven hung sewn thrown broken spoken hidden""".split()
 )  # fmt: skip
 
+# The words a subject between an inverted "have" and its participle may take (our choice), the
+# words it may open with, and the words that end it before any participle.
+_INVERTED_SUBJECT_WORDS = 7
+_SUBJECT_OPENINGS = frozenset("i you he she we they his her their my your our the".split())
+_RELATIVE_WORDS = frozenset("who whom that which".split())
+
 _QUOTED = re.compile(r"\"([^\"]{1,80})\"|“([^”]{1,80})”|(?:(?<=\s)|^)'([^']{1,80})'(?=[\s?.!,;:]|$)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<![\w.])\d+(?=st\b|nd\b|rd\b|th\b)")
 
@@ -184,11 +190,30 @@ def _quoted(question: str) -> list[str]:
     return [next(group for group in match.groups() if group).strip() for match in _QUOTED.finditer(question)]
 
 
+def _is_participle(word: str) -> bool:
+    return word in _PARTICIPLES or (word.endswith("ed") and len(word) > 4)
+
+
 def _is_auxiliary_have(tokens: list[_Token], i: int) -> bool:
-    window = [t.lower for t in tokens[i + 1 : i + 4]]
+    """A "have" of the perfect, not of having: a participle within three words ("has Priya
+    been"), or after the subject the inverted "have" opens ("What kind of places have Andrew
+    and his girlfriend checked out?", ADR 0150; not "Does Ana have kids who played …")."""
+    window = list(
+        itertools.takewhile(lambda word: word not in _RELATIVE_WORDS, (t.lower for t in tokens[i + 1 : i + 4]))
+    )
     if window[:2] == ["in", "common"] or window[:1] == ["to"]:
         return True
-    return any(word in _PARTICIPLES or (word.endswith("ed") and len(word) > 4) for word in window)
+    if any(map(_is_participle, window)):
+        return True
+    after = tokens[i + 1 : i + 1 + _INVERTED_SUBJECT_WORDS]
+    if not after or not (_is_capitalized(after[0]) or after[0].lower in _SUBJECT_OPENINGS):
+        return False
+    for token in after[1:]:
+        if token.lower in _RELATIVE_WORDS:
+            return False
+        if _is_participle(token.lower):
+            return True
+    return False
 
 
 def _is_future_going(tokens: list[_Token], i: int) -> bool:

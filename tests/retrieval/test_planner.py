@@ -232,6 +232,11 @@ def test_auxiliary_have_and_future_going_are_not_relations() -> None:
     assert "own" not in _families("Has Priya been to Porto?")
     assert "travel" not in _families("Is Priya going to paint the fence?")
     assert "travel" in _families("Is Priya going to the festival?")
+    # ADR 0150: the inverted "have" of the perfect, its participle after a subject of several words
+    assert "own" not in _families("What kind of places have Marcus and his sister checked out?")
+    assert "own" not in _families("How long have Priya and her husband been married?")
+    assert "own" in _families("Does Priya have kids who played football?")
+    assert "own" in _families("What pets does Marcus have?")
 
 
 def test_an_activity_question_without_a_relation_asks_for_every_activity_family() -> None:
