@@ -382,3 +382,16 @@ def test_one_of_several_counts_nothing(metering: MeteringContext) -> None:
     assert "count" not in fishing.literals
     bought = _only(_extract("I bought two of the red scarves for Mia.", metering, actor="Andrew"), "buy")
     assert bought.literals == {"count": "two"}
+
+
+def test_the_speakers_kin_bring_the_speaker_into_their_frame(metering: MeteringContext) -> None:
+    """ADR 0154: "The 2 younger kids love nature", said by Melanie, is a frame of hers too; the kin
+    of someone else's ("Caroline's daughter", "your kids") are not."""
+    love = _only(_extract("Melanie: The 2 younger kids love nature.", metering, actor="Melanie"), "love")
+    assert ("possessor", "Melanie") in love.roles and ("agent", "younger kids") in love.roles
+    son = _only(_extract("Melanie: My son loves dinosaurs.", metering, actor="Melanie"), "love")
+    assert ("possessor", "Melanie") in son.roles
+    played = _only(_extract("Melanie: Caroline's daughter plays violin.", metering, actor="Melanie"), "play")
+    assert all(name != "Melanie" for _, name in played.roles)
+    painted = _only(_extract("Melanie: My kids and I painted a sunset.", metering, actor="Melanie"), "paint")
+    assert [role for role, name in painted.roles if name == "Melanie"] == ["agent"]  # there already, once

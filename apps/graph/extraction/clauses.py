@@ -19,6 +19,7 @@ from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, Frame
 from apps.graph.identity import normalize_label
 from apps.graph.keys import anchor_key
 from apps.language.dates import Tense, find_dates, most_specific
+from apps.language.lexicon import RELATION_FAMILIES
 from apps.language.pipeline import PARSES, entity_words
 from apps.language.tense import FUTURE_AUX, PLAN_LEMMAS, clause_tense
 from apps.providers.extraction_schemas import (
@@ -484,8 +485,10 @@ class Analysis:
         return arms
 
     def _verb_clause(self, verb: Token) -> Candidate:
-        arms = [arm for role, subject in self._subjects(verb) for arm in self._expanded(role, subject)]
+        subjects = self._subjects(verb)
+        arms = [arm for role, subject in subjects for arm in self._expanded(role, subject)]
         arms += self._arguments(verb)
+        arms += self._kin_of_speaker([subject for _, subject in subjects], arms)
         particle = [child.lower_ for child in verb.children if child.dep_ == "prt"]
         return Candidate(
             head=verb,
@@ -515,6 +518,23 @@ class Analysis:
                 )
         arms = self._expanded("theme", subject) + self._arguments(verb)
         return Candidate(head=verb, predicate="be", arms=arms, planned=_is_planned(verb), past=verb.tag_ == "VBD")
+
+    def _kin_of_speaker(self, subjects: list[Token], arms: list[tuple[str, Mention]]) -> list[tuple[str, Mention]]:
+        """ "The 2 younger kids love nature", "my son loves dinosaurs" said by Melanie: the kin
+        are hers, and the frame is hers too (ADR 0154), as "My kids and I …" is by its agent."""
+        kin = [
+            token
+            for subject in subjects
+            for token in (subject, *subject.conjuncts)
+            if token.pos_ == "NOUN"
+            and token.lemma_.lower() in _KIN_WORDS
+            and all(_owned_by_speaker(child) for child in token.children if child.dep_ in ("poss", "det"))
+        ]
+        speaker = self.speaker_of(kin[0]) if kin else None
+        mention = self.person(speaker) if speaker else None
+        if mention is None or any(arm.key == mention.key for _, arm in arms):
+            return []
+        return [("possessor", mention)]
 
     def _possessor(self, noun: Token) -> Mention | None:
         owner = next((child for child in noun.children if child.dep_ == "poss"), None)
@@ -595,6 +615,16 @@ def clause_owner(token: Token, heads: dict[int, Candidate]) -> Candidate | None:
         if current.head.i == current.i:
             return None
         current = current.head
+
+
+# Words for one's kin (the family relation's nouns), and the determiners by which the speaker's
+# are told ("my kids", "our son", "the kids": said by a parent, theirs).
+_KIN_WORDS = frozenset(RELATION_FAMILIES["family"]) - {"family", "marry"}
+_SPEAKERS_DETERMINERS = frozenset({"my", "our", "the"})
+
+
+def _owned_by_speaker(determiner: Token) -> bool:
+    return determiner.lower_ in _SPEAKERS_DETERMINERS
 
 
 def _preposition_role(word: str, kind: EntityType, *, passive_agent: bool) -> str:
