@@ -91,7 +91,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
     _family("diet", "eat", "vegan vegetarian pescatarian meat diet keto paleo gluten dairy carnivore omnivore",
             aliases="diet, eating habits, food, eats"),
     _family("drink", "drink", "coffee espresso tea rooibos beer wine alcohol latte cappuccino juice soda caffeine "
-            "teetotal sober",
+            "teetotal sober decaf",
             aliases="drinks, beverage, morning drink"),
     _family("relationship", "marry date divorce propose", "married engaged single divorced widowed official partner "
             "boyfriend girlfriend husband wife fiance fiancé fiancee fiancée spouse",
@@ -126,7 +126,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "meditation", multi_valued=True, aliases="hobbies, pastime"),
     _family("home", "live move relocate reside settle", "home flat apartment house neighbourhood neighborhood address",
             place_attribute="home city", aliases="residence, home address, neighbourhood, neighborhood"),
-    _family("job", "work join quit hire employ resign retire promote", "job career employer company startup firm "
+    _family("job", "work join quit hire employ resign retire promote freelance", "job career employer company startup firm "
             "bakery restaurant hospital office nurse teacher engineer designer developer lawyer paralegal chef "
             "baker lead manager consultant accountant programmer scientist researcher analyst architect "
             "pharmacist dentist waiter waitress cashier barista mechanic electrician plumber pilot writer "
@@ -762,14 +762,22 @@ def ended_name(span: Span) -> str | None:
         if (_is_unrealised(clause) and not had_to) or _is_unrealised(predicate):
             continue  # "I'll sell the Caravan before the move": a plan
         if subject is not None and is_first_person(subject) and _ends_object(predicate):
-            named = next((c for c in predicate.children if c.dep_ == "dobj" and c.pos_ == "PROPN"), None)
+            named = next((c for c in predicate.children if c.dep_ == "dobj" and _is_named(c)), None)
         elif subject is not None and subject.pos_ == "PROPN" and _is_gone(predicate):
             named = subject
+        elif subject is not None and is_first_person(subject) and _no_longer(predicate):
+            named = next((n for n in _after(predicate, "at", "with") if _is_named(n)), None)
         else:
             continue
         if named is not None and not _possessed_by_speaker(named):
             return _name_words(named)
     return None
+
+
+def _is_named(token: Token) -> bool:
+    """A proper name, or a capitalized word the recognizer holds in a name the tagger read as
+    another word ("I left Spotify": a verb)."""
+    return token.pos_ == "PROPN" or (token.is_title and token.ent_type_ != "" and token.i > token.sent.start)
 
 
 def _ends_object(predicate: Token) -> bool:
@@ -795,6 +803,12 @@ def is_possession(attribute: str) -> bool:
     """An attribute of a thing one has and can lose: a pet, a car, a gym membership."""
     family = family_named(attribute.partition(":")[0])
     return family is not None and (family.attribute == "pet" or family.attribute in _ENDED_FAMILIES)
+
+
+def _listed_with(token: Token) -> list[Token]:
+    """The words listed with ``token``: its conjuncts, and those the parser hung on a name set
+    beside it ("My girlfriend, Toby and I": "I" is a conjunct of "Toby"; ADR 0149)."""
+    return [*token.conjuncts, *(listed for c in token.children if c.dep_ == "appos" for listed in c.conjuncts)]
 
 
 class PetIntroduction(NamedTuple):
@@ -1061,7 +1075,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
             if family.attribute == "relationship" and word == token_lemma(value) and is_qualified_role(value):
                 continue  # "my climbing partner": no partner
-            if family.attribute == "relationship" and any(c.lower_ in _FIRST_PERSON for c in value.conjuncts):
+            if family.attribute == "relationship" and any(c.lower_ in _FIRST_PERSON for c in _listed_with(value)):
                 continue  # "My partner and I adopted a kitten": the kitten is the news (ADR 0113)
             if family.attribute == "team" and not any(child.pos_ == "PROPN" for child in value.children):
                 continue  # "a fan of jazz", "your biggest fan": no team named
@@ -1273,6 +1287,10 @@ def _moves_to_time(child: Token) -> bool:
     )
 
 
+def _has_particle(verb: Token, particle: str) -> bool:
+    return any(child.dep_ == "prt" and child.lower_ == particle for child in verb.children)
+
+
 def _no_longer(predicate: Token) -> bool:
     """ "not … anymore", "no longer": a state that has ended."""
     children = {child.lower_ for child in predicate.children}
@@ -1424,6 +1442,11 @@ def _pastime_group(predicate: Token) -> Token | None:
             if token_lemma(group) in _PASTIME_GROUPS and group.pos_ == "NOUN":
                 return group
     return None
+
+
+def _speakers_own(subject: Token | None) -> bool:
+    """A clause without a subject ("Turned 40 today") or with the speaker as it ("I", "we")."""
+    return subject is None or subject.lower_ in _FIRST_PERSON
 
 
 def _is_relative(token: Token) -> bool:
@@ -1669,8 +1692,13 @@ def _based_in(predicate: Token) -> str | None:
     return "home city" if any(map(_placed, places)) else "home"
 
 
+# Names of kinds no one works at: "I work at Christmas", "I teach in Lyon" (a city is a home's).
+_NO_WORKPLACE_ENTITIES = frozenset({"GPE", "LOC", "DATE", "TIME", "NORP"})
+
+
 def _workplace(predicate: Token) -> Token | None:
-    """The place a verb of working names: a job word or an organization after "at" or "for"."""
+    """The place a verb of working names: a job word, an organization or a name the recognizer
+    left unlabelled ("I teach at Riverside High", ADR 0151) after "at" or "for"."""
     for child in predicate.children:
         if child.dep_ != "prep" or child.lower_ not in ("at", "for"):
             continue
@@ -1679,6 +1707,8 @@ def _workplace(predicate: Token) -> Token | None:
                 continue
             family = next((f for word in _words_of(value) if (f := family_of_word(word)) is not None), None)
             if (family is not None and family.attribute in ("job", "studies")) or value.ent_type_ == "ORG":
+                return value
+            if value.pos_ == "PROPN" and value.ent_type_ not in _NO_WORKPLACE_ENTITIES:
                 return value
     return None
 
@@ -1697,6 +1727,8 @@ def _is_value(token: Token, owned: list[Token]) -> bool:
         return True  # "came home with a kitten"
     if preposition.lower_ == "off" and token_lemma(preposition.head) == "be":
         return True  # "I'm off caffeine now" (ADR 0113)
+    if preposition.lower_ == "on" and token_lemma(preposition.head) == "give" and _has_particle(preposition.head, "up"):
+        return True  # "I gave up on the guitar" (ADR 0152)
     return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"
 
 
@@ -1896,6 +1928,8 @@ def _family_readings(span: Span, about: Token | None, *, families_only: bool) ->
         if any(child.dep_ == "mark" and child.lower_ in _UNASSERTED_MARKS for child in clause.children):
             continue  # "she corrects me like I'm six", "if I move to Lyon": nothing stated
         found = _family_reading(clause, subject, span)
+        if found is not None and found[0] == "age" and about is None and not _speakers_own(subject):
+            continue  # "My car is 10 years old", "my boss is 60": not the speaker's age (ADR 0153)
         if found is not None:
             attribute, predicate = found
             if _is_unrealised(clause) or _is_unrealised(predicate):
@@ -2008,8 +2042,8 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         )
     if about is not None:
         return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"
-    if subject.lower_ in _FIRST_PERSON or any(token.lower_ in _FIRST_PERSON for token in subject.conjuncts):
-        return True  # "I", "we", "Joon and I"
+    if subject.lower_ in _FIRST_PERSON or any(token.lower_ in _FIRST_PERSON for token in _listed_with(subject)):
+        return True  # "I", "we", "Joon and I", "My girlfriend, Toby and I"
     copula = token_lemma(clause) == "be"
     if _possessed_by_speaker(subject):
         # "my birthday is …", "our standup moved …", "my alarm goes off at 4:30"; not "my
@@ -2140,7 +2174,7 @@ def of_a_relative(span: Span) -> bool:
     return (
         subject is not None
         and (subject in speaker_relatives(span) or (subject.dep_ == "poss" and _possessed_by_speaker(subject)))
-        and not any(c.lower_ in _FIRST_PERSON for c in subject.conjuncts)
+        and not any(c.lower_ in _FIRST_PERSON for c in _listed_with(subject))
     )
 
 

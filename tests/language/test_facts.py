@@ -146,6 +146,9 @@ def test_a_fact_about_a_named_relative_is_keyed_on_them_not_the_speaker() -> Non
         "It was a lovely evening.",
         # a search for a thing is not the thing
         "I'm job hunting, I've got two interviews with startups next week.",
+        # the age of what the speaker has, or of someone else, is not the speaker's (ADR 0153)
+        "My car is 10 years old.",
+        "My boss is 60.",
     ],
 )
 def test_sentences_that_state_no_attribute_of_the_speaker(sentence: str) -> None:
@@ -429,6 +432,10 @@ def test_a_title_of_two_words_is_a_named_persons_job() -> None:
         ("I quit smoking.", "quit smoking"),  # quitting a habit is no job
         ("I called my mum on Sunday.", "call mum"),  # once: no schedule
         ("I cancelled Holmes Place and joined the Basic-Fit in Part-Dieu.", "cancel place"),  # "join" alone: no job
+        ("I teach at Riverside High now.", "job"),  # a name the recognizer leaves unlabelled (ADR 0151)
+        ("I switched to decaf.", "drink"),  # ADR 0151
+        ("I freelance now.", "job"),  # ADR 0152
+        ("I gave up on the guitar.", "hobby: guitar"),  # as "I gave up the guitar" (ADR 0152)
     ],
 )
 def test_more_ways_of_stating_a_fact(sentence: str, attribute: str) -> None:

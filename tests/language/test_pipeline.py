@@ -125,3 +125,22 @@ def test_a_name_the_model_does_not_know_is_parsed_as_the_subject_of_its_verb(
 def test_a_text_without_misread_names_keeps_its_first_parse(text: str) -> None:
     doc = spacy_pipeline()(text)
     assert with_names_read(doc) is doc
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        # the parser alone cut "My GF | and I just had …" (ADR 0147)
+        (
+            "How are you? My GF and I just had a great time at the shelter on Monday.",
+            ["How are you?", "My GF and I just had a great time at the shelter on Monday."],
+        ),
+        # after a full stop, "And" still opens a sentence
+        (
+            "We packed the car. And then we drove to the coast.",
+            ["We packed the car.", "And then we drove to the coast."],
+        ),
+    ],
+)
+def test_a_lowercase_conjunction_after_a_word_opens_no_sentence(text: str, sentences: list[str]) -> None:
+    assert [sentence.text for sentence in spacy_pipeline()(text).sents] == sentences

@@ -253,6 +253,35 @@ def test_a_thing_ended_by_its_name_ends_the_fact_that_names_it() -> None:
     assert current["ended: netflix"]["supersedes"] is None
 
 
+def test_an_employer_left_by_its_name_ends_the_job_that_names_it() -> None:
+    """ADR 0152: "I left Spotify" (the tagger reads the name as a verb) and "I'm no longer at
+    Spotify" end the job at Spotify; a job at a school the recognizer does not know is a job
+    (ADR 0151)."""
+    tenant = _tenant()
+    _say(tenant, "I work at Spotify as a designer.", day=1)
+    _say(tenant, "I'm no longer at Spotify.", day=2)
+    current = _by_attribute(_semantic(tenant))
+    old = {row["content"]["summary"]: row["id"] for row in _semantic(tenant, include_superseded=True)}
+    assert current["job"]["content"]["summary"] == "Lena: I'm no longer at Spotify."
+    assert current["job"]["supersedes"] == old["Lena: I work at Spotify as a designer."]
+    _say(tenant, "I'm teaching at Riverside High now.", day=3)
+    assert _by_attribute(_semantic(tenant))["job"]["content"]["summary"] == "Lena: I'm teaching at Riverside High now."
+    other = _tenant()
+    _say(other, "I work at Spotify as a designer.", day=1)
+    _say(other, "I left Spotify.", day=2)
+    assert _by_attribute(_semantic(other))["job"]["content"]["summary"] == "Lena: I left Spotify."
+
+
+def test_the_age_of_a_thing_or_of_someone_else_leaves_the_speakers_age_current() -> None:
+    """ADR 0153: "My car is 10 years old" replaced "I'm 35" as the speaker's age."""
+    tenant = _tenant()
+    _say(tenant, "I'm 35.", day=1)
+    _say(tenant, "My car is 10 years old.", "My boss is 60.", day=2)
+    current = _by_attribute(_semantic(tenant))
+    assert current["age"]["content"]["summary"] == "Lena: I'm 35."
+    assert current["age"]["supersedes"] is None
+
+
 def test_a_pet_ended_by_its_name_is_the_speakers_pet_fact_of_that_animal() -> None:
     tenant = _tenant()
     _say(tenant, "Moose is a fourteen-year-old beagle.", "I'm a nurse.", day=1)

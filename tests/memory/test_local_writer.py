@@ -512,3 +512,50 @@ def test_going_and_a_gerund_is_a_plan(metering: MeteringContext) -> None:
         WriterInput(messages=[_said("I'm going crazy with this project.", name="Ana")]), metering=metering
     )
     assert [draft.status for draft in crazy] == ["done"]  # no gerund: nothing planned
+
+
+def test_a_gerund_after_a_past_verb_is_a_past_event(metering: MeteringContext) -> None:
+    """ADR 0148: "I went hiking on Monday" (said on Saturday 1 March) is the Monday before, done;
+    it was the Monday after, planned. Going hiking is still a plan."""
+    went = llm.write_episodic(WriterInput(messages=[_said("I went hiking on Monday.", name="Ana")]), metering=metering)
+    assert [(draft.status, draft.event_time) for draft in went] == [("done", "2025-02-24")]
+    going = llm.write_episodic(
+        WriterInput(messages=[_said("I'm going hiking on Monday.", name="Ana")]), metering=metering
+    )
+    assert [(draft.status, draft.event_time) for draft in going] == [("planned", "2025-03-03")]
+
+
+def test_a_sentence_the_parser_cut_before_and_is_told_whole(metering: MeteringContext) -> None:
+    """ADR 0147: the parser cut "My GF | and I just had …", and the event was told without
+    who did it."""
+    said = "Hey Audrey! How are you? My GF and I just had a great time volunteering at a pet shelter on Monday."
+    drafts = llm.write_episodic(WriterInput(messages=[_said(said, name="Andrew")]), metering=metering)
+    assert [draft.summary for draft in drafts] == [
+        "Andrew: My GF and I just had a great time volunteering at a pet shelter on Monday."
+    ]
+
+
+def test_a_list_after_a_name_beside_a_relation_keeps_the_speaker_and_names_no_partner(
+    metering: MeteringContext,
+) -> None:
+    """ADR 0149: "My girlfriend, Toby and I" lists three (ADR 0141); Toby is no girlfriend's name,
+    and the camping is the speaker's as much as in "My girlfriend and I"."""
+    drafts = _facts(metering, _said("My girlfriend, Toby and I are going camping.", name="Andrew"))
+    keys = [(d.name, d.attribute) for d in drafts]
+    assert ("Andrew", "hobby: camping") in keys
+    assert not any(attribute == "relationship" for _, attribute in keys)
+
+
+@pytest.mark.parametrize(
+    ("said", "status", "event_time"),
+    [
+        ("I can't wait for Thursday!", "planned", "2025-03-06"),  # it was the Thursday before, done
+        ("Looking forward to Thursday.", "planned", "2025-03-06"),  # planned, on the Thursday before
+        ("I was looking forward to Thursday.", "done", "2025-02-27"),  # a plan of a day gone by
+        ("We'll go on Thursday.", "planned", "2025-03-06"),
+    ],
+)
+def test_a_day_looked_forward_to_is_to_come(metering: MeteringContext, said: str, status: str, event_time: str) -> None:
+    """ADR 0148 (said on Saturday 1 March 2025)."""
+    drafts = llm.write_episodic(WriterInput(messages=[_said(said, name="Ana")]), metering=metering)
+    assert [(draft.status, draft.event_time) for draft in drafts] == [(status, event_time)]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from apps.language.dates import ResolvedDate, Tense, find_dates, most_specific
+from apps.language.dates import Precision, ResolvedDate, Tense, find_dates, most_specific
 from apps.language.facts import (
     ENDED,
     FactReading,
@@ -174,7 +174,7 @@ _FIRST_PERSON_FACT = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _FUTURE = re.compile(
-    r"""(?:\b(?:will|shall|won't|gonna|about\s+to|looking\s+forward\s+to|can't\s+wait\s+to
+    r"""(?:\b(?:will|shall|won't|gonna|about\s+to|looking\s+forward\s+to|can't\s+wait\s+(?:to|for)
             |(?:plan|plans|planning|planned|intend|intends|intending|hope|hoping)\s+to
             |going\s+to\s+(?!be\s+honest\b)(?:[a-z]+)
             |(?:am|is|are|'m|'re)\s+(?:[a-z]+\s+)?going\s+(?!to\b)[a-z]+ing)\b
@@ -353,8 +353,10 @@ def _sentences(message: InputMessage) -> tuple[_Sentence, ...]:
         # Each date looks the way its own clause's tense says: "we moved in April and will
         # paint in June" is a past April and a coming June.
         dates = find_dates(normalized, mention_time=mention, tense=functools.partial(_tense_at, span))
-        # "Next month we fly to Paris": planned without a future verb.
-        future = bool(_FUTURE.search(normalized)) or any(resolved.start > mention for resolved in dates)
+        # "Next month we fly to Paris": planned without a future verb; "I was looking forward to
+        # Saturday" said on the Monday after is told of a day gone by (ADR 0148).
+        gone_by = bool(dates) and all(r.precision is Precision.DAY and r.start < mention for r in dates)
+        future = (bool(_FUTURE.search(normalized)) and not gone_by) or any(r.start > mention for r in dates)
         is_question = is_asked(span)
         sentences.append(
             _Sentence(
