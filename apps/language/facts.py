@@ -1119,7 +1119,7 @@ def _dated(preposition: Token) -> bool:
     return any(child.dep_ == "pobj" and child.ent_type_ == "DATE" for child in preposition.children)
 
 
-def _elided_speaker(clause: Token) -> bool:
+def elided_speaker(clause: Token) -> bool:
     """A verb that opens the speaker's sentence without its subject, as chat drops "I": in the
     past ("Just moved into a new place in Denver!", "Started a new job at Stripe last week.",
     "Moved to Porto last month.", which the parser may tag as a participle), or going on and
@@ -1127,7 +1127,7 @@ def _elided_speaker(clause: Token) -> bool:
     home today"), and a verb joined to such a one ("Packed up and moved to Bristol"). An
     imperative's base form ("Meet Pimenta!") is no statement."""
     if _shares_subject(clause) and clause.head == clause.sent.root and clause.tag_ in ("VBD", "VBN"):
-        return _elided_speaker(clause.head)
+        return elided_speaker(clause.head)
     # "big news: moved to porto last week!!": the verb after a lead-in opens the sentence
     lead_in = _lead_in_colon(clause.sent) if clause in lead_in_verbs(clause.sent) else None
     if (clause != clause.sent.root and lead_in is None) or _subject(clause) is not None:
@@ -1920,7 +1920,7 @@ def _family_readings(span: Span, about: Token | None, *, families_only: bool) ->
         if not _is_about(subject, clause, about) or (
             families_only
             and subject is None
-            and not (_is_place_of_origin(clause) or _elided_speaker(clause) or _state_fragment(clause))
+            and not (_is_place_of_origin(clause) or elided_speaker(clause) or _state_fragment(clause))
         ):
             continue  # a sentence without a subject is the speaker's only as these say
         if _is_past_habit(clause):
@@ -2034,7 +2034,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
     if subject is None:
         # "Meet Pimenta!", "Kumasi, born and raised": the speaker's sentence
         return about is None and (
-            _elided_speaker(clause)
+            elided_speaker(clause)
             or (
                 clause == clause.sent.root
                 and (clause.pos_ in ("VERB", "AUX") or _is_place_of_origin(clause) or _state_fragment(clause))

@@ -395,3 +395,12 @@ def test_the_speakers_kin_bring_the_speaker_into_their_frame(metering: MeteringC
     assert all(name != "Melanie" for _, name in played.roles)
     painted = _only(_extract("Melanie: My kids and I painted a sunset.", metering, actor="Melanie"), "paint")
     assert [role for role, name in painted.roles if name == "Melanie"] == ["agent"]  # there already, once
+
+
+def test_a_verb_that_opens_the_speakers_sentence_without_a_subject_is_the_speakers(
+    metering: MeteringContext,
+) -> None:
+    """ADR 0155: chat drops the "I" ("Started a dance class today"); an imperative is no statement."""
+    started = _only(_extract("Jon: Started a dance class today.", metering, actor="Jon"), "start")
+    assert ("agent", "Jon") in started.roles and ("theme", "dance class") in started.roles
+    assert _extract("Jon: Meet Pimenta at the studio!", metering, actor="Jon").frames == []

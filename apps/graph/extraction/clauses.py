@@ -19,6 +19,7 @@ from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, Frame
 from apps.graph.identity import normalize_label
 from apps.graph.keys import anchor_key
 from apps.language.dates import Tense, find_dates, most_specific
+from apps.language.facts import elided_speaker
 from apps.language.lexicon import RELATION_FAMILIES
 from apps.language.pipeline import PARSES, entity_words
 from apps.language.tense import FUTURE_AUX, PLAN_LEMMAS, clause_tense
@@ -487,6 +488,12 @@ class Analysis:
     def _verb_clause(self, verb: Token) -> Candidate:
         subjects = self._subjects(verb)
         arms = [arm for role, subject in subjects for arm in self._expanded(role, subject)]
+        if not subjects and elided_speaker(verb):
+            # "Started a dance class today", "Lost my job as a banker yesterday": chat drops the
+            # "I" (ADR 0155)
+            speaker = self.speaker_of(verb)
+            mention = self.person(speaker) if speaker else None
+            arms += [("agent", mention)] if mention is not None else []
         arms += self._arguments(verb)
         arms += self._kin_of_speaker([subject for _, subject in subjects], arms)
         particle = [child.lower_ for child in verb.children if child.dep_ == "prt"]
