@@ -114,6 +114,9 @@ _PARTICIPLES: frozenset[str] = frozenset(
     grown known chosen fallen worn caught sat stood sent driven hung sewn thrown broken spoken hidden""".split()
 )  # fmt: skip
 
+# A verb and particle that no longer mean the verb's family (our choice): "give up" is quitting.
+_OTHER_SENSE_PHRASALS = frozenset({("give", "up"), ("gave", "up"), ("giving", "up"), ("given", "up"), ("gives", "up")})
+
 # The words a subject between an inverted "have" and its participle may take (our choice), the
 # words it may open with, and the words that end it before any participle.
 _INVERTED_SUBJECT_WORDS = 7
@@ -234,6 +237,8 @@ def _relations(tokens: list[_Token]) -> tuple[tuple[RelationFamily, ...], set[in
             continue
         if "be" in lemmas or "do" in lemmas or _is_future_going(tokens, i):
             continue
+        if i + 1 < len(tokens) and (token.lower, tokens[i + 1].lower) in _OTHER_SENSE_PHRASALS:
+            continue  # "What did Priya give up?": she quit something, gave no gift (ADR 0156)
         hit = False
         for lemma in lemmas:
             for family in single.get(lemma, ()):

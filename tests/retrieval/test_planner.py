@@ -237,6 +237,9 @@ def test_auxiliary_have_and_future_going_are_not_relations() -> None:
     assert "own" not in _families("How long have Priya and her husband been married?")
     assert "own" in _families("Does Priya have kids who played football?")
     assert "own" in _families("What pets does Marcus have?")
+    # ADR 0156: giving up is quitting, not giving
+    assert "give" not in _families("What did Priya give up last year?")
+    assert "give" in _families("What did Priya give to Marcus?")
 
 
 def test_an_activity_question_without_a_relation_asks_for_every_activity_family() -> None:
