@@ -173,20 +173,53 @@ def _before_its_verb(token: Token) -> bool:
     return after is not None and (after.tag_.startswith("VB") or after.tag_ in ("MD", "NNS"))
 
 
+def _past_forms() -> frozenset[str]:
+    """The irregular past forms of English verbs the lemmatizer lists ("went", "lost", "got")."""
+    lemmatizer: Lemmatizer = spacy_pipeline().get_pipe("lemmatizer")  # type: ignore[assignment]
+    forms = lemmatizer.lookups.get_table("lemma_exc")["verb"]
+    return frozenset(
+        form
+        for form, lemmas in forms.items()
+        if form.isalpha() and form not in lemmas and not form.endswith(("ing", "s"))
+    )
+
+
+_PAST_FORMS: Lazy[frozenset[str]] = Lazy(_past_forms)
+
+
+def _opening_past_verb(token: Token) -> bool:
+    """A capitalized irregular past form that opens a sentence, read as a name or a base form
+    ("Went hiking with Gina", "Lost my job yesterday": chat drops the "I"; ADR 0157)."""
+    after = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+    if after is None or after.is_punct or after.lower_ in _ACKNOWLEDGED:
+        return False  # "Got it.", "Understood, thanks": an acknowledgement, not a report
+    return (
+        token.is_sent_start
+        and token.is_title
+        and token.tag_ in ("NNP", "NN", "VB")
+        and token.lower_ in _PAST_FORMS.get()
+    )
+
+
+_ACKNOWLEDGED = frozenset({"it", "that", "this", "you", "ya", "u"})
+
+
 def with_names_read(doc: Doc) -> Doc:
     """``doc``, or, when it holds names the model does not know and read as other words ("Layla
     lives in Glasgow": "Layla" the root verb, "lives" its object), the same words with the parse
     of the text with a name the model knows in their places, each name keeping its own text and
-    lemma; entities are the first parse's (ADR 0138)."""
+    lemma; entities are the first parse's (ADR 0138). A past verb that opens a sentence and was
+    read as a name or a base form is parsed as written in lowercase (ADR 0157)."""
     misread = {token.i for token in doc if token.pos_ != "PROPN" and _before_its_verb(token) and is_unknown_name(token)}
-    if not misread or len(doc.text) > STAND_IN_LIMIT:
+    lowered = {token.i for token in doc if _opening_past_verb(token)}
+    if not (misread or lowered) or len(doc.text) > STAND_IN_LIMIT:
         return doc
     from spacy.tokens import Doc
 
     nlp = spacy_pipeline()
     words = [token.text for token in doc]
     spaces = [bool(token.whitespace_) for token in doc]
-    stood_in = [STAND_IN if token.i in misread else token.text for token in doc]
+    stood_in = [STAND_IN if token.i in misread else token.lower_ if token.i in lowered else token.text for token in doc]
     read = nlp(Doc(nlp.vocab, words=stood_in, spaces=spaces))
     repaired = Doc(
         nlp.vocab,

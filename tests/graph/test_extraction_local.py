@@ -404,3 +404,6 @@ def test_a_verb_that_opens_the_speakers_sentence_without_a_subject_is_the_speake
     started = _only(_extract("Jon: Started a dance class today.", metering, actor="Jon"), "start")
     assert ("agent", "Jon") in started.roles and ("theme", "dance class") in started.roles
     assert _extract("Jon: Meet Pimenta at the studio!", metering, actor="Jon").frames == []
+    # the verb it continues opens the sentence; "Went", read as a name before ADR 0157
+    hiked = _only(_extract("Jon: Went hiking with Gina last weekend.", metering, actor="Jon"), "hike")
+    assert ("agent", "Jon") in hiked.roles

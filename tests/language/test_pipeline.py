@@ -144,3 +144,24 @@ def test_a_text_without_misread_names_keeps_its_first_parse(text: str) -> None:
 )
 def test_a_lowercase_conjunction_after_a_word_opens_no_sentence(text: str, sentences: list[str]) -> None:
     assert [sentence.text for sentence in spacy_pipeline()(text).sents] == sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "lemma"),
+    [
+        ("Went hiking with Gina last weekend.", "go"),  # read as a name
+        ("Lost my job as a banker yesterday.", "lose"),  # read as a base form: an imperative's
+        ("Got a new job at Pfizer.", "get"),
+    ],
+)
+def test_a_past_verb_that_opens_a_sentence_is_parsed_as_one(text: str, lemma: str) -> None:
+    """ADR 0157: chat drops the "I"; the words stay as written."""
+    doc = PARSES.get(text)
+    assert doc.text == text
+    assert (doc[0].tag_, doc[0].lemma_, doc[0].dep_) == ("VBD", lemma, "ROOT")
+
+
+@pytest.mark.parametrize("text", ["Read this book!", "Saw blades are sharp."])
+def test_a_base_form_or_a_form_read_right_keeps_its_first_parse(text: str) -> None:
+    doc = spacy_pipeline()(text)
+    assert with_names_read(doc) is doc

@@ -559,3 +559,9 @@ def test_a_day_looked_forward_to_is_to_come(metering: MeteringContext, said: str
     """ADR 0148 (said on Saturday 1 March 2025)."""
     drafts = llm.write_episodic(WriterInput(messages=[_said(said, name="Ana")]), metering=metering)
     assert [(draft.status, draft.event_time) for draft in drafts] == [(status, event_time)]
+
+
+def test_a_past_verb_that_opens_a_sentence_states_the_speakers_fact(metering: MeteringContext) -> None:
+    """ADR 0157: "Got" read as a base form made an imperative of "Got a new job at Pfizer"."""
+    drafts = _facts(metering, _said("Got a new job at Pfizer.", name="Ana"))
+    assert [(d.name, d.attribute) for d in drafts] == [("Ana", "job")]

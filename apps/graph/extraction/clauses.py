@@ -488,7 +488,7 @@ class Analysis:
     def _verb_clause(self, verb: Token) -> Candidate:
         subjects = self._subjects(verb)
         arms = [arm for role, subject in subjects for arm in self._expanded(role, subject)]
-        if not subjects and elided_speaker(verb):
+        if not subjects and self._opens_without_subject(verb):
             # "Started a dance class today", "Lost my job as a banker yesterday": chat drops the
             # "I" (ADR 0155)
             speaker = self.speaker_of(verb)
@@ -525,6 +525,17 @@ class Analysis:
                 )
         arms = self._expanded("theme", subject) + self._arguments(verb)
         return Candidate(head=verb, predicate="be", arms=arms, planned=_is_planned(verb), past=verb.tag_ == "VBD")
+
+    def _opens_without_subject(self, verb: Token) -> bool:
+        """``verb``, or the verb it continues ("Went hiking with Gina": hiking), opens the
+        speaker's sentence without a subject (ADR 0155)."""
+        for _ in range(4):
+            if elided_speaker(verb):
+                return True
+            if verb.dep_ not in _CLAUSE_LINKS or verb.head is verb:
+                return False
+            verb = verb.head
+        return False
 
     def _kin_of_speaker(self, subjects: list[Token], arms: list[tuple[str, Mention]]) -> list[tuple[str, Mention]]:
         """ "The 2 younger kids love nature", "my son loves dinosaurs" said by Melanie: the kin
