@@ -194,7 +194,7 @@ def _opening_past_verb(token: Token) -> bool:
     if after is None or after.is_punct or after.lower_ in _ACKNOWLEDGED:
         return False  # "Got it.", "Understood, thanks": an acknowledgement, not a report
     return (
-        token.is_sent_start
+        bool(token.is_sent_start)
         and token.is_title
         and token.tag_ in ("NNP", "NN", "VB")
         and token.lower_ in _PAST_FORMS.get()
