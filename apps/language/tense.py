@@ -34,7 +34,7 @@ def clause_tense(token: Token) -> Tense:
         if not (verb.dep_ == "xcomp" and verb.tag_ == "VBG" and bare and governor is not verb):
             break
         if governor.lemma_.lower() in PLAN_LEMMAS or (governor.lemma_ == "go" and governor.tag_ == "VBG"):
-            return Tense.FUTURE  # "I'm going hiking on Monday", "I plan on hiking …"
+            return Tense.FUTURE  # "I'm going hiking on Monday"
         verb = governor
     auxiliaries = [child for child in verb.children if child.dep_ in ("aux", "auxpass")]
     if any(child.lower_ in FUTURE_AUX for child in auxiliaries) or _anticipates(verb, auxiliaries):

@@ -115,7 +115,7 @@ _PARTICIPLES: frozenset[str] = frozenset(
 )  # fmt: skip
 
 # A verb and particle that no longer mean the verb's family (our choice): "give up" is quitting.
-_OTHER_SENSE_PHRASALS = frozenset({("give", "up"), ("gave", "up"), ("giving", "up"), ("given", "up"), ("gives", "up")})
+_OTHER_SENSE_PHRASALS = frozenset({("give", "up")})
 
 # The words a subject between an inverted "have" and its participle may take (our choice), the
 # words it may open with, and the words that end it before any participle.
@@ -237,7 +237,7 @@ def _relations(tokens: list[_Token]) -> tuple[tuple[RelationFamily, ...], set[in
             continue
         if "be" in lemmas or "do" in lemmas or _is_future_going(tokens, i):
             continue
-        if i + 1 < len(tokens) and (token.lower, tokens[i + 1].lower) in _OTHER_SENSE_PHRASALS:
+        if i + 1 < len(tokens) and any((lemma, tokens[i + 1].lower) in _OTHER_SENSE_PHRASALS for lemma in lemmas):
             continue  # "What did Priya give up?": she quit something, gave no gift (ADR 0156)
         hit = False
         for lemma in lemmas:
