@@ -374,7 +374,12 @@ def _predicate(clause: Token) -> Token:
     for child in clause.children:
         if _state_after_copula(child) and child.tag_ == "VBN" and child.lower_ != "gone":
             return child  # the parse of "is retired" as a passive says the same; "is gone" is read whole
-        if child.dep_ == "xcomp" and child.pos_ in ("VERB", "AUX") and not _taken_up(clause, child):
+        if (
+            child.dep_ == "xcomp"
+            and child.pos_ in ("VERB", "AUX")
+            and not _taken_up(clause, child)
+            and not any(grandchild.dep_ == "nsubj" for grandchild in child.children)  # ADR 0158
+        ):
             return clause if _lowercase_place(child) else child  # "moved to porto": no verb "porto"
     if token_lemma(clause) in _RETURN_PREDICATES:
         heads = [clause, *(child for child in clause.children if child.dep_ == "advmod")]  # "went back to"
@@ -1725,8 +1730,8 @@ def _is_value(token: Token, owned: list[Token]) -> bool:
         return True  # "I pay for a gym membership", "I signed up for the Lyon 10k"
     if _brought_home(token):
         return True  # "came home with a kitten"
-    if preposition.lower_ == "off" and token_lemma(preposition.head) == "be":
-        return True  # "I'm off caffeine now" (ADR 0113)
+    if preposition.lower_ in ("off", "on") and token_lemma(preposition.head) == "be":
+        return True  # "I'm off caffeine now" (ADR 0113), "I'm on a keto diet now" (ADR 0158)
     if preposition.lower_ == "on" and token_lemma(preposition.head) == "give" and _has_particle(preposition.head, "up"):
         return True  # "I gave up on the guitar" (ADR 0152)
     return preposition.lower_ == "as" or preposition.head.dep_ == "acomp"  # "allergic to peanuts"

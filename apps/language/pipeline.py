@@ -88,7 +88,7 @@ def is_unknown_name(token: Token) -> bool:
         return False
     # the tagger does not always give a word at the start of a sentence its lemma ("Varies")
     forms = {token.lemma_.lower(), token.lower_, *uninflected(token.lower_)}
-    return not any(map(is_english_word, forms))
+    return not any(map(is_english_word, forms)) and token.lower_ not in _PAST_FORMS.get()  # "Got", "Went"
 
 
 class Parses:
