@@ -126,7 +126,7 @@ ATTRIBUTE_FAMILIES: tuple[AttributeFamily, ...] = (
             "meditation", multi_valued=True, aliases="hobbies, pastime"),
     _family("home", "live move relocate reside settle", "home flat apartment house neighbourhood neighborhood address",
             place_attribute="home city", aliases="residence, home address, neighbourhood, neighborhood"),
-    _family("job", "work join quit hire employ resign retire promote freelance", "job career employer company startup firm "
+    _family("job", "work join quit hire employ resign retire promote freelance", "job career employer company startup firm freelance "
             "bakery restaurant hospital office nurse teacher engineer designer developer lawyer paralegal chef "
             "baker lead manager consultant accountant programmer scientist researcher analyst architect "
             "pharmacist dentist waiter waitress cashier barista mechanic electrician plumber pilot writer "
@@ -1091,6 +1091,8 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
     family = family_of_predicate(lemma)
     if family is None and lemma == "get" and any(c.lower_ == "up" for c in predicate.children):
         family = next(f for f in ATTRIBUTE_FAMILIES if f.attribute == "wake-up time")
+    if family is not None and family.attribute == "birthplace" and _born_when_not_where(predicate):
+        return "birthday", predicate  # "I was born on May 3rd, 1990", not where (ADR 0159)
     if family is not None and not _verb_states(family, predicate, values):
         return None
     if family is not None and (by_verb or (family.place_attribute and any(map(_is_place, values)))):
@@ -1118,6 +1120,13 @@ def _state_fragment(clause: Token) -> bool:
         or (occupation and child.dep_ == "prep" and child.lower_ == "from" and _dated(child))  # "from monday"
         for child in clause.children
     )
+
+
+def _born_when_not_where(predicate: Token) -> bool:
+    """ "born on May 3rd, 1990", "born last week": a date beside "born" and no place."""
+    dates = [c for c in predicate.subtree if c.ent_type_ == "DATE"]
+    places = [c for c in predicate.subtree if c.ent_type_ in _PLACE_LABELS]
+    return bool(dates) and not places
 
 
 def _dated(preposition: Token) -> bool:

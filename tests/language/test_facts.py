@@ -438,6 +438,9 @@ def test_a_title_of_two_words_is_a_named_persons_job() -> None:
         ("I gave up on the guitar.", "hobby: guitar"),  # as "I gave up the guitar" (ADR 0152)
         ("I got promoted to team lead.", "job"),  # "lead" parsed as a verb with its own subject (ADR 0158)
         ("I'm on a keto diet now.", "diet"),  # ADR 0158
+        ("I've gone freelance.", "job"),  # ADR 0152
+        ("I was born on May 3rd, 1990.", "birthday"),  # when, not where (ADR 0159)
+        ("I was born in Accra in 1990.", "birthplace"),
     ],
 )
 def test_more_ways_of_stating_a_fact(sentence: str, attribute: str) -> None:

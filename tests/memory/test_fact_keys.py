@@ -282,6 +282,16 @@ def test_the_age_of_a_thing_or_of_someone_else_leaves_the_speakers_age_current()
     assert current["age"]["supersedes"] is None
 
 
+def test_the_day_one_was_born_leaves_the_birthplace_current() -> None:
+    """ADR 0159: "I was born on May 3rd, 1990" replaced "I was born in Accra" as the birthplace."""
+    tenant = _tenant()
+    _say(tenant, "I was born in Accra.", day=1)
+    _say(tenant, "I was born on May 3rd, 1990.", day=2)
+    current = _by_attribute(_semantic(tenant))
+    assert current["birthplace"]["content"]["summary"] == "Lena: I was born in Accra."
+    assert current["birthday"]["content"]["summary"] == "Lena: I was born on May 3rd, 1990."
+
+
 def test_a_pet_ended_by_its_name_is_the_speakers_pet_fact_of_that_animal() -> None:
     tenant = _tenant()
     _say(tenant, "Moose is a fourteen-year-old beagle.", "I'm a nurse.", day=1)
