@@ -379,6 +379,7 @@ def _predicate(clause: Token) -> Token:
             and child.pos_ in ("VERB", "AUX")
             and not _taken_up(clause, child)
             and not any(grandchild.dep_ == "nsubj" for grandchild in child.children)  # ADR 0158
+            and not _passive_of_a_family(clause)
         ):
             return clause if _lowercase_place(child) else child  # "moved to porto": no verb "porto"
     if token_lemma(clause) in _RETURN_PREDICATES:
@@ -389,6 +390,13 @@ def _predicate(clause: Token) -> Token:
                 if gerund is not None:
                     return gerund
     return clause
+
+
+def _passive_of_a_family(clause: Token) -> bool:
+    """ "Got promoted to design lead", "I was hired to teach maths": a family's verb in the
+    passive keeps its meaning; what follows "to" is a title or a task (ADR 0158)."""
+    passive = any(child.dep_ == "auxpass" for child in clause.children)
+    return passive and family_of_predicate(token_lemma(clause)) is not None
 
 
 def _gone_doing(predicate: Token) -> bool:
@@ -2239,7 +2247,10 @@ def _is_unrealised(clause: Token) -> bool:
     if token_lemma(clause) in _UNREALISED_VERBS and _has_to_infinitive(clause):
         # "We had to rehome our dog": an obligation told in the past was met (ADR 0113)
         return not (token_lemma(clause) == "have" and clause.tag_ == "VBD")
-    return any(
+    told_as_past = clause.tag_ == "VBD" or any(
+        child.dep_ in ("aux", "auxpass") and child.tag_ == "VBD" for child in clause.children
+    )
+    return not told_as_past and any(  # "I was born in 1990 if you need it": a fact (ADR 0160)
         child.dep_ == "advcl" and any(g.dep_ == "mark" and g.lower_ in ("if", "unless") for g in child.children)
         for child in clause.children
     )

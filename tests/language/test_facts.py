@@ -441,6 +441,8 @@ def test_a_title_of_two_words_is_a_named_persons_job() -> None:
         ("I've gone freelance.", "job"),  # ADR 0152
         ("I was born on May 3rd, 1990.", "birthday"),  # when, not where (ADR 0159)
         ("I was born in Accra in 1990.", "birthplace"),
+        ("Got promoted to design lead today!", "job"),  # "design" parsed as a verb (ADR 0158)
+        ("I was born on May 3rd, 1990 if you need it for the form.", "birthday"),  # a fact (ADR 0160)
     ],
 )
 def test_more_ways_of_stating_a_fact(sentence: str, attribute: str) -> None:
