@@ -818,9 +818,9 @@ def is_possession(attribute: str) -> bool:
     return family is not None and (family.attribute == "pet" or family.attribute in _ENDED_FAMILIES)
 
 
-def _listed_with(token: Token) -> list[Token]:
+def listed_with(token: Token) -> list[Token]:
     """The words listed with ``token``: its conjuncts, and those the parser hung on a name set
-    beside it ("My girlfriend, Toby and I": "I" is a conjunct of "Toby"; ADR 0149)."""
+    beside it ("My girlfriend, Toby and I": "I" is a conjunct of "Toby"; ADRs 0141, 0149)."""
     return [*token.conjuncts, *(listed for c in token.children if c.dep_ == "appos" for listed in c.conjuncts)]
 
 
@@ -1088,7 +1088,7 @@ def _family_reading(clause: Token, subject: Token | None, span: Span) -> tuple[s
                 continue  # "we need restaurants that …", "we need a lawyer": no job of the speaker's
             if family.attribute == "relationship" and word == token_lemma(value) and is_qualified_role(value):
                 continue  # "my climbing partner": no partner
-            if family.attribute == "relationship" and any(c.lower_ in _FIRST_PERSON for c in _listed_with(value)):
+            if family.attribute == "relationship" and any(c.lower_ in _FIRST_PERSON for c in listed_with(value)):
                 continue  # "My partner and I adopted a kitten": the kitten is the news (ADR 0113)
             if family.attribute == "team" and not any(child.pos_ == "PROPN" for child in value.children):
                 continue  # "a fan of jazz", "your biggest fan": no team named
@@ -2064,7 +2064,7 @@ def _is_about(subject: Token | None, clause: Token, about: Token | None) -> bool
         )
     if about is not None:
         return _within(about, subject) or _within(subject, about)  # "Omar" in "my brother Omar"
-    if subject.lower_ in _FIRST_PERSON or any(token.lower_ in _FIRST_PERSON for token in _listed_with(subject)):
+    if subject.lower_ in _FIRST_PERSON or any(token.lower_ in _FIRST_PERSON for token in listed_with(subject)):
         return True  # "I", "we", "Joon and I", "My girlfriend, Toby and I"
     copula = token_lemma(clause) == "be"
     if _possessed_by_speaker(subject):
@@ -2196,7 +2196,7 @@ def of_a_relative(span: Span) -> bool:
     return (
         subject is not None
         and (subject in speaker_relatives(span) or (subject.dep_ == "poss" and _possessed_by_speaker(subject)))
-        and not any(c.lower_ in _FIRST_PERSON for c in _listed_with(subject))
+        and not any(c.lower_ in _FIRST_PERSON for c in listed_with(subject))
     )
 
 

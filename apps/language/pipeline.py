@@ -187,6 +187,10 @@ def _past_forms() -> frozenset[str]:
 _PAST_FORMS: Lazy[frozenset[str]] = Lazy(_past_forms)
 
 
+# Words after "Got" or "Understood" that make it an acknowledgement ("Got it", "Got you").
+_ACKNOWLEDGED = frozenset({"it", "that", "this", "you", "ya", "u"})
+
+
 def _opening_past_verb(token: Token) -> bool:
     """A capitalized irregular past form that opens a sentence, read as a name or a base form
     ("Went hiking with Gina", "Lost my job yesterday": chat drops the "I"; ADR 0157)."""
@@ -199,9 +203,6 @@ def _opening_past_verb(token: Token) -> bool:
         and token.tag_ in ("NNP", "NN", "VB")
         and token.lower_ in _PAST_FORMS.get()
     )
-
-
-_ACKNOWLEDGED = frozenset({"it", "that", "this", "you", "ya", "u"})
 
 
 def with_names_read(doc: Doc) -> Doc:

@@ -28,27 +28,26 @@ def clause_tense(token: Token) -> Tense:
         if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
             break
         verb = verb.head
-    for _ in range(4):
-        governor = verb.head
+    for _ in range(4):  # "went hiking": the gerund's tense is its governor's
         bare = not any(child.dep_ in ("aux", "auxpass") for child in verb.children)
-        if not (verb.dep_ == "xcomp" and verb.tag_ == "VBG" and bare and governor is not verb):
+        if not (verb.dep_ == "xcomp" and verb.tag_ == "VBG" and bare) or verb.head is verb or _plans(verb.head):
             break
-        if governor.lemma_.lower() in PLAN_LEMMAS or (governor.lemma_ == "go" and governor.tag_ == "VBG"):
-            return Tense.FUTURE  # "I'm going hiking on Monday"
-        verb = governor
+        verb = verb.head
     auxiliaries = [child for child in verb.children if child.dep_ in ("aux", "auxpass")]
     if any(child.lower_ in FUTURE_AUX for child in auxiliaries) or _anticipates(verb, auxiliaries):
         return Tense.FUTURE
-    parent = verb.head
-    if verb.dep_ == "xcomp" and (
-        parent.lemma_.lower() in PLAN_LEMMAS or (parent.lemma_ == "go" and parent.tag_ == "VBG")
-    ):
-        return Tense.FUTURE
+    if verb.dep_ == "xcomp" and _plans(verb.head):
+        return Tense.FUTURE  # "I plan to move in June", "I'm going hiking on Monday"
     if verb.tag_ in ("VBD", "VBN") or any(child.tag_ in ("VBD", "VBN") for child in auxiliaries):
         return Tense.PAST
     if verb.tag_ == "VBG" and any(child.lemma_ == "be" for child in auxiliaries):
         return Tense.FUTURE
     return Tense.UNMARKED
+
+
+def _plans(verb: Token) -> bool:
+    """A verb of planning, or "going" before what is to come."""
+    return verb.lemma_.lower() in PLAN_LEMMAS or (verb.lemma_ == "go" and verb.tag_ == "VBG")
 
 
 def _anticipates(verb: Token, auxiliaries: list[Token]) -> bool:

@@ -19,7 +19,7 @@ from apps.graph.frames import EntityType, ExtractedEntity, ExtractedFrame, Frame
 from apps.graph.identity import normalize_label
 from apps.graph.keys import anchor_key
 from apps.language.dates import Tense, find_dates, most_specific
-from apps.language.facts import elided_speaker
+from apps.language.facts import elided_speaker, listed_with
 from apps.language.lexicon import RELATION_FAMILIES
 from apps.language.pipeline import PARSES, entity_words
 from apps.language.tense import FUTURE_AUX, PLAN_LEMMAS, clause_tense
@@ -408,17 +408,12 @@ class Analysis:
 
     def _expanded(self, role: str, token: Token) -> list[tuple[str, Mention]]:
         arms: list[tuple[str, Mention]] = []
-        for argument in (token, *token.conjuncts, *self._listed_after_name(token)):
+        for argument in (token, *listed_with(token)):
             mention = self.mention(argument)
             if mention is not None:
                 arms.append((role, mention))
             arms += self._naming(argument)
         return arms
-
-    def _listed_after_name(self, token: Token) -> list[Token]:
-        """ "My girlfriend, Toby and I": the parser sets the name beside the noun and hangs the
-        rest of the list on the name."""
-        return [listed for child in token.children if child.dep_ == "appos" for listed in child.conjuncts]
 
     def _naming(self, token: Token) -> list[tuple[str, Mention]]:
         """ "a puppy named Max" → the name Max joins the frame of "puppy"."""
@@ -546,7 +541,7 @@ class Analysis:
             for token in (subject, *subject.conjuncts)
             if token.pos_ == "NOUN"
             and token.lemma_.lower() in _KIN_WORDS
-            and all(_owned_by_speaker(child) for child in token.children if child.dep_ in ("poss", "det"))
+            and all(child.lower_ in _SPEAKERS_DETERMINERS for child in token.children if child.dep_ in ("poss", "det"))
         ]
         speaker = self.speaker_of(kin[0]) if kin else None
         mention = self.person(speaker) if speaker else None
@@ -639,10 +634,6 @@ def clause_owner(token: Token, heads: dict[int, Candidate]) -> Candidate | None:
 # are told ("my kids", "our son", "the kids": said by a parent, theirs).
 _KIN_WORDS = frozenset(RELATION_FAMILIES["family"]) - {"family", "marry"}
 _SPEAKERS_DETERMINERS = frozenset({"my", "our", "the"})
-
-
-def _owned_by_speaker(determiner: Token) -> bool:
-    return determiner.lower_ in _SPEAKERS_DETERMINERS
 
 
 def _preposition_role(word: str, kind: EntityType, *, passive_agent: bool) -> str:
